@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# ctxprof: the one build.  Everything generated lands under $(OUTPUT).
+# Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
+#          format, lint, vmlinux, clean.  V=1 shows the commands.
+
+OUTPUT ?= build
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+GO ?= go
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ifeq ($(wildcard vmlinux/$(ARCH)/vmlinux.h),)
+$(error Architecture $(ARCH) is not supported yet: run vmlinux/gen.sh $(ARCH) on such a machine)
+endif
+
+CFLAGS ?= -g -O2
+WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
+INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
+ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
+LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -lz -lpthread
+ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
+
+# clang's own system include dirs, so BPF code finds <asm/...> types if needed
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ivmlinux/$(ARCH) \
+	$(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -MMD -MP
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-9s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+# every user/*.c but the collector's main goes into one static library; test
+# and fuzz binaries link it, and the linker takes only the objects they use
+USER_SRCS := $(filter-out user/collector.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIBCOLLECTOR := $(OUTPUT)/libcollector.a
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+PPROF := $(OUTPUT)/pprof
+
+.PHONY: all deps demo check integration test fuzz bench format lint vmlinux clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: collector $(WORKLOADS)
+
+# --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
+DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
+	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
+	linux-perf bpftrace libclang-rt-14-dev
+deps:
+	$(Q)missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS      installing:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:" $$missing >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+			|| { echo "make deps: apt-get install failed for:" $$missing >&2; exit 1; }; \
+	fi
+
+# --- BPF objects and skeletons
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# --- userspace
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBCOLLECTOR): $(USER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+collector: $(OUTPUT)/user/collector.o $(LIBCOLLECTOR)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
+
+# --- tests
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIBCOLLECTOR) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIBCOLLECTOR) $(ALL_LDFLAGS) $(LIBS) -lcmocka -o $@
+
+# workloads keep frame pointers and stay un-inlined so their stacks are known
+$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O1 -fno-omit-frame-pointer -fno-inline -std=gnu11 -D_GNU_SOURCE \
+		-Wall -Werror -Iinclude $< -lpthread -o $@
+
+# the reference pprof tool, built offline from Debian's source package
+$(PPROF): | $(OUTPUT)
+	$(call msg,GO,$@)
+	$(Q)GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(abspath $(OUTPUT))/gocache \
+		$(GO) build -o $@ github.com/google/pprof
+
+# fuzz targets: clang + libFuzzer with ASan/UBSan over the whole collector library
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -fsanitize=fuzzer,address,undefined
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
+
+-include tests/unit/*.mk
+
+TEST_DEPS := all $(UNIT_BINS) $(FUZZ_BINS) $(PPROF)
+
+check: $(UNIT_BINS) $(PPROF) $(UNIT_EXTRA)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh unit $(UNIT_BINS)
+
+integration: all $(PPROF)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh integration tests/integration/*.sh
+
+fuzz: $(FUZZ_BINS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
+
+# the README's test command: everything, dependencies included
+test: deps
+	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh all \
+		$(UNIT_BINS) $(FUZZ_BINS) tests/integration/*.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+
+lint:
+	$(Q)clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+
+vmlinux:
+	$(Q)vmlinux/gen.sh $(ARCH)
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) collector
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Records shared by bpf/sampler.bpf.c and the collector.
+ *
+ * Compiles in both worlds: only __u8..__u64, #defines and enums, and nothing
+ * included from outside include/.  The BPF side gets the __u* types from
+ * vmlinux.h, userspace from <linux/types.h>.
+ */
+#ifndef CTXPROF_SAMPLER_H
+#define CTXPROF_SAMPLER_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* kernel frames kept per sample; the kernel's own limit is 127 */
+#define SAMPLER_MAX_KSTACK 64
+/* user frames kept per sample (frame-pointer walk by bpf_get_stack) */
+#define SAMPLER_MAX_USTACK 127
+#define SAMPLER_MAX_FRAMES (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK)
+
+#define SAMPLER_COMM_LEN 16
+
+/* record flags */
+#define SAMPLE_F_USTACK_TRUNCATED (1u << 0) /* user stack hit SAMPLER_MAX_USTACK */
+#define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
+
+/*
+ * One CPU sample as written into the ring buffer of the CPU it was taken on.
+ * The record is variable-length: the header is followed by nr_kframes kernel
+ * frames and then nr_uframes user frames, leaf first, only those captured.
+ * The first user frame is the interrupted instruction pointer; the others
+ * are return addresses.
+ */
+struct sample_record {
+	__u64 time_ns;		      /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u32 pid;		      /* thread group id, what userspace calls the pid */
+	__u32 tid;		      /* kernel task id, what userspace calls the tid */
+	__u32 cpu;		      /* CPU the sample was taken on */
+	__u16 nr_kframes;	      /* kernel frames following the header */
+	__u16 nr_uframes;	      /* user frames following the kernel frames */
+	__u32 flags;		      /* SAMPLE_F_* */
+	__u32 reserved;		      /* zero; keeps frames 8-byte aligned */
+	char comm[SAMPLER_COMM_LEN]; /* thread name at sample time */
+	__u64 frames[];		      /* nr_kframes + nr_uframes addresses */
+};
+
+_Static_assert(sizeof(struct sample_record) == 48, "sample_record ABI");
+_Static_assert(__builtin_offsetof(struct sample_record, frames) == 48, "sample_record ABI");
+
+#define SAMPLE_RECORD_MAX_SIZE (sizeof(struct sample_record) + SAMPLER_MAX_FRAMES * sizeof(__u64))
+
+/*
+ * Per-CPU counters kept by the sampler, indexed by enum sampler_stat.
+ * SAMPLER_STAT_SAMPLES counts every sample of a profiled task; each of those
+ * either reaches a ring (SAMPLER_STAT_EMITTED) or is dropped with exactly one
+ * reason from the DROP range, so
+ *   SAMPLES == EMITTED + sum(DROP_*).
+ * Stack errors do not drop the sample: it is emitted with the frames that
+ * could be read and the error is counted beside it.
+ */
+enum sampler_stat {
+	SAMPLER_STAT_SAMPLES = 0,   /* samples taken on a profiled task */
+	SAMPLER_STAT_EMITTED,	    /* records written into a ring */
+	SAMPLER_STAT_DROP_RING_FULL, /* bpf_ringbuf_output failed: ring full */
+	SAMPLER_STAT_DROP_NO_RING,  /* no ring registered for this CPU */
+	SAMPLER_STAT_DROP_NO_SCRATCH, /* per-CPU scratch lookup failed */
+	SAMPLER_STAT_USTACK_ERR,    /* bpf_get_stack(user) failed; sample kept without user frames */
+	SAMPLER_STAT_KSTACK_ERR,    /* bpf_get_stack(kernel) failed; sample kept without kernel frames */
+	SAMPLER_STAT_FILTERED,	    /* ticks on other tasks (not lost: not profiled) */
+	SAMPLER_STAT_MAX,
+};
+
+#define SAMPLER_STAT_DROP_FIRST SAMPLER_STAT_DROP_RING_FULL
+#define SAMPLER_STAT_DROP_LAST SAMPLER_STAT_DROP_NO_SCRATCH
+
+#endif /* CTXPROF_SAMPLER_H */

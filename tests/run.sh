@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Test runner: runs test programs and prints one closing line
+#   "N passed, N failed, N skipped"
+# cmocka binaries count their own cases; any other program (integration
+# scripts, fuzz smoke runs) counts as one test: exit 0 passes, 77 skips.
+# Usage: tests/run.sh <suite-name> <program>...
+set -u
+suite=$1; shift
+pass=0 fail=0 skip=0
+failed=()
+log_dir=${OUTPUT:-build}/test-logs
+mkdir -p "$log_dir"
+
+for t in "$@"; do
+	name=$(basename "$t")
+	log="$log_dir/$name.log"
+	case "$t" in
+	*/fuzz/fuzz_*)
+		corpus=tests/fuzz/corpus/${name#fuzz_}
+		mkdir -p "$log_dir/$name.corpus"
+		# a short smoke run over the seed corpus plus fresh mutations
+		cmd=("$t" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$log_dir/$name.corpus")
+		[ -d "$corpus" ] && cmd+=("$corpus")
+		;;
+	*) cmd=("$t") ;;
+	esac
+	printf '=== %s\n' "$name"
+	"${cmd[@]}" >"$log" 2>&1
+	rc=$?
+	if grep -q '^\[==========\]' "$log"; then
+		# cmocka: count its cases
+		cat "$log"
+		p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+		f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+		s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+		pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			fail=$((fail + 1))
+		fi
+		[ "$rc" -ne 0 ] && failed+=("$name")
+		continue
+	fi
+	tail -n 30 "$log"
+	case $rc in
+	0) pass=$((pass + 1)); echo "--- PASS $name" ;;
+	77) skip=$((skip + 1)); echo "--- SKIP $name: $(grep -m1 '^SKIP' "$log" || echo 'no reason printed')" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "--- FAIL $name (exit $rc, log $log)" ;;
+	esac
+done
+
+[ ${#failed[@]} -gt 0 ] && echo "$suite: failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * pprof - build a profile.proto message and write it gzipped.
+ *
+ * A builder that owns deduplicated string, mapping, function and location
+ * tables and a list of samples, and serializes them as the protobuf message
+ * perftools.profiles.Profile (github.com/google/pprof/proto/profile.proto).
+ * Ids handed out are 1-based as profile.proto requires; 0 means "none".
+ *
+ * Not thread-safe: one builder is used by one thread (the exporter).
+ */
+#ifndef CTXPROF_PPROF_H
+#define CTXPROF_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pprof;
+
+/* A value type such as ("samples", "count") or ("cpu", "nanoseconds"). */
+struct pprof_value_type {
+	const char *type;
+	const char *unit;
+};
+
+struct pprof_mapping {
+	uint64_t memory_start;
+	uint64_t memory_limit;
+	uint64_t file_offset;
+	const char *filename; /* may be NULL */
+	const char *build_id; /* hex string, may be NULL */
+	int has_functions;    /* locations in it carry function names */
+};
+
+/* A sample label: exactly one of str or (num, num_unit) is used. */
+struct pprof_label {
+	const char *key;
+	const char *str;      /* string label when non-NULL */
+	int64_t num;	      /* numeric label when str is NULL */
+	const char *num_unit; /* may be NULL */
+};
+
+/**
+ * pprof__new() - create an empty profile builder.
+ * @sample_types: the value types of each sample, in order (at least one)
+ * @nr_sample_types: how many
+ * @period_type: the period's value type
+ * @period: sampling period in period_type units
+ *
+ * Return: the builder, or NULL with errno set.  Pair with pprof__free().
+ */
+struct pprof *pprof__new(const struct pprof_value_type *sample_types, size_t nr_sample_types,
+			 struct pprof_value_type period_type, int64_t period);
+
+/** pprof__free() - release the builder; accepts NULL. */
+void pprof__free(struct pprof *p);
+
+/** pprof__set_time() - set time_nanos (wall clock start) and duration_nanos. */
+void pprof__set_time(struct pprof *p, int64_t time_nanos, int64_t duration_nanos);
+
+/** pprof__add_comment() - append a free-text comment. Return: 0 or -errno. */
+int pprof__add_comment(struct pprof *p, const char *comment);
+
+/**
+ * pprof__mapping() - intern a mapping.
+ *
+ * Mappings equal in every field get the same id.
+ * Return: the mapping id (>= 1), or 0 on allocation failure.
+ */
+uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m);
+
+/**
+ * pprof__function() - intern a function by (name, system_name, filename).
+ * @system_name and @filename may be NULL.
+ * Return: the function id (>= 1), or 0 on allocation failure.
+ */
+uint64_t pprof__function(struct pprof *p, const char *name, const char *system_name,
+			 const char *filename);
+
+/**
+ * pprof__location() - intern a location by (mapping_id, address, function_id).
+ * @mapping_id: 0 when the address belongs to no known mapping
+ * @function_id: 0 when the address could not be named (no Line is written)
+ * Return: the location id (>= 1), or 0 on allocation failure.
+ */
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			 uint64_t function_id);
+
+/**
+ * pprof__add_sample() - append one sample.
+ * @locations: location ids, leaf first
+ * @values: nr_sample_types values
+ * @labels: may be NULL when nr_labels is 0; strings are copied
+ *
+ * Samples are not merged: the caller aggregates.
+ * Return: 0 or -errno.
+ */
+int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_locations,
+		      const int64_t *values, const struct pprof_label *labels, size_t nr_labels);
+
+/**
+ * pprof__encode() - serialize the profile (uncompressed protobuf).
+ * @buf: set to a malloc'ed buffer the caller frees
+ * @len: set to its length
+ * Return: 0 or -errno.
+ */
+int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
+
+/**
+ * pprof__write_gz() - serialize, gzip and write to @path atomically
+ * (written to a temporary file in the same directory, then renamed).
+ * Return: 0 or -errno.
+ */
+int pprof__write_gz(struct pprof *p, const char *path);
+
+/** Counts of what the builder holds, for summaries and tests. */
+size_t pprof__nr_samples(const struct pprof *p);
+size_t pprof__nr_locations(const struct pprof *p);
+size_t pprof__nr_functions(const struct pprof *p);
+size_t pprof__nr_mappings(const struct pprof *p);
+
+#endif /* CTXPROF_PPROF_H */

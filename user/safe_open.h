@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * safe_open - open a target process's files without leaving its root.
+ *
+ * Paths taken from a target (its /proc/PID/maps, its ELF files) are resolved
+ * under /proc/PID/root with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS),
+ * so a symlink planted in a container cannot point the collector at a host
+ * file.  Only regular files up to a size cap are opened; a FIFO, device or
+ * socket is refused, because reading one could block the collector forever.
+ */
+#ifndef CTXPROF_SAFE_OPEN_H
+#define CTXPROF_SAFE_OPEN_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* ELF files larger than this are not opened (a hostile file could be huge) */
+#define SAFE_OPEN_MAX_ELF_SIZE (2ULL << 30)
+
+/**
+ * proc_root_open() - open /proc/@pid/root as a directory handle.
+ * Return: an O_PATH directory fd, or -errno (-ESRCH when the process is gone).
+ */
+int proc_root_open(pid_t pid);
+
+/**
+ * safe_open_in_root() - open @path read-only, resolved inside @root_fd.
+ * @root_fd: directory fd from proc_root_open() (or any directory fd)
+ * @path: absolute or relative path as the target sees it
+ * @max_size: refuse files larger than this (-EFBIG)
+ * @st: filled with the file's stat on success; may be NULL
+ *
+ * Return: a read-only O_CLOEXEC fd, or -errno: -ELOOP or -EXDEV when the path
+ * tries to leave the root or crosses a magic link, -EINVAL when it is not a
+ * regular file, -EFBIG when too large, -ENOSYS when openat2 is missing.
+ */
+int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+
+#endif /* CTXPROF_SAFE_OPEN_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * symbolizer - turn sampled addresses into mappings and function names.
+ *
+ * User addresses: the process's mappings (/proc/PID/maps) are snapshotted
+ * while it runs, and each file-backed executable mapping's ELF file is opened
+ * through safe_open (inside /proc/PID/root) and parsed once, cached by
+ * (device, inode) and shared by every process mapping it.  Snapshots are kept,
+ * so a process that has exited, or a library that was unloaded, is still
+ * symbolized from what was captured while it was mapped.
+ * Kernel addresses: /proc/kallsyms, loaded once.
+ *
+ * A frame that cannot be named keeps its address and mapping: never a guess.
+ * Not thread-safe: one thread (the collector's main loop) owns it.
+ */
+#ifndef CTXPROF_SYMBOLIZER_H
+#define CTXPROF_SYMBOLIZER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+/* What is known about one frame; strings are owned by the symbolizer. */
+struct sym_frame {
+	const char *function;	  /* NULL when the address could not be named */
+	const char *mapping_path; /* file as the target sees it, "[vdso]", "[kernel.kallsyms]"; NULL when unmapped */
+	const char *build_id;	  /* hex, NULL when unknown */
+	uint64_t map_start;	  /* mapping start address (0 when unmapped) */
+	uint64_t map_end;	  /* one past the mapping's end */
+	uint64_t map_pgoff;	  /* file offset of map_start */
+};
+
+/* Counters for the run summary; every skipped input is counted here. */
+struct symbolizer_stats {
+	uint64_t maps_reads;	    /* /proc/PID/maps snapshots taken */
+	uint64_t maps_bad_lines;    /* unparsable lines in them */
+	uint64_t elf_opened;	    /* distinct ELF files parsed */
+	uint64_t elf_open_failed;   /* files that could not be opened safely */
+	uint64_t elf_parse_failed;  /* files that were not valid ELF */
+	uint64_t unmapped;	    /* user addresses in no known mapping */
+	uint64_t unnamed;	    /* addresses in a mapping but with no symbol */
+};
+
+/**
+ * symbolizer__new() - create a symbolizer.
+ * @kernel: load /proc/kallsyms for kernel frames (0 to skip)
+ * Return: the symbolizer, or NULL with errno set.  Pair with symbolizer__free().
+ * Kernel symbols that cannot be loaded are not an error: kernel frames then
+ * stay unnamed (see symbolizer__has_kernel()).
+ */
+struct symbolizer *symbolizer__new(int kernel);
+
+void symbolizer__free(struct symbolizer *s);
+
+/**
+ * symbolizer__snapshot() - take (or refresh) the mapping snapshot of @pid
+ * and parse the ELF files of its executable mappings not yet cached.
+ * Cheap when nothing changed (the maps text is compared first).
+ * Return: 0, or -errno (-ESRCH: the process is gone; earlier snapshots stay).
+ */
+int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
+
+/**
+ * symbolizer__user() - resolve a user address of @pid.
+ * @return_address: the address is a return address (all user frames but the
+ *	first); the symbol is looked up at address - 1 so a call at the very end
+ *	of a function is named right.
+ * Return: 0 with @out filled (function may be NULL), or -ENOENT when no
+ * snapshot of @pid has a mapping containing @addr (@out then zeroed).
+ */
+int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_address,
+		     struct sym_frame *out);
+
+/**
+ * symbolizer__kernel() - resolve a kernel address.
+ * Return: 0 with @out filled (mapping "[kernel.kallsyms]", function may be NULL).
+ */
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
+		       struct sym_frame *out);
+
+/** symbolizer__has_kernel() - kallsyms were loaded. */
+int symbolizer__has_kernel(const struct symbolizer *s);
+
+/** symbolizer__stats() - counters since creation. */
+void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+#endif /* CTXPROF_SYMBOLIZER_H */
