@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Records shared by bpf/sampler.bpf.c and the collector.
+ * Records shared by the BPF programs (bpf/) and the collector (user/): one
+ * definition of every struct that crosses the boundary.
  *
  * Compiles in both worlds: only __u8..__u64, #defines and enums, and nothing
  * included from outside include/.  The BPF side gets the __u* types from
  * vmlinux.h, userspace from <linux/types.h>.
  */
-#ifndef CTXPROF_SAMPLER_H
-#define CTXPROF_SAMPLER_H
+#ifndef CTXPROF_RECORDS_H
+#define CTXPROF_RECORDS_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -74,4 +75,4 @@ enum sampler_stat {
 #define SAMPLER_STAT_DROP_FIRST SAMPLER_STAT_DROP_RING_FULL
 #define SAMPLER_STAT_DROP_LAST SAMPLER_STAT_DROP_NO_SCRATCH
 
-#endif /* CTXPROF_SAMPLER_H */
+#endif /* CTXPROF_RECORDS_H */

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sampler - CPU stack sampler, attached to a cpu-clock perf event per CPU.
+ *
+ * Each tick on a profiled task captures the kernel and user stacks into a
+ * per-CPU scratch record and copies only the captured frames into the ring
+ * buffer of the CPU it runs on.  Every sample is either emitted or counted as
+ * dropped with one reason (see enum sampler_stat in include/sampler.h).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "records.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* load-time knobs, written by user/sampler.c before load */
+const volatile __u32 target_tgid = 0;	 /* 0: every task but the idle ones */
+const volatile bool kernel_stacks = true; /* capture kernel frames */
+/* wake the collector only once a ring holds this many bytes; below it the
+ * collector picks records up on its poll timer (per-event wakeups are costly) */
+const volatile __u64 wakeup_bytes = 0;
+
+/* one ring buffer per possible CPU; user/sampler.c creates and inserts them */
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized before load */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* resized to the number of possible CPUs */
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+/* the record is assembled here: too big for the 512-byte BPF stack */
+struct scratch {
+	__u8 buf[SAMPLE_RECORD_MAX_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SAMPLER_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void inc_stat(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
+
+	/* per-CPU slot, and a perf_event program does not nest on its CPU */
+	if (v)
+		*v += 1;
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct sample_record *rec;
+	__u32 zero = 0, cpu, nk = 0, nu = 0;
+	__u64 flags = BPF_RB_NO_WAKEUP, size;
+	long len;
+	void *ring;
+
+	/* tid 0 is the idle task: not a thread of anything */
+	if (tid == 0 || (target_tgid && tgid != target_tgid)) {
+		inc_stat(SAMPLER_STAT_FILTERED);
+		return 0;
+	}
+	inc_stat(SAMPLER_STAT_SAMPLES);
+
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec) {
+		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
+		return 0;
+	}
+	cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		inc_stat(SAMPLER_STAT_DROP_NO_RING);
+		return 0;
+	}
+
+	rec->time_ns = bpf_ktime_get_ns();
+	rec->pid = tgid;
+	rec->tid = tid;
+	rec->cpu = cpu;
+	rec->flags = 0;
+	rec->reserved = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+
+	if (kernel_stacks) {
+		len = bpf_get_stack(ctx, rec->frames, SAMPLER_MAX_KSTACK * sizeof(__u64), 0);
+		if (len < 0)
+			inc_stat(SAMPLER_STAT_KSTACK_ERR);
+		else
+			nk = len / sizeof(__u64);
+	}
+	/* the bound is for the verifier: bpf_get_stack never returns more */
+	if (nk > SAMPLER_MAX_KSTACK)
+		nk = SAMPLER_MAX_KSTACK;
+	if (nk == SAMPLER_MAX_KSTACK)
+		rec->flags |= SAMPLE_F_KSTACK_TRUNCATED;
+
+	len = bpf_get_stack(ctx, &rec->frames[nk], SAMPLER_MAX_USTACK * sizeof(__u64),
+			    BPF_F_USER_STACK);
+	if (len < 0)
+		inc_stat(SAMPLER_STAT_USTACK_ERR);
+	else
+		nu = len / sizeof(__u64);
+	if (nu > SAMPLER_MAX_USTACK)
+		nu = SAMPLER_MAX_USTACK;
+	if (nu == SAMPLER_MAX_USTACK)
+		rec->flags |= SAMPLE_F_USTACK_TRUNCATED;
+
+	rec->nr_kframes = nk;
+	rec->nr_uframes = nu;
+	size = sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
+	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
+		size = SAMPLE_RECORD_MAX_SIZE;
+
+	if (wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(ring, rec, size, flags)) {
+		inc_stat(SAMPLER_STAT_DROP_RING_FULL);
+		return 0;
+	}
+	inc_stat(SAMPLER_STAT_EMITTED);
+	return 0;
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "cli.h"
+
+static char out_buf[8192], err_buf[1024];
+
+/* parse a NULL-terminated argument list; stdout/stderr captured in buffers */
+static int parse(struct collector_opts *o, ...)
+{
+	char *argv[32] = { "collector" };
+	FILE *out = fmemopen(out_buf, sizeof(out_buf), "w");
+	FILE *err = fmemopen(err_buf, sizeof(err_buf), "w");
+	int argc = 1, rc;
+	va_list ap;
+
+	memset(out_buf, 0, sizeof(out_buf));
+	memset(err_buf, 0, sizeof(err_buf));
+	va_start(ap, o);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	rc = cli__parse(argc, argv, o, out, err);
+	fclose(out);
+	fclose(err);
+	return rc;
+}
+
+static void cli__parse__pid_only__defaults(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--pid", "42", NULL), 0);
+	assert_int_equal(o.pid, 42);
+	assert_int_equal(o.frequency, CLI_DEFAULT_FREQUENCY);
+	assert_true(o.kernel);
+	assert_null(o.output);
+	assert_true(o.duration == 0);
+	assert_int_equal(o.ring_kib, CLI_DEFAULT_RING_KIB);
+	assert_int_equal(o.status, -1);
+}
+
+static void cli__parse__all_options__set(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "-p", "7", "-F", "999", "-d", "2.5", "-o", "x.pb.gz",
+			       "--no-kernel", "--ring-size", "1024", "--max-stacks", "1000", "-v",
+			       "-v", "--no-status", NULL),
+			 0);
+	assert_int_equal(o.pid, 7);
+	assert_int_equal(o.frequency, 999);
+	assert_true(o.duration == 2.5);
+	assert_string_equal(o.output, "x.pb.gz");
+	assert_false(o.kernel);
+	assert_int_equal(o.ring_kib, 1024);
+	assert_int_equal(o.max_stacks, 1000);
+	assert_int_equal(o.verbose, 2);
+	assert_int_equal(o.status, 0);
+}
+
+static void cli__parse__bad_values__one_line_error(void **state)
+{
+	static const char *const cases[][3] = {
+		{ "--pid", "abc", "'abc' is not a process id" },
+		{ "--pid", "0", "'0' is not a process id" },
+		{ "--pid", "-3", "'-3' is not a process id" },
+		{ "--pid", "12x", "'12x' is not a process id" },
+		{ "--pid", "99999999999", "is not a process id" },
+		{ "--frequency", "0", "'0' is not a whole number of Hz" },
+		{ "--frequency", "100001", "'100001' is not" },
+		{ "--frequency", "1.5", "'1.5' is not" },
+		{ "--duration", "0", "'0' is not a number of seconds" },
+		{ "--duration", "-1", "'-1' is not" },
+		{ "--duration", "nan", "'nan' is not" },
+		{ "--duration", "1e12", "'1e12' is not" },
+		{ "--ring-size", "100", "'100' is not a power of two" },
+		{ "--ring-size", "32", "'32' is not" },
+		{ "--max-stacks", "1", "'1' is not" },
+		{ "--output", "", "'' is not a file name" },
+	};
+	struct collector_opts o;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *arg1 = (char *)cases[i][0], *arg2 = (char *)cases[i][1];
+		int rc = strcmp(arg1, "--pid") ? parse(&o, "--pid", "1", arg1, arg2, NULL)
+					       : parse(&o, arg1, arg2, NULL);
+
+		assert_int_equal(rc, -EINVAL);
+		if (!strstr(err_buf, cases[i][2]))
+			fail_msg("%s %s: error '%s' lacks '%s'", arg1, arg2, err_buf, cases[i][2]);
+		/* exactly one line */
+		assert_non_null(strchr(err_buf, '\n'));
+		assert_null(strchr(strchr(err_buf, '\n') + 1, '\n'));
+	}
+}
+
+static void cli__parse__missing_pid__error(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--frequency", "10", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--pid PID is required"));
+}
+
+static void cli__parse__unknown_and_extra__error(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--pid", "1", "--nope", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "unknown option '--nope'"));
+	assert_int_equal(parse(&o, "--pid", "1", "stray", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "unexpected argument 'stray'"));
+	assert_int_equal(parse(&o, "--pid", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "needs a value"));
+}
+
+static void cli__parse__help__explains_every_option(void **state)
+{
+	static const char *const opts[] = { "--pid",	   "--frequency", "--duration",
+					    "--output",    "--no-kernel", "--ring-size",
+					    "--max-stacks", "--btf",	   "--verbose",
+					    "--status",	   "default 99" };
+	struct collector_opts o;
+	size_t i;
+
+	assert_int_equal(parse(&o, "--help", NULL), CLI_EXIT_OK);
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!strstr(out_buf, opts[i]))
+			fail_msg("--help does not mention %s", opts[i]);
+	assert_int_equal(parse(&o, "--version", NULL), CLI_EXIT_OK);
+	assert_non_null(strstr(out_buf, "ctxprof collector"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(cli__parse__pid_only__defaults),
+		cmocka_unit_test(cli__parse__all_options__set),
+		cmocka_unit_test(cli__parse__bad_values__one_line_error),
+		cmocka_unit_test(cli__parse__missing_pid__error),
+		cmocka_unit_test(cli__parse__unknown_and_extra__error),
+		cmocka_unit_test(cli__parse__help__explains_every_option),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+#define CTXPROF_VERSION "0.1.0"
+
+enum {
+	OPT_NO_KERNEL = 256,
+	OPT_RING_SIZE,
+	OPT_MAX_STACKS,
+	OPT_BTF,
+	OPT_STATUS,
+	OPT_NO_STATUS,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "btf", required_argument, NULL, OPT_BTF },
+	{ "status", no_argument, NULL, OPT_STATUS },
+	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{},
+};
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s --pid PID [OPTIONS]\n"
+		"\n"
+		"Sample the CPU stacks of every thread of process PID with eBPF and write a\n"
+		"gzipped pprof profile (readable by pprof, Pyroscope, Parca, speedscope).\n"
+		"Runs until --duration elapses, Ctrl-C / SIGTERM, or the process exits; the\n"
+		"profile collected so far is written in every case.  Needs root (CAP_BPF and\n"
+		"CAP_PERFMON, or CAP_SYS_ADMIN) and a kernel with BTF.\n"
+		"\n"
+		"Options:\n"
+		"  -p, --pid PID          process to profile, all its threads (required)\n"
+		"  -F, --frequency HZ     samples per second on each CPU, 1-%d (default %d;\n"
+		"                         an odd rate avoids lockstep with periodic work)\n"
+		"  -d, --duration SEC     stop after SEC seconds, fractions allowed\n"
+		"                         (default: run until Ctrl-C or the process exits)\n"
+		"  -o, --output FILE      pprof file to write (default ctxprof-PID.pb.gz)\n"
+		"      --no-kernel        do not capture kernel frames\n"
+		"      --ring-size KIB    per-CPU ring buffer size in KiB, a power of two\n"
+		"                         >= 64 (default %d); raise it if ring_full drops show\n"
+		"      --max-stacks N     distinct stacks kept (default %u); more are counted\n"
+		"                         as dropped (stack_table_full)\n"
+		"      --btf FILE         kernel BTF to use when /sys/kernel/btf/vmlinux is missing\n"
+		"      --status           print a status line every second on stderr\n"
+		"      --no-status        never print it (default: only when stderr is a terminal)\n"
+		"  -v, --verbose          print libbpf's messages; twice for its debug output\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n"
+		"\n"
+		"At exit a summary shows samples, drops by reason and unique stacks.\n"
+		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
+		"          pprof -top cpu.pb.gz\n",
+		prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_RING_KIB,
+		CLI_DEFAULT_MAX_STACKS, prog);
+}
+
+/* a whole decimal number in [min, max]; nothing else accepted */
+static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(FILE *err, const char *prog, const char *opt, const char *arg, const char *want)
+{
+	fprintf(err, "%s: %s: '%s' is not %s (see --help)\n", prog, opt, arg ? arg : "", want);
+	return -EINVAL;
+}
+
+static void set_defaults(struct collector_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->frequency = CLI_DEFAULT_FREQUENCY;
+	opts->kernel = true;
+	opts->ring_kib = CLI_DEFAULT_RING_KIB;
+	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
+	opts->status = -1;
+}
+
+int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FILE *err)
+{
+	const char *prog = "collector";
+	unsigned long v;
+	char *end;
+	int c;
+
+	set_defaults(opts);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:F:d:o:vhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_ulong(optarg, 1, INT_MAX, &v))
+				return bad(err, prog, "--pid", optarg, "a process id");
+			opts->pid = v;
+			break;
+		case 'F':
+			if (parse_ulong(optarg, 1, CLI_MAX_FREQUENCY, &v))
+				return bad(err, prog, "--frequency", optarg,
+					   "a whole number of Hz between 1 and 100000");
+			opts->frequency = v;
+			break;
+		case 'd':
+			errno = 0;
+			opts->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(opts->duration) ||
+			    opts->duration <= 0 || opts->duration > 31536000.0)
+				return bad(err, prog, "--duration", optarg,
+					   "a number of seconds above 0 (at most a year)");
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad(err, prog, "--output", optarg, "a file name");
+			opts->output = optarg;
+			break;
+		case OPT_NO_KERNEL:
+			opts->kernel = false;
+			break;
+		case OPT_RING_SIZE:
+			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))
+				return bad(err, prog, "--ring-size", optarg,
+					   "a power of two of KiB between 64 and 1048576");
+			opts->ring_kib = v;
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_ulong(optarg, 16, 1u << 28, &v))
+				return bad(err, prog, "--max-stacks", optarg,
+					   "a number between 16 and 268435456");
+			opts->max_stacks = v;
+			break;
+		case OPT_BTF:
+			opts->btf_path = optarg;
+			break;
+		case OPT_STATUS:
+			opts->status = 1;
+			break;
+		case OPT_NO_STATUS:
+			opts->status = 0;
+			break;
+		case 'v':
+			opts->verbose++;
+			break;
+		case 'h':
+			usage(out, prog);
+			return CLI_EXIT_OK;
+		case 'V':
+			fprintf(out, "ctxprof collector %s\n", CTXPROF_VERSION);
+			return CLI_EXIT_OK;
+		case ':':
+			fprintf(err, "%s: option %s needs a value (see --help)\n", prog,
+				argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(err, "%s: unknown option '%s' (see --help)\n", prog,
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		return -EINVAL;
+	}
+	if (!opts->pid) {
+		fprintf(err, "%s: --pid PID is required (see --help)\n", prog);
+		return -EINVAL;
+	}
+	return 0;
+}

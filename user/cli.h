@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * cli - the collector's command line.
+ */
+#ifndef CTXPROF_CLI_H
+#define CTXPROF_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define CLI_DEFAULT_FREQUENCY 99
+#define CLI_MAX_FREQUENCY 100000 /* cpu-clock's hrtimer floor is 10 us */
+#define CLI_DEFAULT_RING_KIB 4096
+#define CLI_DEFAULT_MAX_STACKS (1u << 18)
+#define CLI_DEFAULT_MAX_ROWS (1u << 20)
+
+struct collector_opts {
+	pid_t pid;		 /* --pid */
+	unsigned int frequency;	 /* --frequency, Hz per CPU */
+	double duration;	 /* --duration, seconds; 0: until signal or target exit */
+	const char *output;	 /* --output; NULL: ctxprof-<pid>.pb.gz */
+	bool kernel;		 /* false with --no-kernel */
+	size_t ring_kib;	 /* --ring-size */
+	size_t max_stacks;	 /* --max-stacks */
+	const char *btf_path;	 /* --btf */
+	int verbose;		 /* -v, repeatable */
+	int status;		 /* --status / --no-status; -1: when stderr is a terminal */
+};
+
+/* cli__parse() results besides 0 */
+#define CLI_EXIT_OK 1 /* --help or --version printed: exit 0 */
+
+/**
+ * cli__parse() - parse @argv into @opts (defaults filled first).
+ * @out: where --help and --version print
+ * @err: where a bad argument's one-line error goes
+ * Return: 0 to run, CLI_EXIT_OK after --help/--version, -EINVAL on a bad
+ * argument (the error is printed).
+ */
+int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FILE *err);
+
+#endif /* CTXPROF_CLI_H */

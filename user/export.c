@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export.h"
+#include "pprof.h"
+
+/* trace id -> its pprof location ids, built while the storage hands traces over */
+struct trace_locs {
+	uint64_t trace_id; /* 0: empty */
+	size_t first;	   /* index into export_state.locs */
+	size_t nr;
+};
+
+struct export_state {
+	struct pprof *p;
+	struct symbolizer *sym;
+	struct trace_locs *map;
+	size_t map_cap; /* power of two */
+	size_t map_nr;
+	uint64_t *locs;
+	size_t nr_locs, cap_locs;
+	uint64_t period_ns;
+	int err;
+	struct export_result *res;
+};
+
+static uint64_t id_hash(uint64_t id)
+{
+	id *= 0x9e3779b97f4a7c15ULL;
+	return id ^ (id >> 31);
+}
+
+static int map_grow(struct export_state *st)
+{
+	size_t i, j, cap = st->map_cap ? st->map_cap * 2 : 1024;
+	struct trace_locs *m = calloc(cap, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < st->map_cap; i++) {
+		if (!st->map[i].trace_id)
+			continue;
+		for (j = id_hash(st->map[i].trace_id) & (cap - 1); m[j].trace_id;
+		     j = (j + 1) & (cap - 1))
+			;
+		m[j] = st->map[i];
+	}
+	free(st->map);
+	st->map = m;
+	st->map_cap = cap;
+	return 0;
+}
+
+static int map_put(struct export_state *st, uint64_t trace_id, size_t first, size_t nr)
+{
+	size_t j;
+
+	if ((st->map_nr + 1) * 2 > st->map_cap && map_grow(st))
+		return -ENOMEM;
+	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
+	     j = (j + 1) & (st->map_cap - 1))
+		;
+	st->map[j] = (struct trace_locs){ trace_id, first, nr };
+	st->map_nr++;
+	return 0;
+}
+
+static const struct trace_locs *map_get(const struct export_state *st, uint64_t trace_id)
+{
+	size_t j;
+
+	if (!st->map_cap)
+		return NULL;
+	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
+	     j = (j + 1) & (st->map_cap - 1))
+		if (st->map[j].trace_id == trace_id)
+			return &st->map[j];
+	return NULL;
+}
+
+static int push_loc(struct export_state *st, uint64_t loc)
+{
+	uint64_t *n;
+
+	if (!loc)
+		return -ENOMEM;
+	if (st->nr_locs == st->cap_locs) {
+		st->cap_locs = st->cap_locs ? st->cap_locs * 2 : 4096;
+		n = realloc(st->locs, st->cap_locs * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->locs = n;
+	}
+	st->locs[st->nr_locs++] = loc;
+	return 0;
+}
+
+/* one frame -> one pprof location: mapping and function as far as known */
+static uint64_t frame_location(struct export_state *st, const struct sym_frame *f, uint64_t addr)
+{
+	struct pprof_mapping m = {
+		.memory_start = f->map_start,
+		.memory_limit = f->map_end,
+		.file_offset = f->map_pgoff,
+		.filename = f->mapping_path,
+		.build_id = f->build_id,
+		.has_functions = f->function != NULL,
+	};
+	uint64_t mapping = 0, function = 0;
+
+	if (f->mapping_path) {
+		mapping = pprof__mapping(st->p, &m);
+		if (!mapping)
+			return 0;
+	}
+	if (f->function) {
+		function = pprof__function(st->p, f->function, f->function, f->mapping_path);
+		if (!function)
+			return 0;
+	}
+	return pprof__location(st->p, mapping, addr, function);
+}
+
+static void add_trace(void *ctx, const struct calltrace *t)
+{
+	struct export_state *st = ctx;
+	size_t first = st->nr_locs;
+	struct sym_frame f;
+	unsigned int i;
+	uint64_t addr;
+
+	if (st->err)
+		return;
+	for (i = 0; i < t->nr_kframes; i++) {
+		addr = t->frames[i];
+		symbolizer__kernel(st->sym, addr, i > 0, &f);
+		st->err = push_loc(st, frame_location(st, &f, addr));
+		if (st->err)
+			return;
+	}
+	for (i = 0; i < t->nr_uframes; i++) {
+		addr = t->frames[t->nr_kframes + i];
+		/* every user frame but the interrupted instruction is a return address */
+		if (symbolizer__user(st->sym, t->pid, addr, i > 0, &f))
+			memset(&f, 0, sizeof(f));
+		st->err = push_loc(st, frame_location(st, &f, addr));
+		if (st->err)
+			return;
+	}
+	st->err = map_put(st, t->trace_id, first, st->nr_locs - first);
+	st->res->traces++;
+}
+
+static void add_row(void *ctx, const struct sample_row *row)
+{
+	struct export_state *st = ctx;
+	const struct trace_locs *tl;
+	struct pprof_label labels[] = {
+		{ .key = "thread_id", .num = row->tid },
+		{ .key = "thread_name", .str = row->comm },
+		{ .key = "pid", .num = row->pid },
+	};
+	int64_t values[2] = { (int64_t)row->count, (int64_t)(row->count * st->period_ns) };
+
+	if (st->err)
+		return;
+	tl = map_get(st, row->trace_id);
+	if (!tl) {
+		st->res->no_trace += row->count;
+		return;
+	}
+	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels,
+				    sizeof(labels) / sizeof(labels[0]));
+	if (st->err)
+		return;
+	st->res->samples += row->count;
+	st->res->rows++;
+}
+
+int export_pprof(struct calltrace_storage *traces, const struct sample_table *samples,
+		 struct symbolizer *sym, const struct export_opts *opts, const char *path,
+		 struct export_result *res)
+{
+	static const struct pprof_value_type types[] = {
+		{ "samples", "count" },
+		{ "cpu", "nanoseconds" },
+	};
+	struct export_state st = {
+		.sym = sym,
+		.period_ns = opts->period_ns,
+		.res = res,
+	};
+	const char *const *c;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	st.p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
+	if (!st.p)
+		return -errno;
+	pprof__set_time(st.p, opts->time_nanos, opts->duration_nanos);
+	for (c = opts->comments; c && *c; c++) {
+		err = pprof__add_comment(st.p, *c);
+		if (err)
+			goto out;
+	}
+	calltrace_storage__process(traces, add_trace, &st);
+	err = st.err;
+	if (err)
+		goto out;
+	sample_table__for_each(samples, add_row, &st);
+	err = st.err;
+	if (err)
+		goto out;
+	res->locations = pprof__nr_locations(st.p);
+	res->functions = pprof__nr_functions(st.p);
+	res->mappings = pprof__nr_mappings(st.p);
+	err = pprof__write_gz(st.p, path);
+out:
+	pprof__free(st.p);
+	free(st.map);
+	free(st.locs);
+	return err;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sample_table - sample counts per (trace id, thread), the rows of the pprof
+ * file: each row becomes one pprof Sample with thread_id, thread_name and pid
+ * labels and its count.
+ *
+ * Fixed capacity, allocated up front: adding a sample is a hash and a probe,
+ * never an allocation.  A full table refuses the sample and counts it.
+ * One writer (the drain thread); read by the exporter when no writer runs.
+ */
+#ifndef CTXPROF_SAMPLE_TABLE_H
+#define CTXPROF_SAMPLE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "records.h"
+
+struct sample_row {
+	uint64_t trace_id;
+	uint64_t count;
+	uint32_t pid;
+	uint32_t tid;
+	char comm[SAMPLER_COMM_LEN]; /* thread name at the latest sample */
+};
+
+struct sample_table;
+
+/**
+ * sample_table__new() - @capacity rows (rounded up to a power of two).
+ * Return: the table, or NULL with errno set.  Pair with sample_table__free().
+ */
+struct sample_table *sample_table__new(size_t capacity);
+
+void sample_table__free(struct sample_table *t);
+
+/**
+ * sample_table__add() - count one sample of @trace_id on thread @tid.
+ * @comm: the thread's name, at most SAMPLER_COMM_LEN bytes read, need not be
+ *	NUL-terminated
+ * Return: 0, or -ENOSPC when the table is full (the sample is not counted).
+ */
+int sample_table__add(struct sample_table *t, uint64_t trace_id, uint32_t pid, uint32_t tid,
+		      const char *comm);
+
+/** sample_table__for_each() - call @fn on every row. */
+void sample_table__for_each(const struct sample_table *t,
+			    void (*fn)(void *ctx, const struct sample_row *row), void *ctx);
+
+/** sample_table__clear() - drop every row. */
+void sample_table__clear(struct sample_table *t);
+
+/** Rows used and samples counted. */
+size_t sample_table__nr_rows(const struct sample_table *t);
+uint64_t sample_table__nr_samples(const struct sample_table *t);
+
+#endif /* CTXPROF_SAMPLE_TABLE_H */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sampler - load bpf/sampler.bpf.c, attach it to a cpu-clock perf event on
+ * every online CPU, and hand its records to a callback.
+ *
+ * One BPF ring buffer per possible CPU (an array of maps): a CPU only ever
+ * writes its own ring, so producers never contend, and the records of one
+ * CPU arrive in order.  The BPF side submits without waking the collector
+ * unless a ring passes a fill watermark; sampler__poll() sleeps on epoll with
+ * a timeout and then consumes every ring, so wakeups stay rare.
+ *
+ * Single-threaded: one thread calls poll/consume and the callback runs on it.
+ */
+#ifndef CTXPROF_SAMPLER_H
+#define CTXPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "records.h"
+
+struct sampler;
+
+/*
+ * Called for every record with its size in bytes as the ring holds it.
+ * The record is only valid during the call and is NOT validated: the
+ * callback checks nr_kframes/nr_uframes against @size.
+ */
+typedef void (*sampler_record_fn)(void *ctx, const struct sample_record *rec, size_t size);
+
+struct sampler_opts {
+	pid_t pid;	       /* profile this process (all threads); 0: every process */
+	unsigned int frequency; /* samples per second per CPU */
+	bool kernel_stacks;    /* capture kernel frames too */
+	size_t ring_bytes;     /* per-CPU ring size; a power of two >= page size */
+	const char *btf_path;  /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
+};
+
+/**
+ * sampler__open() - load, configure and attach the sampler.
+ * @err_msg: on failure, receives a one-line reason for the user (may be NULL)
+ * @err_len: its size
+ * Return: the sampler, or NULL with errno set.  Pair with sampler__free().
+ */
+struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx,
+			      char *err_msg, size_t err_len);
+
+/**
+ * sampler__poll() - wait up to @timeout_ms for a watermark wakeup, then
+ * consume every ring.
+ * Return: records consumed (>= 0), or -errno (-EINTR when a signal came).
+ */
+int sampler__poll(struct sampler *s, int timeout_ms);
+
+/**
+ * sampler__stop() - detach the perf events (no new samples), then consume
+ * what the rings still hold.  After it, the counters are final.
+ * Return: records consumed, or -errno.
+ */
+int sampler__stop(struct sampler *s);
+
+/**
+ * sampler__read_stats() - sum the per-CPU counters into @out[SAMPLER_STAT_MAX].
+ * Return: 0 or -errno.
+ */
+int sampler__read_stats(struct sampler *s, uint64_t *out);
+
+/** sampler__nr_cpus() - CPUs a perf event is attached on. */
+int sampler__nr_cpus(const struct sampler *s);
+
+/** sampler__prog_fd() - the BPF program's fd (for run-time statistics). */
+int sampler__prog_fd(const struct sampler *s);
+
+/** sampler__free() - detach and unload; accepts NULL. */
+void sampler__free(struct sampler *s);
+
+/** sampler_stat_name() - short stable name of a counter ("ring_full", ...). */
+const char *sampler_stat_name(enum sampler_stat stat);
+
+#endif /* CTXPROF_SAMPLER_H */
