@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -222,7 +223,7 @@ static void print_status(struct sampler *s, const struct collector *c, double el
 
 static void print_summary(const struct collector *c, const uint64_t *st,
 			  const struct export_result *res, const char *path, double elapsed,
-			  const char *why, const struct symbolizer_stats *ss)
+			  const char *why, const struct symbolizer_stats *ss, double cpu_s)
 {
 	uint64_t drops = sum_drops(st, c);
 	int i;
@@ -247,7 +248,19 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		(unsigned long long)ss->unnamed, (unsigned long long)ss->unmapped,
 		(unsigned long long)ss->elf_opened,
 		(unsigned long long)(ss->elf_open_failed + ss->elf_parse_failed));
+	fprintf(stderr, "ctxprof: collector CPU %.3f s, %.1f us per sample\n", cpu_s,
+		st[SAMPLER_STAT_SAMPLES] ? cpu_s * 1e6 / st[SAMPLER_STAT_SAMPLES] : 0.0);
 	fprintf(stderr, "ctxprof: wrote %s\n", path);
+}
+
+/* user + system CPU time the collector itself has used */
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -385,7 +398,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	symbolizer__stats(sym, &ss);
-	print_summary(&c, st, &res, o->output, elapsed, why, &ss);
+	print_summary(&c, st, &res, o->output, elapsed, why, &ss, self_cpu_s());
 
 cleanup:
 	sampler__free(s);

@@ -116,7 +116,7 @@ static uint64_t frame_location(struct export_state *st, const struct sym_frame *
 			return 0;
 	}
 	if (f->function) {
-		function = pprof__function(st->p, f->function, f->function, f->mapping_path);
+		function = pprof__function(st->p, f->function, f->function, NULL);
 		if (!function)
 			return 0;
 	}

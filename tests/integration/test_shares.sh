@@ -29,15 +29,15 @@ done
 
 "$PPROF" -traces "$TMP/shares.pb.gz" > "$TMP/traces" 2>&1 || fail "pprof -traces failed"
 for leaf in alpha beta gamma delta; do
-	# a trace block lists leaf first, then its callers, one per line
-	if awk -v leaf="leaf_$leaf" -v stage="stage_$leaf" '
-		/^-+$/ { if (state == 4) found = 1; state = 0; next }
-		$NF == leaf && state == 0 { state = 1; next }
-		$NF == stage && state == 1 { state = 2; next }
-		$NF == "run_cycle" && state == 2 { state = 3; next }
-		$NF == "worker" && state == 3 { state = 3.5; next }
-		$NF == "main" && state == 3.5 { state = 4; next }
-		END { if (state == 4) found = 1; exit !found }' "$TMP/traces"; then
+	# a trace block lists the leaf first, then its callers, one per line;
+	# look for a block holding leaf, stage, run_cycle, worker in a row, then main
+	if awk -v want="leaf_$leaf stage_$leaf run_cycle worker" '
+		function check() { if (index(seq, " " want " ") && seq ~ / main /) found = 1; seq = " " }
+		BEGIN { seq = " " }
+		/^-+[+]-+$/ { check(); next }
+		/^ *[a-z_]+: / { next }
+		NF { seq = seq $NF " " }
+		END { check(); exit !found }' "$TMP/traces"; then
 		ok "leaf_$leaf stack reaches main through stage_$leaf, run_cycle, worker"
 	else
 		fail "no trace leaf_$leaf <- stage_$leaf <- run_cycle <- worker <- main"

@@ -22,7 +22,7 @@
 
 #define UNIT_TICKS 1000003ull
 
-static inline uint64_t ticks(void)
+static inline __attribute__((always_inline)) uint64_t ticks(void)
 {
 #if defined(__x86_64__)
 	uint32_t lo, hi;
@@ -45,9 +45,12 @@ static volatile uint64_t sink;
 #define LEAF(name, units)                                                \
 	__attribute__((noinline)) void leaf_##name(void)                \
 	{                                                                \
-		uint64_t end = ticks() + (units)*UNIT_TICKS, x = 0;     \
+		/* a stack variable: gcc gives frameless leaves no frame \
+		 * pointer even with -fno-omit-frame-pointer */           \
+		volatile uint64_t x = 0;                                 \
+		uint64_t end = ticks() + (units)*UNIT_TICKS;             \
 		while (ticks() < end)                                    \
-			x++;                                             \
+			x = x + 1;                                       \
 		sink += x;                                               \
 	}                                                                \
 	__attribute__((noinline)) void stage_##name(void)               \
