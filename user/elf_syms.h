@@ -16,15 +16,23 @@
 
 struct elf_syms;
 
-/* Hard limits against hostile files */
-#define ELF_SYMS_MAX_SYMBOLS (4u << 20)
-#define ELF_SYMS_MAX_NAME 1024
-#define ELF_SYMS_BUILD_ID_MAX 64 /* bytes */
+/*
+ * Hard limits against hostile files.  A file with more function symbols is
+ * refused (EINVAL); a longer name is cut to ELF_SYMS_MAX_NAME - 1 bytes, as
+ * real C++ and Rust names can exceed it; a longer build id is ignored.
+ */
+#define ELF_SYMS_MAX_SYMBOLS   (4u << 20)
+#define ELF_SYMS_MAX_NAME      1024
+#define ELF_SYMS_BUILD_ID_MAX  64	    /* bytes */
+#define ELF_SYMS_MAX_FILE_SIZE (2ULL << 30) /* larger files are refused (EFBIG) */
 
 /**
  * elf_syms__open_fd() - parse the ELF file open on @fd.
- * The fd is not kept: the caller may close it on return.
- * Return: the parsed file, or NULL with errno set (EINVAL: not a valid ELF).
+ * The fd is not kept: the caller may close it on return.  The file is read
+ * with pread(), never mapped, so a target truncating it cannot SIGBUS us.
+ * Only 64-bit ELF files of the host's byte order are supported.
+ * Return: the parsed file, or NULL with errno set (EINVAL: not a valid or
+ * supported ELF file, EFBIG: larger than ELF_SYMS_MAX_FILE_SIZE, ENOMEM).
  * Pair with elf_syms__free().
  */
 struct elf_syms *elf_syms__open_fd(int fd);
@@ -66,5 +74,16 @@ size_t elf_syms__nr_symbols(const struct elf_syms *es);
 
 /** elf_syms__is_dyn() - true for ET_DYN (PIE executables, shared libraries). */
 int elf_syms__is_dyn(const struct elf_syms *es);
+
+/**
+ * elf_syms__symbol() - the @idx-th kept symbol in address order (tests, dumps).
+ * @start: set to its first address; may be NULL
+ * @end: set to one past its last address; may be NULL
+ *
+ * Kept symbols have distinct start addresses, start < end, and ranges that
+ * do not overlap (a range is cut where the next symbol starts).
+ * Return: its name (owned by @es), or NULL when @idx >= elf_syms__nr_symbols().
+ */
+const char *elf_syms__symbol(const struct elf_syms *es, size_t idx, uint64_t *start, uint64_t *end);
 
 #endif /* CTXPROF_ELF_SYMS_H */

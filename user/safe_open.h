@@ -31,9 +31,14 @@ int proc_root_open(pid_t pid);
  * @max_size: refuse files larger than this (-EFBIG)
  * @st: filled with the file's stat on success; may be NULL
  *
- * Return: a read-only O_CLOEXEC fd, or -errno: -ELOOP or -EXDEV when the path
- * tries to leave the root or crosses a magic link, -EINVAL when it is not a
- * regular file, -EFBIG when too large, -ENOSYS when openat2 is missing.
+ * ".." and absolute symlinks cannot leave @root_fd: they resolve as if it
+ * were "/".  A non-regular file is refused before it is opened, so no device
+ * or FIFO open() ever runs; the file is then re-opened via /proc/self/fd.
+ *
+ * Return: a read-only O_CLOEXEC fd, or -errno: -ELOOP when the path crosses a
+ * magic link (/proc/PID/root, /proc/self/fd/N), -EAGAIN when renames kept
+ * racing the lookup, -EINVAL when it is not a regular file, -EFBIG when too
+ * large, -ENOSYS when openat2 is missing, -ENOENT and the like from the lookup.
  */
 int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 

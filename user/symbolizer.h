@@ -11,6 +11,17 @@
  * Kernel addresses: /proc/kallsyms, loaded once.
  *
  * A frame that cannot be named keeps its address and mapping: never a guess.
+ * So a mapping whose file was deleted (" (deleted)") is not opened by path,
+ * which now names another file or none; it is named only from a snapshot
+ * taken while the file was still there.
+ *
+ * Only executable mappings are snapshotted: a PC or return address lies in
+ * one, and anything else is garbage from a broken frame chain.  A pid keeps at
+ * most SYMBOLIZER_MAX_SNAPSHOTS snapshots; a refresh that changes only
+ * non-executable mappings adds none.  Every string handed out (function,
+ * mapping_path, build_id) stays valid until symbolizer__free(): ELF files,
+ * interned paths and pids are kept for the symbolizer's lifetime.
+ *
  * Not thread-safe: one thread (the collector's main loop) owns it.
  */
 #ifndef CTXPROF_SYMBOLIZER_H
@@ -21,25 +32,36 @@
 
 struct symbolizer;
 
+/*
+ * Snapshots kept per pid: the oldest is dropped beyond this, bounding the
+ * memory of a process that keeps mapping and unmapping code (a JIT, dlopen
+ * loops).  Only snapshots whose executable mappings changed count.
+ */
+#define SYMBOLIZER_MAX_SNAPSHOTS 64
+
 /* What is known about one frame; strings are owned by the symbolizer. */
 struct sym_frame {
-	const char *function;	  /* NULL when the address could not be named */
-	const char *mapping_path; /* file as the target sees it, "[vdso]", "[kernel.kallsyms]"; NULL when unmapped */
-	const char *build_id;	  /* hex, NULL when unknown */
-	uint64_t map_start;	  /* mapping start address (0 when unmapped) */
-	uint64_t map_end;	  /* one past the mapping's end */
-	uint64_t map_pgoff;	  /* file offset of map_start */
+	const char *function; /* NULL when the address could not be named */
+	/*
+	 * file as the target sees it, "[vdso]", "[kernel.kallsyms]", "" when
+	 * anonymous; NULL when unmapped
+	 */
+	const char *mapping_path;
+	const char *build_id; /* hex, NULL when unknown */
+	uint64_t map_start;   /* mapping start address (0 when unmapped) */
+	uint64_t map_end;     /* one past the mapping's end */
+	uint64_t map_pgoff;   /* file offset of map_start */
 };
 
 /* Counters for the run summary; every skipped input is counted here. */
 struct symbolizer_stats {
-	uint64_t maps_reads;	    /* /proc/PID/maps snapshots taken */
-	uint64_t maps_bad_lines;    /* unparsable lines in them */
-	uint64_t elf_opened;	    /* distinct ELF files parsed */
-	uint64_t elf_open_failed;   /* files that could not be opened safely */
-	uint64_t elf_parse_failed;  /* files that were not valid ELF */
-	uint64_t unmapped;	    /* user addresses in no known mapping */
-	uint64_t unnamed;	    /* addresses in a mapping but with no symbol */
+	uint64_t maps_reads;	   /* /proc/PID/maps reads, unchanged ones included */
+	uint64_t maps_bad_lines;   /* unparsable lines in them */
+	uint64_t elf_opened;	   /* distinct ELF files parsed */
+	uint64_t elf_open_failed;  /* files that could not be opened safely */
+	uint64_t elf_parse_failed; /* files that were not valid ELF */
+	uint64_t unmapped;	   /* user addresses in no known mapping */
+	uint64_t unnamed;	   /* addresses in a mapping but with no symbol */
 };
 
 /**
@@ -64,8 +86,10 @@ int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
 /**
  * symbolizer__user() - resolve a user address of @pid.
  * @return_address: the address is a return address (all user frames but the
- *	first); the symbol is looked up at address - 1 so a call at the very end
- *	of a function is named right.
+ *	first); the mapping and symbol are looked up at address - 1 so a call at
+ *	the very end of a function (or mapping) is named right.
+ *
+ * The latest snapshot is tried first, then older ones newest first.
  * Return: 0 with @out filled (function may be NULL), or -ENOENT when no
  * snapshot of @pid has a mapping containing @addr (@out then zeroed).
  */
@@ -73,8 +97,10 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_
 		     struct sym_frame *out);
 
 /**
- * symbolizer__kernel() - resolve a kernel address.
- * Return: 0 with @out filled (mapping "[kernel.kallsyms]", function may be NULL).
+ * symbolizer__kernel() - resolve a kernel address (at address - 1 when
+ * @return_address).
+ * Return: 0 with @out filled (mapping "[kernel.kallsyms]", map_start, map_end
+ * and map_pgoff 0, function may be NULL).
  */
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
 		       struct sym_frame *out);
