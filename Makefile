@@ -121,10 +121,11 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 
 -include tests/unit/*.mk
 
-TEST_DEPS := all $(UNIT_BINS) $(FUZZ_BINS) $(PPROF)
+TEST_DEPS := all $(UNIT_BINS) $(FUZZ_BINS) $(PPROF) $(STRESS_BINS)
 
-check: $(UNIT_BINS) $(PPROF) $(UNIT_EXTRA)
-	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh unit $(UNIT_BINS)
+# unit tests, plus the sanitizer stress tests (no root needed)
+check: $(UNIT_BINS) $(PPROF) $(UNIT_EXTRA) $(STRESS_BINS)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh unit $(UNIT_BINS) $(STRESS_BINS)
 
 integration: all $(PPROF)
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh integration tests/integration/*.sh
@@ -136,7 +137,7 @@ fuzz: $(FUZZ_BINS)
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh all \
-		$(UNIT_BINS) $(FUZZ_BINS) tests/integration/*.sh
+		$(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/*.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)

@@ -81,7 +81,9 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
  * pprof__location() - intern a location by (mapping_id, address, function_id).
  * @mapping_id: 0 when the address belongs to no known mapping
  * @function_id: 0 when the address could not be named (no Line is written)
- * Return: the location id (>= 1), or 0 on allocation failure.
+ * Return: the location id (>= 1), or 0 on allocation failure or when
+ * @mapping_id or @function_id is not an id this builder handed out (pprof
+ * rejects a whole profile that holds a dangling id).
  */
 uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 			 uint64_t function_id);
@@ -92,8 +94,12 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
  * @values: nr_sample_types values
  * @labels: may be NULL when nr_labels is 0; strings are copied
  *
- * Samples are not merged: the caller aggregates.
- * Return: 0 or -errno.
+ * Samples are not merged: the caller aggregates.  pprof itself drops a string
+ * label whose value is "" and a numeric label that is 0 with no unit, as
+ * profile.proto cannot tell those from "no value".
+ * Return: 0 or -errno: -EINVAL for a location id not handed out by
+ * pprof__location(), a label without a key or NULL @values; -ENOMEM.  On
+ * error no sample is added.
  */
 int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_locations,
 		      const int64_t *values, const struct pprof_label *labels, size_t nr_labels);
@@ -109,6 +115,8 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
 /**
  * pprof__write_gz() - serialize, gzip and write to @path atomically
  * (written to a temporary file in the same directory, then renamed).
+ * The file gets mkstemp()'s mode 0600: a profile names the host's processes
+ * and threads.  On error no temporary file is left behind.
  * Return: 0 or -errno.
  */
 int pprof__write_gz(struct pprof *p, const char *path);
