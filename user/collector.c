@@ -2,10 +2,12 @@
 /*
  * collector - profile one process with the BPF sampler and write pprof.
  *
- * Main thread: poll the per-CPU rings on a short timer, dedup each stack in
- * the call-trace storage and count it per thread; once a second refresh the
- * target's mapping snapshot and print the status line; at the end (duration,
- * signal or target exit) stop sampling, drain, symbolize and export.
+ * Drain threads (user/drain.c) empty the per-CPU rings: each stack goes into
+ * the shared call-trace storage, each sample into the drain's sample table.
+ * The main thread keeps time: once a second it refreshes the target's
+ * mapping snapshot and the status line; at each interval (continuous mode)
+ * and at the end (duration, signal or target exit) it exports: rotate the
+ * storage, flip the drains' sample tables, symbolize, write pprof.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,33 +25,26 @@
 #include <bpf/libbpf.h>
 #include "calltrace_storage.h"
 #include "cli.h"
+#include "drain.h"
 #include "export.h"
+#include "outfiles.h"
 #include "sample_table.h"
 #include "sampler.h"
 #include "symbolizer.h"
 
 #define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 
-/* reasons the collector itself drops a record the BPF side emitted */
-enum collector_drop {
-	DROP_MALFORMED,	       /* record size and frame counts disagree */
-	DROP_STACK_TABLE_FULL, /* calltrace storage answered DROPPED_TRACE_ID */
-	DROP_SAMPLE_TABLE_FULL,
-	DROP_MAX,
-};
-
-static const char *const drop_names[DROP_MAX] = {
-	[DROP_MALFORMED] = "malformed_record",
-	[DROP_STACK_TABLE_FULL] = "stack_table_full",
-	[DROP_SAMPLE_TABLE_FULL] = "sample_table_full",
-};
-
 struct collector {
 	struct collector_opts opts;
 	struct calltrace_storage *traces;
-	struct sample_table *samples;
-	uint64_t received;
-	uint64_t drops[DROP_MAX];
+	struct drains *drains;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct outfiles *files;
+	uint64_t exported;  /* samples written into profiles so far */
+	uint64_t no_trace;  /* samples left out: their trace was not handed over */
+	uint64_t traces_exported;
+	struct export_result last; /* the latest file's counts */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -67,29 +62,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_INFO && verbose < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-/* the drain path: no allocation, lock or syscall per record */
-static void on_record(void *ctx, const struct sample_record *rec, size_t size)
-{
-	struct collector *c = ctx;
-	uint64_t trace_id;
-
-	c->received++;
-	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
-	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
-	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64)) {
-		c->drops[DROP_MALFORMED]++;
-		return;
-	}
-	trace_id = calltrace_storage__put(c->traces, rec->pid, rec->frames, rec->nr_kframes,
-					  rec->nr_uframes, rec->flags);
-	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
-		c->drops[DROP_STACK_TABLE_FULL]++;
-		return;
-	}
-	if (sample_table__add(c->samples, trace_id, rec->pid, rec->tid, rec->comm))
-		c->drops[DROP_SAMPLE_TABLE_FULL]++;
 }
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -160,6 +132,16 @@ static int check_output(const char *path)
 	return 0;
 }
 
+static int check_dir(const char *dir)
+{
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "collector: cannot write into --output-dir %s: %s\n", dir,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int open_target(pid_t pid)
 {
 	int fd = syscall(SYS_pidfd_open, pid, 0);
@@ -175,13 +157,6 @@ static int open_target(pid_t pid)
 	return fd;
 }
 
-static bool target_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&p, 1, 0) > 0;
-}
-
 static double now_s(clockid_t clk)
 {
 	struct timespec ts;
@@ -190,67 +165,82 @@ static double now_s(clockid_t clk)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t sum_drops(const uint64_t *bpf, const struct collector *c)
+static uint64_t sum_drops(const uint64_t *bpf, const struct drain_counters *dc,
+			  const struct collector *c)
 {
-	uint64_t n = 0;
+	uint64_t n = c->no_trace;
 	int i;
 
 	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
 		n += bpf[i];
-	for (i = 0; i < DROP_MAX; i++)
-		n += c->drops[i];
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		n += dc->drops[i];
 	return n;
 }
 
-static void print_status(struct sampler *s, const struct collector *c, double elapsed,
-			 uint64_t *last_samples, double *last_t)
+static void print_status(const struct collector *c, double elapsed, uint64_t *last_samples,
+			 double *last_t)
 {
 	uint64_t st[SAMPLER_STAT_MAX];
 	struct calltrace_storage_stats cs;
+	struct drain_counters dc;
 	double dt = elapsed - *last_t;
 
-	if (sampler__read_stats(s, st))
+	if (sampler__read_stats(c->sampler, st))
 		return;
+	drains__counters(c->drains, &dc);
 	calltrace_storage__stats(c->traces, &cs);
 	fprintf(stderr, "\r\033[Kctxprof: %6.1fs  %7.0f samples/s  %llu samples  %llu dropped  "
 			"%llu stacks",
 		elapsed, dt > 0 ? (st[SAMPLER_STAT_SAMPLES] - *last_samples) / dt : 0.0,
 		(unsigned long long)st[SAMPLER_STAT_SAMPLES],
-		(unsigned long long)sum_drops(st, c), (unsigned long long)cs.traces);
+		(unsigned long long)sum_drops(st, &dc, c), (unsigned long long)cs.traces);
+	if (c->files)
+		fprintf(stderr, "  %lu files", outfiles__count(c->files));
 	*last_samples = st[SAMPLER_STAT_SAMPLES];
 	*last_t = elapsed;
 }
 
 static void print_summary(const struct collector *c, const uint64_t *st,
-			  const struct export_result *res, const char *path, double elapsed,
-			  const char *why, const struct symbolizer_stats *ss, double cpu_s)
+			  const struct drain_counters *dc, double elapsed, const char *why,
+			  double cpu_s)
 {
-	uint64_t drops = sum_drops(st, c);
+	const struct export_result *res = &c->last;
+	struct symbolizer_stats ss;
 	int i;
 
+	symbolizer__stats(c->sym, &ss);
 	fprintf(stderr, "ctxprof: stopped after %.1fs (%s)\n", elapsed, why);
 	fprintf(stderr, "ctxprof: samples: %llu taken, %llu in profile, %llu dropped\n",
-		(unsigned long long)st[SAMPLER_STAT_SAMPLES], (unsigned long long)res->samples,
-		(unsigned long long)drops);
+		(unsigned long long)st[SAMPLER_STAT_SAMPLES], (unsigned long long)c->exported,
+		(unsigned long long)sum_drops(st, dc, c));
 	fprintf(stderr, "ctxprof: dropped by reason:");
 	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
 		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
-	for (i = 0; i < DROP_MAX; i++)
-		fprintf(stderr, " %s=%llu", drop_names[i], (unsigned long long)c->drops[i]);
-	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)res->no_trace);
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		fprintf(stderr, " %s=%llu", drain_drop_name(i), (unsigned long long)dc->drops[i]);
+	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)c->no_trace);
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
 	fprintf(stderr,
-		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings; "
+		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
-		(unsigned long long)res->traces, res->locations, res->functions, res->mappings,
-		(unsigned long long)ss->unnamed, (unsigned long long)ss->unmapped,
-		(unsigned long long)ss->elf_opened,
-		(unsigned long long)(ss->elf_open_failed + ss->elf_parse_failed));
-	fprintf(stderr, "ctxprof: collector CPU %.3f s, %.1f us per sample\n", cpu_s,
-		st[SAMPLER_STAT_SAMPLES] ? cpu_s * 1e6 / st[SAMPLER_STAT_SAMPLES] : 0.0);
-	fprintf(stderr, "ctxprof: wrote %s\n", path);
+		(unsigned long long)c->traces_exported, res->locations, res->functions,
+		res->mappings, c->files ? " in the last file" : "",
+		(unsigned long long)ss.unnamed, (unsigned long long)ss.unmapped,
+		(unsigned long long)ss.elf_opened,
+		(unsigned long long)(ss.elf_open_failed + ss.elf_parse_failed));
+	fprintf(stderr,
+		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
+		"%.3f s, %.2f us per sample\n",
+		cpu_s, dc->cpu_ns / 1e9,
+		dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
+	if (c->files)
+		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
+			c->opts.output_dir ? c->opts.output_dir : ".");
+	else
+		fprintf(stderr, "ctxprof: wrote %s\n", c->opts.output);
 }
 
 /* user + system CPU time the collector itself has used */
@@ -263,21 +253,141 @@ static double self_cpu_s(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static void add_table(void *ctx, struct sample_table *t)
+{
+	struct exporter *e = ctx;
+
+	exporter__add_samples(e, t);
+}
+
+static void clear_table(void *ctx, struct sample_table *t)
+{
+	sample_table__clear(t);
+}
+
+/*
+ * Write one profile covering [start, start + duration).  The storage is
+ * rotated first, then the drains flip: every sample in the tables exported
+ * here was counted before the flip, so its trace was put before it too.
+ * @final: the drains are stopped; export every table.
+ */
+static int export_profile(struct collector *c, const char *path, int64_t wall_start,
+			  double duration, bool final)
+{
+	uint64_t st[SAMPLER_STAT_MAX] = {};
+	char comment[256];
+	const char *comments[] = { comment, NULL };
+	struct export_result res;
+	struct exporter *e;
+	int err;
+
+	sampler__read_stats(c->sampler, st);
+	snprintf(comment, sizeof(comment),
+		 "ctxprof collector: pid %d, %u Hz, %.1f s; %llu samples taken since start",
+		 c->opts.pid, c->opts.frequency, duration,
+		 (unsigned long long)st[SAMPLER_STAT_SAMPLES]);
+	e = exporter__begin(c->traces, c->sym,
+			    &(struct export_opts){
+				    .period_ns = 1000000000ull / c->opts.frequency,
+				    .time_nanos = wall_start,
+				    .duration_nanos = (int64_t)(duration * 1e9),
+				    .comments = comments,
+			    });
+	if (!e)
+		return -errno;
+	if (!final) {
+		err = drains__flip(c->drains);
+		if (err)
+			goto out;
+	}
+	drains__for_each_table(c->drains, final, add_table, e);
+	err = exporter__write(e, path, &res);
+	if (err)
+		goto out;
+	drains__for_each_table(c->drains, final, clear_table, NULL);
+	c->exported += res.samples;
+	c->no_trace += res.no_trace;
+	c->traces_exported += res.traces;
+	c->last = res;
+out:
+	exporter__free(e);
+	return err;
+}
+
+static int export_interval(struct collector *c, int64_t wall_start, double duration, bool final)
+{
+	const char *path = outfiles__path(c->files, (time_t)(wall_start / 1000000000));
+	int err;
+
+	if (!path)
+		return -errno;
+	err = export_profile(c, path, wall_start, duration, final);
+	if (err)
+		return err;
+	err = outfiles__written(c->files);
+	if (err)
+		fprintf(stderr, "\ncollector: cannot delete an old profile: %s\n", strerror(-err));
+	return 0;
+}
+
+static int64_t wall_ns(void)
+{
+	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
+}
+
+/* wait up to POLL_MS for the target to exit; true once it has */
+static bool wait_target(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, POLL_MS) > 0;
+}
+
+static int setup(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct collector_opts *o = &c->opts;
+	struct sampler_opts so = {
+		.pid = o->pid,
+		.frequency = o->frequency,
+		.kernel_stacks = o->kernel,
+		.ring_bytes = o->ring_kib * 1024,
+		.btf_path = o->btf_path,
+		.nr_parts = o->drain_threads,
+	};
+
+	c->sym = symbolizer__new(o->kernel);
+	c->traces = calltrace_storage__new(o->max_stacks);
+	c->drains = drains__new(o->drain_threads, c->traces, CLI_DEFAULT_MAX_ROWS);
+	if (o->interval)
+		c->files = outfiles__new(o->output_dir ? o->output_dir : ".", o->pid,
+					 o->max_files);
+	if (!c->sym || !c->traces || !c->drains || (o->interval && !c->files)) {
+		snprintf(err_msg, err_len, "out of memory setting up tables");
+		return -ENOMEM;
+	}
+	/* map the target before the first sample, so that even a target that
+	 * exits at once is symbolized */
+	if (symbolizer__snapshot(c->sym, o->pid) == -ESRCH) {
+		snprintf(err_msg, err_len, "no process with pid %d", o->pid);
+		return -ESRCH;
+	}
+	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg,
+				   err_len);
+	if (!c->sampler)
+		return -errno;
+	return drains__start(c->drains, c->sampler, POLL_MS);
+}
+
 int main(int argc, char **argv)
 {
 	struct collector c = {};
 	struct collector_opts *o = &c.opts;
-	struct sampler_opts so = {};
-	struct sampler *s = NULL;
-	struct symbolizer *sym = NULL;
-	struct export_result res = {};
-	struct symbolizer_stats ss;
 	struct sigaction sa = { .sa_handler = on_signal };
-	char err_msg[256] = "", default_out[64], comment[512];
-	const char *comments[3] = { comment, NULL, NULL };
+	struct drain_counters dc;
+	char err_msg[256] = "", default_out[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
-	double start, elapsed = 0, last_tick = 0, last_status = 0;
-	int64_t wall_start;
+	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
 	bool status;
@@ -285,7 +395,7 @@ int main(int argc, char **argv)
 	err = cli__parse(argc, argv, o, stdout, stderr);
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
-	if (!o->output) {
+	if (!o->output && !o->interval) {
 		snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
 		o->output = default_out;
 	}
@@ -299,7 +409,8 @@ int main(int argc, char **argv)
 	err = check_kernel(o);
 	if (err)
 		goto cleanup;
-	err = check_output(o->output);
+	err = o->interval ? check_dir(o->output_dir ? o->output_dir : ".")
+			  : check_output(o->output);
 	if (err)
 		goto cleanup;
 	pidfd = open_target(o->pid);
@@ -307,49 +418,26 @@ int main(int argc, char **argv)
 		err = pidfd;
 		goto cleanup;
 	}
-
-	sym = symbolizer__new(o->kernel);
-	c.traces = calltrace_storage__new(o->max_stacks);
-	c.samples = sample_table__new(CLI_DEFAULT_MAX_ROWS);
-	if (!sym || !c.traces || !c.samples) {
-		err = -ENOMEM;
-		fprintf(stderr, "collector: out of memory setting up tables\n");
-		goto cleanup;
-	}
-	/* map the target before the first sample, so that even a target that
-	 * exits at once is symbolized */
-	err = symbolizer__snapshot(sym, o->pid);
-	if (err == -ESRCH) {
-		fprintf(stderr, "collector: no process with pid %d\n", o->pid);
-		goto cleanup;
-	}
-
-	so.pid = o->pid;
-	so.frequency = o->frequency;
-	so.kernel_stacks = o->kernel;
-	so.ring_bytes = o->ring_kib * 1024;
-	so.btf_path = o->btf_path;
-	s = sampler__open(&so, on_record, &c, err_msg, sizeof(err_msg));
-	if (!s) {
-		err = -errno;
-		fprintf(stderr, "collector: %s\n", err_msg);
+	err = setup(&c, err_msg, sizeof(err_msg));
+	if (err) {
+		fprintf(stderr, "collector: %s\n", err_msg[0] ? err_msg : strerror(-err));
 		goto cleanup;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	wall_start = (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
+	wall_start = wall_interval = wall_ns();
 	start = now_s(CLOCK_MONOTONIC);
-	fprintf(stderr, "ctxprof: profiling pid %d at %u Hz on %d CPUs%s; Ctrl-C to stop\n",
-		o->pid, o->frequency, sampler__nr_cpus(s), o->kernel ? "" : " (no kernel stacks)");
+	fprintf(stderr, "ctxprof: profiling pid %d at %u Hz on %d CPUs%s%s; Ctrl-C to stop\n",
+		o->pid, o->frequency, sampler__nr_cpus(c.sampler),
+		o->kernel ? "" : " (no kernel stacks)",
+		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
-		n = sampler__poll(s, POLL_MS);
-		if (n < 0 && n != -EINTR) {
-			err = n;
-			fprintf(stderr, "\ncollector: reading the ring buffers: %s\n", strerror(-n));
-			break;
-		}
+		bool exited = wait_target(pidfd);
+
 		elapsed = now_s(CLOCK_MONOTONIC) - start;
+		if (exited)
+			break;
 		if (stop_signal) {
 			why = stop_signal == SIGINT ? "interrupted" : "terminated";
 			break;
@@ -358,53 +446,63 @@ int main(int argc, char **argv)
 			why = "duration reached";
 			break;
 		}
-		if (target_exited(pidfd))
+		err = drains__error(c.drains);
+		if (err) {
+			fprintf(stderr, "\ncollector: reading the ring buffers: %s\n",
+				strerror(-err));
+			why = "ring buffer error";
 			break;
+		}
 		if (elapsed - last_tick >= 1.0) {
 			/* catch libraries loaded since: cheap when the maps text is unchanged */
-			symbolizer__snapshot(sym, o->pid);
+			symbolizer__snapshot(c.sym, o->pid);
 			last_tick = elapsed;
 		}
-		if (status && elapsed - last_status >= 1.0) {
-			print_status(s, &c, elapsed, &last_samples, &last_status);
+		if (o->interval && elapsed - interval_start >= o->interval) {
+			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
+			if (err) {
+				fprintf(stderr, "\ncollector: cannot write a profile: %s\n",
+					strerror(-err));
+				why = "write error";
+				break;
+			}
+			interval_start = elapsed;
+			wall_interval = wall_ns();
 		}
+		if (status && elapsed - last_status >= 1.0)
+			print_status(&c, elapsed, &last_samples, &last_status);
 	}
 	if (status)
 		fputc('\n', stderr);
 
-	n = sampler__stop(s);
+	drains__stop(c.drains);
+	n = sampler__stop(c.sampler);
 	if (n < 0)
 		fprintf(stderr, "collector: draining the ring buffers: %s\n", strerror(-n));
-	err = sampler__read_stats(s, st);
-	if (err) {
+	n = sampler__read_stats(c.sampler, st);
+	if (n) {
+		err = n;
 		fprintf(stderr, "collector: cannot read the sampler's counters: %s\n",
 			strerror(-err));
 		goto cleanup;
 	}
-	snprintf(comment, sizeof(comment),
-		 "ctxprof collector: pid %d, %u Hz, %.1f s, %llu samples taken, %llu dropped",
-		 o->pid, o->frequency, elapsed, (unsigned long long)st[SAMPLER_STAT_SAMPLES],
-		 (unsigned long long)sum_drops(st, &c));
-	err = export_pprof(c.traces, c.samples, sym,
-			   &(struct export_opts){
-				   .period_ns = 1000000000ull / o->frequency,
-				   .time_nanos = wall_start,
-				   .duration_nanos = (int64_t)(elapsed * 1e9),
-				   .comments = comments,
-			   },
-			   o->output, &res);
-	if (err) {
-		fprintf(stderr, "collector: cannot write %s: %s\n", o->output, strerror(-err));
+	n = o->interval ? export_interval(&c, wall_interval, elapsed - interval_start, true)
+			: export_profile(&c, o->output, wall_start, elapsed, true);
+	if (n) {
+		err = n;
+		fprintf(stderr, "collector: cannot write %s: %s\n",
+			o->interval ? "the last profile" : o->output, strerror(-err));
 		goto cleanup;
 	}
-	symbolizer__stats(sym, &ss);
-	print_summary(&c, st, &res, o->output, elapsed, why, &ss, self_cpu_s());
+	drains__counters(c.drains, &dc);
+	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
 
 cleanup:
-	sampler__free(s);
-	symbolizer__free(sym);
-	sample_table__free(c.samples);
+	drains__free(c.drains);
+	sampler__free(c.sampler);
+	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);
+	outfiles__free(c.files);
 	if (pidfd >= 0)
 		close(pidfd);
 	return err ? 1 : 0;

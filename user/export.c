@@ -9,11 +9,11 @@
 /* trace id -> its pprof location ids, built while the storage hands traces over */
 struct trace_locs {
 	uint64_t trace_id; /* 0: empty */
-	size_t first;	   /* index into export_state.locs */
+	size_t first;	   /* index into exporter.locs */
 	size_t nr;
 };
 
-struct export_state {
+struct exporter {
 	struct pprof *p;
 	struct symbolizer *sym;
 	struct trace_locs *map;
@@ -24,6 +24,7 @@ struct export_state {
 	uint64_t period_ns;
 	int err;
 	struct export_result *res;
+	struct export_result result;
 };
 
 static uint64_t id_hash(uint64_t id)
@@ -32,7 +33,7 @@ static uint64_t id_hash(uint64_t id)
 	return id ^ (id >> 31);
 }
 
-static int map_grow(struct export_state *st)
+static int map_grow(struct exporter *st)
 {
 	size_t i, j, cap = st->map_cap ? st->map_cap * 2 : 1024;
 	struct trace_locs *m = calloc(cap, sizeof(*m));
@@ -53,7 +54,7 @@ static int map_grow(struct export_state *st)
 	return 0;
 }
 
-static int map_put(struct export_state *st, uint64_t trace_id, size_t first, size_t nr)
+static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr)
 {
 	size_t j;
 
@@ -67,7 +68,7 @@ static int map_put(struct export_state *st, uint64_t trace_id, size_t first, siz
 	return 0;
 }
 
-static const struct trace_locs *map_get(const struct export_state *st, uint64_t trace_id)
+static const struct trace_locs *map_get(const struct exporter *st, uint64_t trace_id)
 {
 	size_t j;
 
@@ -80,7 +81,7 @@ static const struct trace_locs *map_get(const struct export_state *st, uint64_t 
 	return NULL;
 }
 
-static int push_loc(struct export_state *st, uint64_t loc)
+static int push_loc(struct exporter *st, uint64_t loc)
 {
 	uint64_t *n;
 
@@ -98,7 +99,7 @@ static int push_loc(struct export_state *st, uint64_t loc)
 }
 
 /* one frame -> one pprof location: mapping and function as far as known */
-static uint64_t frame_location(struct export_state *st, const struct sym_frame *f, uint64_t addr)
+static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, uint64_t addr)
 {
 	struct pprof_mapping m = {
 		.memory_start = f->map_start,
@@ -125,7 +126,7 @@ static uint64_t frame_location(struct export_state *st, const struct sym_frame *
 
 static void add_trace(void *ctx, const struct calltrace *t)
 {
-	struct export_state *st = ctx;
+	struct exporter *st = ctx;
 	size_t first = st->nr_locs;
 	struct sym_frame f;
 	unsigned int i;
@@ -155,7 +156,7 @@ static void add_trace(void *ctx, const struct calltrace *t)
 
 static void add_row(void *ctx, const struct sample_row *row)
 {
-	struct export_state *st = ctx;
+	struct exporter *st = ctx;
 	const struct trace_locs *tl;
 	struct pprof_label labels[] = {
 		{ .key = "thread_id", .num = row->tid },
@@ -179,47 +180,70 @@ static void add_row(void *ctx, const struct sample_row *row)
 	st->res->rows++;
 }
 
-int export_pprof(struct calltrace_storage *traces, const struct sample_table *samples,
-		 struct symbolizer *sym, const struct export_opts *opts, const char *path,
-		 struct export_result *res)
+struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,
+				 const struct export_opts *opts)
 {
 	static const struct pprof_value_type types[] = {
 		{ "samples", "count" },
 		{ "cpu", "nanoseconds" },
 	};
-	struct export_state st = {
-		.sym = sym,
-		.period_ns = opts->period_ns,
-		.res = res,
-	};
+	struct exporter *e;
 	const char *const *c;
+	int err = 0;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->sym = sym;
+	e->period_ns = opts->period_ns;
+	e->res = &e->result;
+	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
+	if (!e->p) {
+		err = -errno;
+		goto err_free;
+	}
+	pprof__set_time(e->p, opts->time_nanos, opts->duration_nanos);
+	for (c = opts->comments; c && *c; c++) {
+		err = pprof__add_comment(e->p, *c);
+		if (err)
+			goto err_free;
+	}
+	calltrace_storage__process(traces, add_trace, e);
+	err = e->err;
+	if (err)
+		goto err_free;
+	return e;
+
+err_free:
+	exporter__free(e);
+	errno = -err;
+	return NULL;
+}
+
+int exporter__add_samples(struct exporter *e, const struct sample_table *samples)
+{
+	sample_table__for_each(samples, add_row, e);
+	return e->err;
+}
+
+int exporter__write(struct exporter *e, const char *path, struct export_result *res)
+{
 	int err;
 
-	memset(res, 0, sizeof(*res));
-	st.p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
-	if (!st.p)
-		return -errno;
-	pprof__set_time(st.p, opts->time_nanos, opts->duration_nanos);
-	for (c = opts->comments; c && *c; c++) {
-		err = pprof__add_comment(st.p, *c);
-		if (err)
-			goto out;
-	}
-	calltrace_storage__process(traces, add_trace, &st);
-	err = st.err;
-	if (err)
-		goto out;
-	sample_table__for_each(samples, add_row, &st);
-	err = st.err;
-	if (err)
-		goto out;
-	res->locations = pprof__nr_locations(st.p);
-	res->functions = pprof__nr_functions(st.p);
-	res->mappings = pprof__nr_mappings(st.p);
-	err = pprof__write_gz(st.p, path);
-out:
-	pprof__free(st.p);
-	free(st.map);
-	free(st.locs);
+	e->result.locations = pprof__nr_locations(e->p);
+	e->result.functions = pprof__nr_functions(e->p);
+	e->result.mappings = pprof__nr_mappings(e->p);
+	err = pprof__write_gz(e->p, path);
+	*res = e->result;
 	return err;
+}
+
+void exporter__free(struct exporter *e)
+{
+	if (!e)
+		return;
+	pprof__free(e->p);
+	free(e->map);
+	free(e->locs);
+	free(e);
 }

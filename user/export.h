@@ -2,11 +2,10 @@
 /*
  * export - turn the collected traces and sample counts into a pprof file.
  *
- * Hands the call-trace storage's traces over (calltrace_storage__process()),
+ * Takes the call-trace storage's traces (calltrace_storage__process()),
  * symbolizes every frame, and writes one pprof Sample per sample_table row
  * with values (samples/count, cpu/nanoseconds) and labels thread_id,
- * thread_name and pid.  Runs on the collector's main thread with no drain
- * running.
+ * thread_name and pid.  Runs on the collector's main thread.
  */
 #ifndef CTXPROF_EXPORT_H
 #define CTXPROF_EXPORT_H
@@ -34,14 +33,33 @@ struct export_result {
 	size_t mappings;
 };
 
+struct exporter;
+
 /**
- * export_pprof() - write @path from @traces and @samples.
- * @traces: processed (handed over and cleared) by this call
- * @samples: read only
+ * exporter__begin() - start a profile: take every trace the storage hands
+ * over (calltrace_storage__process(): a rotation) and symbolize it.
+ * Call from the thread that owns @sym and runs the storage's processing.
+ * Return: the exporter, or NULL with errno set.  Pair with exporter__free().
+ */
+struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,
+				 const struct export_opts *opts);
+
+/**
+ * exporter__add_samples() - add one pprof Sample per row of @samples (a table
+ * no thread writes meanwhile).  Rows whose trace was not handed over are
+ * counted in export_result.no_trace and left out.
  * Return: 0 or -errno.
  */
-int export_pprof(struct calltrace_storage *traces, const struct sample_table *samples,
-		 struct symbolizer *sym, const struct export_opts *opts, const char *path,
-		 struct export_result *res);
+int exporter__add_samples(struct exporter *e, const struct sample_table *samples);
+
+/**
+ * exporter__write() - write the gzipped profile to @path (atomically) and
+ * report what it holds in @res.
+ * Return: 0 or -errno.
+ */
+int exporter__write(struct exporter *e, const char *path, struct export_result *res);
+
+/** exporter__free() - accepts NULL. */
+void exporter__free(struct exporter *e);
 
 #endif /* CTXPROF_EXPORT_H */

@@ -379,7 +379,7 @@ static bool mapping_eq(const struct pprof *p, uint32_t idx, const void *key)
 
 	return a->memory_start == b->memory_start && a->memory_limit == b->memory_limit &&
 	       a->file_offset == b->file_offset && a->filename == b->filename &&
-	       a->build_id == b->build_id && a->has_functions == b->has_functions;
+	       a->build_id == b->build_id;
 }
 
 static bool function_eq(const struct pprof *p, uint32_t idx, const void *key)
@@ -520,10 +520,13 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 	h = hash_mix(key.memory_start, key.memory_limit);
 	h = hash_mix(h, key.file_offset);
 	h = hash_mix(h, (uint64_t)key.filename << 32 | key.build_id);
-	hash = hash_final(hash_mix(h, key.has_functions));
+	hash = hash_final(h);
 	slot = id_table__lookup(&p->mapping_idx, hash, mapping_eq, p, &key);
-	if (slot)
+	if (slot) {
+		/* one unnamed frame is enough to let pprof symbolize the mapping again */
+		p->mappings[slot->ref - 1].has_functions &= key.has_functions;
 		return slot->ref;
+	}
 	if (p->nr_mappings >= PPROF_MAX_ENTRIES ||
 	    ARRAY_RESERVE(p->mappings, p->mappings_cap, p->nr_mappings + 1) ||
 	    id_table__insert(&p->mapping_idx, hash, p->nr_mappings))

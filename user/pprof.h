@@ -29,7 +29,9 @@ struct pprof_mapping {
 	uint64_t file_offset;
 	const char *filename; /* may be NULL */
 	const char *build_id; /* hex string, may be NULL */
-	int has_functions;    /* locations in it carry function names */
+	int has_functions;    /* this frame was named; the mapping is written with
+			       * has_functions only if every call for it said so,
+			       * so pprof may symbolize a partly named mapping again */
 };
 
 /* A sample label: exactly one of str or (num, num_unit) is used. */
@@ -64,7 +66,8 @@ int pprof__add_comment(struct pprof *p, const char *comment);
 /**
  * pprof__mapping() - intern a mapping.
  *
- * Mappings equal in every field get the same id.
+ * Mappings equal in every field but has_functions get the same id; the
+ * mapping's has_functions is the AND of every call's.
  * Return: the mapping id (>= 1), or 0 on allocation failure.
  */
 uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m);

@@ -17,16 +17,23 @@
 #include "cpus.h"
 #include "sampler.skel.h"
 
+/* a set of rings consumed by one thread */
+struct ring_part {
+	struct sampler *s;
+	struct ring_buffer *rb;
+	uint64_t nr_records; /* records handed to fn; written by the part's thread only */
+	void *ctx;	     /* the callback's argument for this part */
+};
+
 struct sampler {
 	struct sampler_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_part *parts;
+	int nr_parts;
 	struct bpf_link **links; /* one per online CPU */
 	int *ring_fds;		 /* one per possible CPU */
 	int nr_links;
 	int nr_possible;
-	uint64_t nr_records; /* records handed to fn */
 	sampler_record_fn fn;
-	void *ctx;
 };
 
 static const char *const stat_names[SAMPLER_STAT_MAX] = {
@@ -58,10 +65,10 @@ static void set_err(char *buf, size_t len, const char *fmt, ...)
 
 static int handle_record(void *ctx, void *data, size_t size)
 {
-	struct sampler *s = ctx;
+	struct ring_part *part = ctx;
 
-	s->nr_records++;
-	s->fn(s->ctx, data, size);
+	part->nr_records++;
+	part->s->fn(part->ctx, data, size);
 	return 0;
 }
 
@@ -102,10 +109,12 @@ static int create_rings(struct sampler *s, size_t ring_bytes, char *err_msg, siz
 	return err;
 }
 
-/* after load: put every ring into the outer array and into one consumer */
+/* after load: put every ring into the outer array, and ring i into part
+ * i % nr_parts, so each part's thread owns a fixed subset of the CPUs */
 static int register_rings(struct sampler *s, char *err_msg, size_t err_len)
 {
 	int outer = bpf_map__fd(s->skel->maps.rings);
+	struct ring_part *part;
 	int i, err;
 
 	for (i = 0; i < s->nr_possible; i++) {
@@ -115,11 +124,12 @@ static int register_rings(struct sampler *s, char *err_msg, size_t err_len)
 				strerror(-err));
 			return err;
 		}
-		if (!s->rb)
-			s->rb = ring_buffer__new(s->ring_fds[i], handle_record, s, NULL);
-		else if (ring_buffer__add(s->rb, s->ring_fds[i], handle_record, s))
+		part = &s->parts[i % s->nr_parts];
+		if (!part->rb)
+			part->rb = ring_buffer__new(s->ring_fds[i], handle_record, part, NULL);
+		else if (ring_buffer__add(part->rb, s->ring_fds[i], handle_record, part))
 			goto err_consumer;
-		if (!s->rb)
+		if (!part->rb)
 			goto err_consumer;
 	}
 	return 0;
@@ -174,8 +184,8 @@ out:
 	return err;
 }
 
-struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx,
-			      char *err_msg, size_t err_len)
+struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn,
+			      void *const *ctxs, char *err_msg, size_t err_len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = opts->btf_path);
 	struct sampler *s;
@@ -185,18 +195,26 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	if (!s)
 		return NULL;
 	s->fn = fn;
-	s->ctx = ctx;
 	s->nr_possible = libbpf_num_possible_cpus();
 	if (s->nr_possible <= 0) {
 		err = s->nr_possible ? s->nr_possible : -ENODEV;
 		set_err(err_msg, err_len, "cannot count possible CPUs: %s", strerror(-err));
 		goto err_free;
 	}
+	/* more parts than rings would leave a consumer with nothing to do */
+	s->nr_parts = opts->nr_parts < 1 ? 1 : opts->nr_parts;
+	if (s->nr_parts > s->nr_possible)
+		s->nr_parts = s->nr_possible;
 	s->links = calloc(s->nr_possible, sizeof(*s->links));
 	s->ring_fds = malloc(s->nr_possible * sizeof(*s->ring_fds));
-	if (!s->links || !s->ring_fds) {
+	s->parts = calloc(s->nr_parts, sizeof(*s->parts));
+	if (!s->links || !s->ring_fds || !s->parts) {
 		err = -ENOMEM;
 		goto err_free;
+	}
+	for (i = 0; i < s->nr_parts; i++) {
+		s->parts[i].s = s;
+		s->parts[i].ctx = ctxs[i];
 	}
 	for (i = 0; i < s->nr_possible; i++)
 		s->ring_fds[i] = -1;
@@ -238,16 +256,17 @@ err_free:
 	return NULL;
 }
 
-int sampler__poll(struct sampler *s, int timeout_ms)
+int sampler__poll(struct sampler *s, int part, int timeout_ms)
 {
+	struct ring_buffer *rb = s->parts[part].rb;
 	int n, m;
 
 	/* records submitted without wakeup are not signalled on epoll: wait
 	 * for the watermark or the timeout, then sweep every ring */
-	n = ring_buffer__poll(s->rb, timeout_ms);
+	n = ring_buffer__poll(rb, timeout_ms);
 	if (n < 0)
 		return n;
-	m = ring_buffer__consume(s->rb);
+	m = ring_buffer__consume(rb);
 	if (m < 0)
 		return m;
 	return n + m;
@@ -255,8 +274,8 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 
 int sampler__stop(struct sampler *s)
 {
-	uint64_t stats[SAMPLER_STAT_MAX];
-	int i, n, total = 0, err;
+	uint64_t stats[SAMPLER_STAT_MAX], records;
+	int i, p, n, total = 0, err;
 
 	for (i = 0; i < s->nr_links; i++) {
 		bpf_link__destroy(s->links[i]);
@@ -267,14 +286,18 @@ int sampler__stop(struct sampler *s)
 	 * handler; still, sweep until every record the BPF side counted as
 	 * emitted has arrived, so the counters reconcile (bounded: 1 s) */
 	for (i = 0; i < 100; i++) {
-		n = ring_buffer__consume(s->rb);
-		if (n < 0)
-			return n;
-		total += n;
+		records = 0;
+		for (p = 0; p < s->nr_parts; p++) {
+			n = ring_buffer__consume(s->parts[p].rb);
+			if (n < 0)
+				return n;
+			total += n;
+			records += s->parts[p].nr_records;
+		}
 		err = sampler__read_stats(s, stats);
 		if (err)
 			return err;
-		if (s->nr_records >= stats[SAMPLER_STAT_EMITTED])
+		if (records >= stats[SAMPLER_STAT_EMITTED])
 			break;
 		usleep(10000);
 	}
@@ -304,6 +327,11 @@ int sampler__read_stats(struct sampler *s, uint64_t *out)
 	return err;
 }
 
+int sampler__nr_parts(const struct sampler *s)
+{
+	return s->nr_parts;
+}
+
 int sampler__nr_cpus(const struct sampler *s)
 {
 	return s->nr_links;
@@ -323,12 +351,15 @@ void sampler__free(struct sampler *s)
 	if (s->links)
 		for (i = 0; i < s->nr_links; i++)
 			bpf_link__destroy(s->links[i]);
-	ring_buffer__free(s->rb);
+	if (s->parts)
+		for (i = 0; i < s->nr_parts; i++)
+			ring_buffer__free(s->parts[i].rb);
 	if (s->ring_fds)
 		for (i = 0; i < s->nr_possible; i++)
 			if (s->ring_fds[i] >= 0)
 				close(s->ring_fds[i]);
 	sampler_bpf__destroy(s->skel);
+	free(s->parts);
 	free(s->links);
 	free(s->ring_fds);
 	free(s);

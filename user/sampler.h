@@ -9,7 +9,10 @@
  * unless a ring passes a fill watermark; sampler__poll() sleeps on epoll with
  * a timeout and then consumes every ring, so wakeups stay rare.
  *
- * Single-threaded: one thread calls poll/consume and the callback runs on it.
+ * The rings are split into parts (ring i belongs to part i % nr_parts), each
+ * consumed by one thread: sampler__poll(s, part, ...) calls the callback on
+ * the calling thread with that part's context.  Different parts may be polled
+ * concurrently; one part by one thread at a time.
  */
 #ifndef CTXPROF_SAMPLER_H
 #define CTXPROF_SAMPLER_H
@@ -35,27 +38,30 @@ struct sampler_opts {
 	bool kernel_stacks;    /* capture kernel frames too */
 	size_t ring_bytes;     /* per-CPU ring size; a power of two >= page size */
 	const char *btf_path;  /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
+	int nr_parts;	       /* ring consumers (drain threads); capped at the CPU count */
 };
 
 /**
  * sampler__open() - load, configure and attach the sampler.
+ * @ctxs: the callback's argument for each part (opts->nr_parts entries)
  * @err_msg: on failure, receives a one-line reason for the user (may be NULL)
  * @err_len: its size
  * Return: the sampler, or NULL with errno set.  Pair with sampler__free().
  */
-struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx,
-			      char *err_msg, size_t err_len);
+struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn,
+			      void *const *ctxs, char *err_msg, size_t err_len);
 
 /**
- * sampler__poll() - wait up to @timeout_ms for a watermark wakeup, then
- * consume every ring.
+ * sampler__poll() - wait up to @timeout_ms for a watermark wakeup on one of
+ * @part's rings, then consume all of them.  Call from @part's thread only.
  * Return: records consumed (>= 0), or -errno (-EINTR when a signal came).
  */
-int sampler__poll(struct sampler *s, int timeout_ms);
+int sampler__poll(struct sampler *s, int part, int timeout_ms);
 
 /**
  * sampler__stop() - detach the perf events (no new samples), then consume
- * what the rings still hold.  After it, the counters are final.
+ * what every ring still holds, on the calling thread (no part may be polled
+ * concurrently).  After it, the counters are final.
  * Return: records consumed, or -errno.
  */
 int sampler__stop(struct sampler *s);
@@ -65,6 +71,9 @@ int sampler__stop(struct sampler *s);
  * Return: 0 or -errno.
  */
 int sampler__read_stats(struct sampler *s, uint64_t *out);
+
+/** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
+int sampler__nr_parts(const struct sampler *s);
 
 /** sampler__nr_cpus() - CPUs a perf event is attached on. */
 int sampler__nr_cpus(const struct sampler *s);

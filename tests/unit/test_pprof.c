@@ -883,11 +883,12 @@ static void pprof__mapping__equal_inputs__same_id_distinct_otherwise(void **stat
 	m = base;
 	m.filename = "/bin/false";
 	assert_int_equal(pprof__mapping(p, &m), 6);
+	/* has_functions is not identity: an unnamed frame clears the flag */
 	m = base;
 	m.has_functions = 0;
-	assert_int_equal(pprof__mapping(p, &m), 7);
+	assert_int_equal(pprof__mapping(p, &m), 1);
 	assert_int_equal(pprof__mapping(p, &base), 1);
-	assert_int_equal(pprof__nr_mappings(p), 7);
+	assert_int_equal(pprof__nr_mappings(p), 6);
 	pprof__free(p);
 }
 
