@@ -127,7 +127,8 @@ static void cli__parse__help__explains_every_option(void **state)
 	static const char *const opts[] = { "--pid",	   "--frequency", "--duration",
 					    "--output",    "--no-kernel", "--ring-size",
 					    "--max-stacks", "--btf",	   "--verbose",
-					    "--status",	   "default 99" };
+					    "--status",	   "default 99",  "--interval",
+					    "--output-dir", "--max-files", "--drain-threads" };
 	struct collector_opts o;
 	size_t i;
 
@@ -139,6 +140,30 @@ static void cli__parse__help__explains_every_option(void **state)
 	assert_non_null(strstr(out_buf, "ctxprof collector"));
 }
 
+static void cli__parse__continuous_mode__options_and_conflicts(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--pid", "1", "--interval", "5", "--output-dir", "/tmp",
+			       "--max-files", "3", "--drain-threads", "2", NULL),
+			 0);
+	assert_true(o.interval == 5);
+	assert_string_equal(o.output_dir, "/tmp");
+	assert_int_equal(o.max_files, 3);
+	assert_int_equal(o.drain_threads, 2);
+	assert_int_equal(parse(&o, "--pid", "1", NULL), 0);
+	assert_int_equal(o.max_files, CLI_DEFAULT_MAX_FILES);
+	assert_int_equal(o.drain_threads, CLI_DEFAULT_DRAIN_THREADS);
+	assert_int_equal(parse(&o, "--pid", "1", "--interval", "5", "-o", "x", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "with --interval use --output-dir"));
+	assert_int_equal(parse(&o, "--pid", "1", "--output-dir", "/tmp", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--output-dir is for --interval"));
+	assert_int_equal(parse(&o, "--pid", "1", "--interval", "0.5", NULL), -EINVAL);
+	assert_int_equal(parse(&o, "--pid", "1", "--drain-threads", "0", NULL), -EINVAL);
+	assert_int_equal(parse(&o, "--pid", "1", "--drain-threads", "65", NULL), -EINVAL);
+	assert_int_equal(parse(&o, "--pid", "1", "--max-files", "-1", NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +173,7 @@ int main(void)
 		cmocka_unit_test(cli__parse__missing_pid__error),
 		cmocka_unit_test(cli__parse__unknown_and_extra__error),
 		cmocka_unit_test(cli__parse__help__explains_every_option),
+		cmocka_unit_test(cli__parse__continuous_mode__options_and_conflicts),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "drain.h"
+
+struct rec_buf {
+	struct sample_record rec;
+	__u64 frames[SAMPLER_MAX_FRAMES];
+};
+
+static size_t fill(struct rec_buf *b, uint32_t tid, uint16_t nk, uint16_t nu)
+{
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->rec.pid = 100;
+	b->rec.tid = tid;
+	b->rec.nr_kframes = nk;
+	b->rec.nr_uframes = nu;
+	memcpy(b->rec.comm, "worker", 7);
+	for (i = 0; i < nk + nu; i++)
+		b->frames[i] = 0x1000 + i;
+	return sizeof(b->rec) + (size_t)(nk + nu) * sizeof(__u64);
+}
+
+static void sum_table(void *ctx, struct sample_table *t)
+{
+	*(uint64_t *)ctx += sample_table__nr_samples(t);
+}
+
+static void drains__record__valid_and_malformed__counted_by_reason(void **state)
+{
+	struct calltrace_storage *cs = calltrace_storage__new(64);
+	struct drains *d = drains__new(1, cs, 64);
+	void *ctx = drains__ctxs(d)[0];
+	struct drain_counters dc;
+	struct rec_buf b;
+	uint64_t rows = 0;
+	size_t size;
+
+	size = fill(&b, 1, 2, 3);
+	drains__record(ctx, &b.rec, size);
+	drains__record(ctx, &b.rec, size);
+	/* size shorter than the frames it claims */
+	drains__record(ctx, &b.rec, size - 8);
+	/* shorter than a header */
+	drains__record(ctx, &b.rec, 8);
+	/* frame counts above the BPF side's limits */
+	size = fill(&b, 1, SAMPLER_MAX_KSTACK + 1, 0);
+	drains__record(ctx, &b.rec, size);
+	size = fill(&b, 1, 0, SAMPLER_MAX_USTACK + 1);
+	drains__record(ctx, &b.rec, sizeof(b));
+	drains__counters(d, &dc);
+	assert_int_equal(dc.received, 6);
+	assert_int_equal(dc.drops[DRAIN_DROP_MALFORMED], 4);
+	drains__for_each_table(d, true, sum_table, &rows);
+	assert_int_equal(rows, 2);
+	drains__free(d);
+	calltrace_storage__free(cs);
+}
+
+static void drains__record__full_tables__dropped_with_reason(void **state)
+{
+	struct calltrace_storage *cs = calltrace_storage__new(16);
+	struct drains *d = drains__new(1, cs, 16);
+	void *ctx = drains__ctxs(d)[0];
+	struct drain_counters dc;
+	struct rec_buf b;
+	uint64_t rows = 0;
+	size_t size;
+	int i;
+
+	/* one stack on 40 threads: the sample table fills */
+	for (i = 0; i < 40; i++) {
+		size = fill(&b, 1000 + i, 0, 1);
+		drains__record(ctx, &b.rec, size);
+	}
+	/* 40 distinct stacks: the storage keeps some, drops the rest */
+	for (i = 0; i < 40; i++) {
+		size = fill(&b, 1, 0, 1);
+		b.frames[0] = 0x5000 + i;
+		drains__record(ctx, &b.rec, size);
+	}
+	drains__counters(d, &dc);
+	assert_int_equal(dc.received, 80);
+	assert_true(dc.drops[DRAIN_DROP_STACK_TABLE_FULL] > 0);
+	assert_true(dc.drops[DRAIN_DROP_SAMPLE_TABLE_FULL] > 0);
+	drains__for_each_table(d, true, sum_table, &rows);
+	/* every record is in a table or counted as dropped */
+	assert_int_equal(rows + dc.drops[DRAIN_DROP_STACK_TABLE_FULL] +
+				 dc.drops[DRAIN_DROP_SAMPLE_TABLE_FULL],
+			 80);
+	drains__free(d);
+	calltrace_storage__free(cs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(drains__record__valid_and_malformed__counted_by_reason),
+		cmocka_unit_test(drains__record__full_tables__dropped_with_reason),
+	};
+
+	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);
+}
