@@ -14,7 +14,6 @@
 #define CLI_MAX_FREQUENCY 100000 /* cpu-clock's hrtimer floor is 10 us */
 #define CLI_DEFAULT_RING_KIB 4096
 #define CLI_DEFAULT_MAX_STACKS (1u << 18)
-#define CLI_DEFAULT_MAX_ROWS (1u << 20)
 #define CLI_DEFAULT_MAX_FILES 100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS 64

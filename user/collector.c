@@ -357,7 +357,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 
 	c->sym = symbolizer__new(o->kernel);
 	c->traces = calltrace_storage__new(o->max_stacks);
-	c->drains = drains__new(o->drain_threads, c->traces, CLI_DEFAULT_MAX_ROWS);
+	/* a row is a (stack, thread) pair: as many as stacks is ample, and each
+	 * table stays small (10 MiB at the default) */
+	c->drains = drains__new(o->drain_threads, c->traces, o->max_stacks);
 	if (o->interval)
 		c->files = outfiles__new(o->output_dir ? o->output_dir : ".", o->pid,
 					 o->max_files);
