@@ -57,7 +57,7 @@ PPROF := $(OUTPUT)/pprof
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: collector $(WORKLOADS)
+all: collector $(WORKLOADS) libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
@@ -105,7 +105,7 @@ $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIBCOLLECTOR) | $(OUTPUT)/tests
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O1 -fno-omit-frame-pointer -fno-inline -std=gnu11 -D_GNU_SOURCE \
-		-Wall -Werror -Iinclude $< -lpthread -o $@
+		-Wall -Werror -Iinclude $< $(WORKLOAD_LIBS) -lpthread -o $@
 
 # the reference pprof tool, built offline from Debian's source package
 $(PPROF): | $(OUTPUT)
@@ -120,6 +120,11 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
 
 -include tests/unit/*.mk
+
+# workloads instrumented with libctxprof link it statically
+CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests
+$(CTXPROF_WORKLOADS): $(LIBCTXPROF_A)
+$(CTXPROF_WORKLOADS): WORKLOAD_LIBS = $(LIBCTXPROF_A)
 
 TEST_DEPS := all $(UNIT_BINS) $(FUZZ_BINS) $(PPROF) $(STRESS_BINS)
 

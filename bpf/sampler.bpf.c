@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "records.h"
+#include "ctxprof_abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -20,6 +21,7 @@ const volatile bool kernel_stacks = true; /* capture kernel frames */
 /* wake the collector only once a ring holds this many bytes; below it the
  * collector picks records up on its poll timer (per-event wakeups are costly) */
 const volatile __u64 wakeup_bytes = 0;
+const volatile bool read_context = true; /* read libctxprof context slots */
 
 /* one ring buffer per possible CPU; user/sampler.c creates and inserts them */
 struct ring {
@@ -53,6 +55,15 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* tid -> address of its libctxprof context slot in its process; kept by the
+ * collector from the registry regions it validated */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized before load */
+	__type(key, __u32);
+	__type(value, __u64);
+} ctx_slots SEC(".maps");
+
 static __always_inline void inc_stat(__u32 stat)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
@@ -61,6 +72,49 @@ static __always_inline void inc_stat(__u32 stat)
 	if (v)
 		*v += 1;
 }
+
+/*
+ * Read the thread's context slot with one bpf_probe_read_user and validate it
+ * as the seed's signal handler does.  We run on the writer's own CPU,
+ * between two of its instructions, so a valid checksum means one whole
+ * update; checksum 0 (no context, or a write in progress) and a mismatch are
+ * "no context", counted.  The slot is copied into the scratch record's frame
+ * area, which the stacks overwrite afterwards.
+ */
+static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
+{
+	struct ctxprof_context *c = (void *)rec->frames;
+	__u64 *addr;
+	int i;
+
+	rec->span_id = 0;
+	rec->local_root_span_id = 0;
+	for (i = 0; i < SAMPLER_NR_TAGS; i++)
+		rec->tags[i] = 0;
+	addr = bpf_map_lookup_elem(&ctx_slots, &tid);
+	if (!addr)
+		return;
+	if (bpf_probe_read_user(c, sizeof(*c), (const void *)*addr)) {
+		inc_stat(SAMPLER_STAT_CTX_READ_ERR);
+		return;
+	}
+	if (!c->checksum) {
+		inc_stat(SAMPLER_STAT_CTX_EMPTY);
+		return;
+	}
+	if (c->checksum != ctxprof_context_checksum(c->span_id, c->local_root_span_id)) {
+		inc_stat(SAMPLER_STAT_CTX_TORN);
+		return;
+	}
+	rec->span_id = c->span_id;
+	rec->local_root_span_id = c->local_root_span_id;
+	for (i = 0; i < SAMPLER_NR_TAGS; i++)
+		rec->tags[i] = c->tags[i];
+	rec->flags |= SAMPLE_F_CONTEXT;
+	inc_stat(SAMPLER_STAT_CTX_OK);
+}
+
+_Static_assert(SAMPLER_NR_TAGS == CTXPROF_MAX_TAGS, "a sample carries every tag of a slot");
 
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
@@ -99,6 +153,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	rec->flags = 0;
 	rec->reserved = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	if (read_context)
+		read_ctx(rec, tid);
 
 	if (kernel_stacks) {
 		len = bpf_get_stack(ctx, rec->frames, SAMPLER_MAX_KSTACK * sizeof(__u64), 0);

@@ -25,6 +25,10 @@
 /* record flags */
 #define SAMPLE_F_USTACK_TRUNCATED (1u << 0) /* user stack hit SAMPLER_MAX_USTACK */
 #define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
+#define SAMPLE_F_CONTEXT (1u << 2) /* span_id, local_root_span_id and tags are valid */
+
+/* tag ids carried per sample: as many as a context slot has (include/ctxprof_abi.h) */
+#define SAMPLER_NR_TAGS 10
 
 /*
  * One CPU sample as written into the ring buffer of the CPU it was taken on.
@@ -43,11 +47,18 @@ struct sample_record {
 	__u32 flags;		      /* SAMPLE_F_* */
 	__u32 reserved;		      /* zero; keeps frames 8-byte aligned */
 	char comm[SAMPLER_COMM_LEN]; /* thread name at sample time */
+	/* the thread's trace context, read from its libctxprof slot; all zero
+	 * unless flags has SAMPLE_F_CONTEXT */
+	__u64 span_id;
+	__u64 local_root_span_id;
+	__u32 tags[SAMPLER_NR_TAGS]; /* interned tag ids, 0: unset */
 	__u64 frames[];		      /* nr_kframes + nr_uframes addresses */
 };
 
-_Static_assert(sizeof(struct sample_record) == 48, "sample_record ABI");
-_Static_assert(__builtin_offsetof(struct sample_record, frames) == 48, "sample_record ABI");
+_Static_assert(sizeof(struct sample_record) == 104, "sample_record ABI");
+_Static_assert(__builtin_offsetof(struct sample_record, span_id) == 48, "sample_record ABI");
+_Static_assert(__builtin_offsetof(struct sample_record, tags) == 64, "sample_record ABI");
+_Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_record ABI");
 
 #define SAMPLE_RECORD_MAX_SIZE (sizeof(struct sample_record) + SAMPLER_MAX_FRAMES * sizeof(__u64))
 
@@ -69,6 +80,12 @@ enum sampler_stat {
 	SAMPLER_STAT_USTACK_ERR,    /* bpf_get_stack(user) failed; sample kept without user frames */
 	SAMPLER_STAT_KSTACK_ERR,    /* bpf_get_stack(kernel) failed; sample kept without kernel frames */
 	SAMPLER_STAT_FILTERED,	    /* ticks on other tasks (not lost: not profiled) */
+	/* trace context, for samples of threads with a registered slot; the
+	 * sample is kept in every case, with context only when CTX_OK */
+	SAMPLER_STAT_CTX_OK,	    /* a valid context was read */
+	SAMPLER_STAT_CTX_EMPTY,	    /* checksum 0: no context set, or a write in progress */
+	SAMPLER_STAT_CTX_TORN,	    /* checksum mismatch: a torn read, rejected */
+	SAMPLER_STAT_CTX_READ_ERR,  /* the slot could not be read (unmapped, paged out) */
 	SAMPLER_STAT_MAX,
 };
 

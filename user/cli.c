@@ -20,6 +20,7 @@ enum {
 	OPT_OUTPUT_DIR,
 	OPT_MAX_FILES,
 	OPT_DRAIN_THREADS,
+	OPT_NO_CONTEXT,
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +33,7 @@ static const struct option long_opts[] = {
 	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
 	{ "drain-threads", required_argument, NULL, OPT_DRAIN_THREADS },
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "no-context", no_argument, NULL, OPT_NO_CONTEXT },
 	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "btf", required_argument, NULL, OPT_BTF },
@@ -75,6 +77,8 @@ static void usage(FILE *f, const char *prog)
 		"                         a subset of the CPUs, 1-%d (default %d: one thread\n"
 		"                         keeps up with well over 100k samples/s)\n"
 		"      --no-kernel        do not capture kernel frames\n"
+		"      --no-context       do not read the trace context (span ids, tags) that\n"
+		"                         applications publish through libctxprof\n"
 		"      --ring-size KIB    per-CPU ring buffer size in KiB, a power of two\n"
 		"                         >= 64 (default %d); raise it if ring_full drops show\n"
 		"      --max-stacks N     distinct stacks kept per interval, and (stack, thread)\n"
@@ -122,6 +126,7 @@ static void set_defaults(struct collector_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->frequency = CLI_DEFAULT_FREQUENCY;
 	opts->kernel = true;
+	opts->context = true;
 	opts->ring_kib = CLI_DEFAULT_RING_KIB;
 	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
 	opts->status = -1;
@@ -200,6 +205,9 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_NO_KERNEL:
 			opts->kernel = false;
+			break;
+		case OPT_NO_CONTEXT:
+			opts->context = false;
 			break;
 		case OPT_RING_SIZE:
 			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))

@@ -28,6 +28,7 @@ struct collector_opts {
 	unsigned int max_files;	 /* --max-files, with --interval; 0: keep all */
 	unsigned int drain_threads; /* --drain-threads */
 	bool kernel;		 /* false with --no-kernel */
+	bool context;		 /* false with --no-context */
 	size_t ring_kib;	 /* --ring-size */
 	size_t max_stacks;	 /* --max-stacks */
 	const char *btf_path;	 /* --btf */

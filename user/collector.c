@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "app_context.h"
 #include "calltrace_storage.h"
 #include "cli.h"
 #include "drain.h"
@@ -41,6 +42,7 @@ struct collector {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct outfiles *files;
+	struct app_context *app; /* NULL with --no-context */
 	uint64_t exported;  /* samples written into profiles so far */
 	uint64_t no_trace;  /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
@@ -223,6 +225,22 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
+	if (c->app) {
+		struct app_context_stats as;
+
+		app_context__stats(c->app, &as);
+		fprintf(stderr,
+			"ctxprof: trace context: %llu samples with a valid context, %llu empty, "
+			"%llu torn (rejected), %llu unreadable; %llu regions (%llu refused), "
+			"%llu threads, %llu tags, %llu span events, %llu lane errors\n",
+			(unsigned long long)st[SAMPLER_STAT_CTX_OK],
+			(unsigned long long)st[SAMPLER_STAT_CTX_EMPTY],
+			(unsigned long long)st[SAMPLER_STAT_CTX_TORN],
+			(unsigned long long)st[SAMPLER_STAT_CTX_READ_ERR],
+			(unsigned long long)as.regions, (unsigned long long)as.regions_rejected,
+			(unsigned long long)as.threads, (unsigned long long)as.tags,
+			(unsigned long long)as.span_events, (unsigned long long)as.lane_errors);
+	}
 	fprintf(stderr,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
@@ -271,6 +289,11 @@ static void clear_table(void *ctx, struct sample_table *t)
  * here was counted before the flip, so its trace was put before it too.
  * @final: the drains are stopped; export every table.
  */
+static int tag_name(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value)
+{
+	return app_context__tag(ctx, pid, id, key, value);
+}
+
 static int export_profile(struct collector *c, const char *path, int64_t wall_start,
 			  double duration, bool final)
 {
@@ -282,6 +305,9 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	int err;
 
 	sampler__read_stats(c->sampler, st);
+	/* the dictionary may have named new tags since the last poll */
+	if (c->app)
+		app_context__poll(c->app);
 	snprintf(comment, sizeof(comment),
 		 "ctxprof collector: pid %d, %u Hz, %.1f s; %llu samples taken since start",
 		 c->opts.pid, c->opts.frequency, duration,
@@ -292,6 +318,8 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 				    .time_nanos = wall_start,
 				    .duration_nanos = (int64_t)(duration * 1e9),
 				    .comments = comments,
+				    .tag_name = c->app ? tag_name : NULL,
+				    .tag_ctx = c->app,
 			    });
 	if (!e)
 		return -errno;
@@ -353,6 +381,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.ring_bytes = o->ring_kib * 1024,
 		.btf_path = o->btf_path,
 		.nr_parts = o->drain_threads,
+		.read_context = o->context,
 	};
 
 	c->sym = symbolizer__new(o->kernel);
@@ -377,6 +406,15 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 				   err_len);
 	if (!c->sampler)
 		return -errno;
+	if (o->context) {
+		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
+		if (!c->app) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		app_context__scan(c->app, o->pid);
+		app_context__poll(c->app);
+	}
 	return drains__start(c->drains, c->sampler, POLL_MS);
 }
 
@@ -458,8 +496,14 @@ int main(int argc, char **argv)
 		if (elapsed - last_tick >= 1.0) {
 			/* catch libraries loaded since: cheap when the maps text is unchanged */
 			symbolizer__snapshot(c.sym, o->pid);
+			/* and a libctxprof region created since */
+			if (c.app)
+				app_context__scan(c.app, o->pid);
 			last_tick = elapsed;
 		}
+		/* new threads get their slot into the sampler's map within a poll */
+		if (c.app)
+			app_context__poll(c.app);
 		if (o->interval && elapsed - interval_start >= o->interval) {
 			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
 			if (err) {
@@ -501,6 +545,7 @@ int main(int argc, char **argv)
 
 cleanup:
 	drains__free(c.drains);
+	app_context__free(c.app);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);

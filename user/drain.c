@@ -74,7 +74,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		return;
 	}
 	t = d->tables[atomic_load_explicit(&d->active, memory_order_relaxed)];
-	if (sample_table__add(t, trace_id, rec->pid, rec->tid, rec->comm))
+	if (sample_table__add(t, trace_id, rec))
 		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
 }
 

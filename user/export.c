@@ -22,6 +22,9 @@ struct exporter {
 	uint64_t *locs;
 	size_t nr_locs, cap_locs;
 	uint64_t period_ns;
+	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
+			const char **value);
+	void *tag_ctx;
 	int err;
 	struct export_result *res;
 	struct export_result result;
@@ -154,16 +157,48 @@ static void add_trace(void *ctx, const struct calltrace *t)
 	st->res->traces++;
 }
 
+/* labels of a row: thread, process, and its trace context when it has one */
+static size_t row_labels(const struct exporter *st, const struct sample_row *row,
+			 struct pprof_label *labels, char (*hex)[17])
+{
+	const char *key, *value;
+	size_t n = 0;
+	int i;
+
+	labels[n++] = (struct pprof_label){ .key = "thread_id", .num = row->tid };
+	labels[n++] = (struct pprof_label){ .key = "thread_name", .str = row->comm };
+	labels[n++] = (struct pprof_label){ .key = "pid", .num = row->pid };
+	if (!row->has_context)
+		return n;
+	if (row->span_id) {
+		snprintf(hex[0], sizeof(hex[0]), "%016llx", (unsigned long long)row->span_id);
+		labels[n++] = (struct pprof_label){ .key = "span_id", .str = hex[0] };
+	}
+	if (row->local_root_span_id) {
+		snprintf(hex[1], sizeof(hex[1]), "%016llx",
+			 (unsigned long long)row->local_root_span_id);
+		labels[n++] = (struct pprof_label){ .key = "local_root_span_id", .str = hex[1] };
+	}
+	for (i = 0; i < SAMPLER_NR_TAGS; i++) {
+		if (!row->tags[i])
+			continue;
+		if (st->tag_name && !st->tag_name(st->tag_ctx, row->pid, row->tags[i], &key, &value))
+			labels[n++] = (struct pprof_label){ .key = key, .str = value };
+		else
+			labels[n++] = (struct pprof_label){ .key = "ctxprof_tag_id",
+							    .num = row->tags[i] };
+	}
+	return n;
+}
+
 static void add_row(void *ctx, const struct sample_row *row)
 {
 	struct exporter *st = ctx;
 	const struct trace_locs *tl;
-	struct pprof_label labels[] = {
-		{ .key = "thread_id", .num = row->tid },
-		{ .key = "thread_name", .str = row->comm },
-		{ .key = "pid", .num = row->pid },
-	};
+	struct pprof_label labels[5 + SAMPLER_NR_TAGS];
+	char hex[2][17];
 	int64_t values[2] = { (int64_t)row->count, (int64_t)(row->count * st->period_ns) };
+	size_t n;
 
 	if (st->err)
 		return;
@@ -172,8 +207,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 		st->res->no_trace += row->count;
 		return;
 	}
-	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels,
-				    sizeof(labels) / sizeof(labels[0]));
+	n = row_labels(st, row, labels, hex);
+	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
 	if (st->err)
 		return;
 	st->res->samples += row->count;
@@ -196,6 +231,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 		return NULL;
 	e->sym = sym;
 	e->period_ns = opts->period_ns;
+	e->tag_name = opts->tag_name;
+	e->tag_ctx = opts->tag_ctx;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {

@@ -4,8 +4,13 @@
  *
  * Takes the call-trace storage's traces (calltrace_storage__process()),
  * symbolizes every frame, and writes one pprof Sample per sample_table row
- * with values (samples/count, cpu/nanoseconds) and labels thread_id,
- * thread_name and pid.  Runs on the collector's main thread.
+ * with values (samples/count, cpu/nanoseconds) and labels:
+ *   thread_id (number), thread_name, pid (number) on every sample;
+ *   span_id and local_root_span_id (16 lowercase hex digits, the form
+ *   Pyroscope's otel-profiling-go uses) on samples taken inside a span;
+ *   one label per tag, key and value as the application interned them (a
+ *   tag the dictionary has not named yet is "ctxprof_tag_id" = its number).
+ * Runs on the collector's main thread.
  */
 #ifndef CTXPROF_EXPORT_H
 #define CTXPROF_EXPORT_H
@@ -21,6 +26,11 @@ struct export_opts {
 	int64_t time_nanos;	/* wall-clock start of the profile */
 	int64_t duration_nanos; /* its length */
 	const char *const *comments; /* NULL-terminated, may be NULL */
+	/* names tag @id of process @pid: 0 with *key, *value set, else -ENOENT;
+	 * NULL when no tag can be named */
+	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
+			const char **value);
+	void *tag_ctx;
 };
 
 struct export_result {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sample_table.h"
@@ -14,11 +15,28 @@ struct sample_table {
 	uint64_t nr_samples;
 };
 
-static uint64_t row_hash(uint64_t trace_id, uint32_t tid)
+static uint64_t row_hash(uint64_t trace_id, const struct sample_record *rec, bool ctx)
 {
-	uint64_t h = trace_id * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)tid * 0xc2b2ae3d27d4eb4fULL);
+	uint64_t h = trace_id * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)rec->tid * 0xc2b2ae3d27d4eb4fULL);
+	int i;
 
+	if (ctx) {
+		h ^= rec->span_id * 0xff51afd7ed558ccdULL;
+		h ^= (rec->local_root_span_id >> 7) * 0xc4ceb9fe1a85ec53ULL;
+		for (i = 0; i < SAMPLER_NR_TAGS; i++)
+			h = (h ^ rec->tags[i]) * 0x100000001b3ULL;
+	}
 	return h ^ (h >> 29);
+}
+
+static bool row_match(const struct sample_row *r, uint64_t trace_id,
+		      const struct sample_record *rec, bool ctx)
+{
+	if (r->trace_id != trace_id || r->tid != rec->tid || r->has_context != ctx)
+		return false;
+	return !ctx || (r->span_id == rec->span_id &&
+			r->local_root_span_id == rec->local_root_span_id &&
+			!memcmp(r->tags, rec->tags, sizeof(r->tags)));
 }
 
 struct sample_table *sample_table__new(size_t capacity)
@@ -54,10 +72,11 @@ void sample_table__free(struct sample_table *t)
 	free(t);
 }
 
-int sample_table__add(struct sample_table *t, uint64_t trace_id, uint32_t pid, uint32_t tid,
-		      const char *comm)
+int sample_table__add(struct sample_table *t, uint64_t trace_id,
+		      const struct sample_record *rec)
 {
-	size_t mask = t->capacity - 1, i = row_hash(trace_id, tid) & mask;
+	bool ctx = rec->flags & SAMPLE_F_CONTEXT;
+	size_t mask = t->capacity - 1, i = row_hash(trace_id, rec, ctx) & mask;
 	struct sample_row *r;
 	size_t n;
 
@@ -65,19 +84,25 @@ int sample_table__add(struct sample_table *t, uint64_t trace_id, uint32_t pid, u
 		r = &t->rows[i];
 		if (!r->count)
 			break;
-		if (r->trace_id == trace_id && r->tid == tid)
+		if (row_match(r, trace_id, rec, ctx))
 			goto found;
 	}
 	if (t->nr_rows >= t->max_rows)
 		return -ENOSPC;
 	r->trace_id = trace_id;
-	r->pid = pid;
-	r->tid = tid;
+	r->pid = rec->pid;
+	r->tid = rec->tid;
+	r->has_context = ctx;
+	if (ctx) {
+		r->span_id = rec->span_id;
+		r->local_root_span_id = rec->local_root_span_id;
+		memcpy(r->tags, rec->tags, sizeof(r->tags));
+	}
 	t->nr_rows++;
 found:
 	/* a thread can rename itself: keep the name it had at its latest sample */
-	n = strnlen(comm, sizeof(r->comm) - 1);
-	memcpy(r->comm, comm, n);
+	n = strnlen(rec->comm, sizeof(r->comm) - 1);
+	memcpy(r->comm, rec->comm, n);
 	memset(r->comm + n, 0, sizeof(r->comm) - n);
 	r->count++;
 	t->nr_samples++;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * sample_table - sample counts per (trace id, thread), the rows of the pprof
- * file: each row becomes one pprof Sample with thread_id, thread_name and pid
- * labels and its count.
+ * sample_table - sample counts per (trace id, thread, trace context), the
+ * rows of the pprof file: each row becomes one pprof Sample with its labels
+ * (thread, process, span, tags) and its count.
  *
  * Fixed capacity, allocated up front: adding a sample is a hash and a probe,
  * never an allocation.  A full table refuses the sample and counts it.
@@ -15,12 +15,17 @@
 #include <stdint.h>
 #include "records.h"
 
+/* a row's identity is (trace_id, tid, span_id, local_root_span_id, tags) */
 struct sample_row {
 	uint64_t trace_id;
 	uint64_t count;
 	uint32_t pid;
 	uint32_t tid;
 	char comm[SAMPLER_COMM_LEN]; /* thread name at the latest sample */
+	uint64_t span_id;	     /* 0: the samples had no trace context */
+	uint64_t local_root_span_id;
+	uint32_t tags[SAMPLER_NR_TAGS];
+	uint32_t has_context;	     /* the samples carried a valid context */
 };
 
 struct sample_table;
@@ -34,13 +39,12 @@ struct sample_table *sample_table__new(size_t capacity);
 void sample_table__free(struct sample_table *t);
 
 /**
- * sample_table__add() - count one sample of @trace_id on thread @tid.
- * @comm: the thread's name, at most SAMPLER_COMM_LEN bytes read, need not be
- *	NUL-terminated
+ * sample_table__add() - count sample @rec, whose stack is @trace_id: its
+ * thread, name and (when SAMPLE_F_CONTEXT) trace context come from @rec.
  * Return: 0, or -ENOSPC when the table is full (the sample is not counted).
  */
-int sample_table__add(struct sample_table *t, uint64_t trace_id, uint32_t pid, uint32_t tid,
-		      const char *comm);
+int sample_table__add(struct sample_table *t, uint64_t trace_id,
+		      const struct sample_record *rec);
 
 /** sample_table__for_each() - call @fn on every row. */
 void sample_table__for_each(const struct sample_table *t,

@@ -45,6 +45,10 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_USTACK_ERR] = "user_stack_error",
 	[SAMPLER_STAT_KSTACK_ERR] = "kernel_stack_error",
 	[SAMPLER_STAT_FILTERED] = "filtered",
+	[SAMPLER_STAT_CTX_OK] = "context_ok",
+	[SAMPLER_STAT_CTX_EMPTY] = "context_empty",
+	[SAMPLER_STAT_CTX_TORN] = "context_torn",
+	[SAMPLER_STAT_CTX_READ_ERR] = "context_read_error",
 };
 
 const char *sampler_stat_name(enum sampler_stat stat)
@@ -227,6 +231,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	}
 	s->skel->rodata->target_tgid = opts->pid;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
+	s->skel->rodata->read_context = opts->read_context;
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
@@ -325,6 +330,11 @@ int sampler__read_stats(struct sampler *s, uint64_t *out)
 	}
 	free(vals);
 	return err;
+}
+
+int sampler__ctx_map_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.ctx_slots);
 }
 
 int sampler__nr_parts(const struct sampler *s)

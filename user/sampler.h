@@ -39,6 +39,7 @@ struct sampler_opts {
 	size_t ring_bytes;     /* per-CPU ring size; a power of two >= page size */
 	const char *btf_path;  /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
 	int nr_parts;	       /* ring consumers (drain threads); capped at the CPU count */
+	bool read_context;     /* read the libctxprof context slots in sampler__ctx_map_fd() */
 };
 
 /**
@@ -71,6 +72,12 @@ int sampler__stop(struct sampler *s);
  * Return: 0 or -errno.
  */
 int sampler__read_stats(struct sampler *s, uint64_t *out);
+
+/**
+ * sampler__ctx_map_fd() - the BPF hash map tid -> user address of the
+ * thread's libctxprof context slot (u32 -> u64) the sampler reads.
+ */
+int sampler__ctx_map_fd(const struct sampler *s);
 
 /** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
 int sampler__nr_parts(const struct sampler *s);

@@ -26,15 +26,34 @@ static void sum_rows(void *ctx, const struct sample_row *r)
 	}
 }
 
+/* a sample of thread @tid named @comm; context when span is not 0 */
+static const struct sample_record *rec(uint32_t tid, const char *comm, uint64_t span,
+				       uint32_t tag0)
+{
+	static struct sample_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = 1;
+	r.tid = tid;
+	strncpy(r.comm, comm, sizeof(r.comm));
+	if (span) {
+		r.flags = SAMPLE_F_CONTEXT;
+		r.span_id = span;
+		r.local_root_span_id = span + 1;
+		r.tags[0] = tag0;
+	}
+	return &r;
+}
+
 static void add__same_trace_and_thread__one_row_counted(void **state)
 {
 	struct sample_table *t = sample_table__new(64);
 	struct sum s = {};
 
-	assert_int_equal(sample_table__add(t, 7, 1, 100, "old"), 0);
-	assert_int_equal(sample_table__add(t, 7, 1, 100, "renamed"), 0);
-	assert_int_equal(sample_table__add(t, 7, 1, 101, "other"), 0);
-	assert_int_equal(sample_table__add(t, 8, 1, 100, "renamed"), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0)), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(s.rows, 3);
 	assert_int_equal(s.samples, 4);
@@ -47,11 +66,11 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 static void add__unterminated_comm__terminated(void **state)
 {
 	struct sample_table *t = sample_table__new(16);
-	char comm[SAMPLER_COMM_LEN];
+	struct sample_record r = { .tid = 100 };
 	struct sum s = {};
 
-	memset(comm, 'x', sizeof(comm));
-	assert_int_equal(sample_table__add(t, 7, 1, 100, comm), 0);
+	memset(r.comm, 'x', sizeof(r.comm));
+	assert_int_equal(sample_table__add(t, 7, &r), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(strlen(s.comm_of_7_100), SAMPLER_COMM_LEN - 1);
 	sample_table__free(t);
@@ -63,14 +82,54 @@ static void add__full__enospc_existing_rows_still_count(void **state)
 	int i, full = 0;
 
 	for (i = 0; i < 20; i++)
-		if (sample_table__add(t, 1000 + i, 1, 1, "t") == -ENOSPC)
+		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0)) == -ENOSPC)
 			full++;
 	assert_int_equal(full, 8);
 	assert_int_equal(sample_table__nr_rows(t), 12);
-	assert_int_equal(sample_table__add(t, 1000, 1, 1, "t"), 0);
+	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0)), 0);
 	sample_table__clear(t);
 	assert_int_equal(sample_table__nr_rows(t), 0);
-	assert_int_equal(sample_table__add(t, 5000, 1, 1, "t"), 0);
+	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0)), 0);
+	sample_table__free(t);
+}
+
+struct ctx_rows {
+	uint64_t no_ctx, span5, span6_tag3, span6_tag4;
+};
+
+static void count_ctx_rows(void *ctx, const struct sample_row *r)
+{
+	struct ctx_rows *c = ctx;
+
+	if (!r->has_context) {
+		assert_int_equal(r->span_id, 0);
+		c->no_ctx += r->count;
+	} else if (r->span_id == 5) {
+		assert_int_equal(r->local_root_span_id, 6);
+		c->span5 += r->count;
+	} else if (r->span_id == 6 && r->tags[0] == 3) {
+		c->span6_tag3 += r->count;
+	} else if (r->span_id == 6 && r->tags[0] == 4) {
+		c->span6_tag4 += r->count;
+	}
+}
+
+static void add__context__rows_split_by_span_and_tags(void **state)
+{
+	struct sample_table *t = sample_table__new(64);
+	struct ctx_rows c = {};
+
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4)), 0);
+	assert_int_equal(sample_table__nr_rows(t), 4);
+	sample_table__for_each(t, count_ctx_rows, &c);
+	assert_int_equal(c.no_ctx, 1);
+	assert_int_equal(c.span5, 2);
+	assert_int_equal(c.span6_tag3, 1);
+	assert_int_equal(c.span6_tag4, 1);
 	sample_table__free(t);
 }
 
@@ -80,6 +139,7 @@ int main(void)
 		cmocka_unit_test(add__same_trace_and_thread__one_row_counted),
 		cmocka_unit_test(add__unterminated_comm__terminated),
 		cmocka_unit_test(add__full__enospc_existing_rows_still_count),
+		cmocka_unit_test(add__context__rows_split_by_span_and_tags),
 	};
 
 	return cmocka_run_group_tests_name("sample_table", tests, NULL, NULL);

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * requests - a fake service instrumented with libctxprof.
+ *
+ * Worker threads serve requests one after another.  Each request is a span
+ * with its own id and runs one handler chosen by the request's kind; the
+ * kind is also in the span id's low byte (1 checkout, 2 search, 3 login), so
+ * a profile can be checked without a log: a sample labeled with span X must
+ * have X's handler on its stack.  Between requests a thread works outside
+ * any span (between_requests), and those samples must carry no span label.
+ * The endpoint is a tag: key "endpoint", value "/checkout" etc.
+ *
+ * Usage: requests [--threads N] [--seconds S]   (default: 4 threads, forever)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ctxprof.h"
+
+static volatile uint64_t sink;
+static volatile int done;
+static double seconds;
+static uint32_t endpoint_tag[4];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __attribute__((noinline)) void burn(double ms)
+{
+	volatile uint64_t x = 0;
+	double end = now() + ms / 1e3;
+
+	while (now() < end)
+		x = x + 1;
+	sink += x;
+}
+
+static __attribute__((noinline)) void handle_checkout(void)
+{
+	burn(3);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void handle_search(void)
+{
+	burn(2);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void handle_login(void)
+{
+	burn(1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void between_requests(void)
+{
+	burn(1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void (*const handlers[4])(void) = { NULL, handle_checkout, handle_search, handle_login };
+
+static void *worker(void *arg)
+{
+	uint64_t thread = (uintptr_t)arg, n, span, root;
+	unsigned int kind;
+
+	for (n = 1; !done; n++) {
+		kind = 1 + n % 3;
+		/* unique per thread and request; the low byte says the kind */
+		span = (thread << 48) | (n << 8) | kind;
+		root = span ^ 0x5a5a000000000000ull;
+		ctxprof_span_enter(span, root);
+		ctxprof_set_tag(0, endpoint_tag[kind]);
+		handlers[kind]();
+		ctxprof_clear_tag(0);
+		ctxprof_span_exit(span, 0);
+		between_requests();
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const endpoints[4] = { NULL, "/checkout", "/search", "/login" };
+	int threads = 4, i;
+	pthread_t t[64];
+	double end;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else {
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (threads < 1 || threads > 64)
+		return 2;
+	for (i = 1; i < 4; i++)
+		endpoint_tag[i] = ctxprof_intern_tag("endpoint", endpoints[i]);
+	/* the dictionary records sit in this thread's detail lane: hand them over */
+	ctxprof_flush();
+	for (i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
+			return 1;
+	if (seconds > 0) {
+		end = now() + seconds;
+		while (now() < end) {
+			struct timespec ts = { 0, 50000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		done = 1;
+	}
+	for (i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * app_context - the collector's side of libctxprof: find a target's registry
+ * region, keep the sampler's tid -> context slot map current, and drain the
+ * region's lanes (tag dictionary, span events).
+ *
+ * The region is the application's memory and is hostile: it is only mapped
+ * when it is a sealed memfd (so it can neither shrink under us nor be a file
+ * whose reads block), every field is validated by user/ctxprof_region.c, and
+ * a tid a slot claims is only put into the BPF map once /proc/PID/task/TID
+ * shows it is a thread of that process (else the app could make the sampler
+ * read another task's memory at an address of its choosing).
+ *
+ * Main thread only: no locks inside.
+ */
+#ifndef CTXPROF_APP_CONTEXT_H
+#define CTXPROF_APP_CONTEXT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct app_context;
+
+struct app_context_stats {
+	uint64_t regions;	    /* regions mapped and validated */
+	uint64_t regions_rejected;  /* regions found but refused (see the -v log) */
+	uint64_t threads;	    /* tids currently in the sampler's map */
+	uint64_t threads_rejected;  /* slot tids that are not threads of the process */
+	uint64_t map_full;	    /* tids that did not fit in the sampler's map */
+	uint64_t span_events;	    /* span begin/end events drained */
+	uint64_t tags;		    /* distinct tag ids known */
+	uint64_t tags_dropped;	    /* dictionary records refused (table full, bad id) */
+	uint64_t lane_errors;	    /* malformed lane content skipped (all reasons) */
+};
+
+/**
+ * app_context__new() - @ctx_map_fd: the sampler's tid -> slot address map.
+ * @verbose: log refused regions on stderr
+ * Return: NULL with errno set on failure.  Pair with app_context__free().
+ */
+struct app_context *app_context__new(int ctx_map_fd, int verbose);
+
+/**
+ * app_context__scan() - look for libctxprof regions in @pid's mappings and
+ * map the new ones.  Cheap when there is none; call now and then (a process
+ * creates its region at its first ctxprof call).
+ * Return: 0, or -errno (-ESRCH: the process is gone).
+ */
+int app_context__scan(struct app_context *a, pid_t pid);
+
+/**
+ * app_context__poll() - bring the tid -> slot map up to date with the
+ * regions' registered threads and drain their lanes.  Never blocks.
+ */
+void app_context__poll(struct app_context *a);
+
+/**
+ * app_context__tag() - the key and value of tag @id of process @pid.
+ * Return: 0 with *key and *value set (owned by @a, valid until free), or
+ * -ENOENT when the dictionary has not (yet) named it.
+ */
+int app_context__tag(const struct app_context *a, pid_t pid, uint32_t id, const char **key,
+		     const char **value);
+
+void app_context__stats(const struct app_context *a, struct app_context_stats *st);
+
+void app_context__free(struct app_context *a);
+
+#endif /* CTXPROF_APP_CONTEXT_H */
