@@ -149,7 +149,7 @@ demo: deps
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)$(MAKE) --no-print-directory all $(PPROF) $(UNIT_EXTRA)
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 format:

@@ -4,7 +4,12 @@
 #     at 99 and 999 Hz, next to `perf record -g` at the same frequencies;
 #  2. BPF run time per sample (kernel.bpf_stats_enabled) of our sampler next to
 #     bpftrace's `profile:hz:999 { @[ustack, kstack] = count(); }`;
-#  3. the collector's own CPU time per sample.
+#  3. the collector's own CPU time per sample;
+#  4. the BPF cost of reading the trace context: run time per sample with and
+#     without it (--no-context), on the libctxprof-instrumented requests workload;
+#  5. the micro-benchmarks of the hot data structures, each with its baseline
+#     (context update vs a seq_cst store, call-trace put vs a mutex table,
+#     thread registry lookup vs an rwlock registry) when they are built.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,6 +87,21 @@ kill $wl; wait $wl 2> /dev/null || true
 our_per=$(awk -v c="$our_cnt" -v t="$our_ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }')
 bt_per=$(awk -v c="$bt_cnt" -v t="$bt_ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }')
 
+# context read cost: the same workload, sampler with and without the read
+ctx_run() { # extra collector flags -> "ns-per-run"
+	"$B/progstat" > "$B/ids.before"
+	"$OUTPUT/workloads/requests" --threads 2 --seconds 7 > /dev/null & local rq=$!
+	sleep 0.5
+	"$ROOT/collector" --pid $rq --frequency 999 --no-status --duration 6 "$@" -o "$B/ctx.pb.gz" 2> /dev/null & local c=$!
+	sleep 5
+	read -r cnt ns <<< "$(prog_stats "$B/ids.before")"
+	wait $c || true
+	wait $rq || true
+	awk -v c="$cnt" -v t="$ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }'
+}
+with_ctx=$(ctx_run)
+without_ctx=$(ctx_run --no-context)
+
 cat <<EOT
 
 | measure | ctxprof | baseline | ratio (ctxprof / baseline) |
@@ -89,6 +109,16 @@ cat <<EOT
 | target slowdown at 99 Hz | ${s_c99} % | perf record -g: ${s_p99} % | $(ratio "$s_c99" "$s_p99") |
 | target slowdown at 999 Hz | ${s_c999} % | perf record -g: ${s_p999} % | $(ratio "$s_c999" "$s_p999") |
 | BPF run time per sample | ${our_per} ns (${our_cnt} runs) | bpftrace: ${bt_per} ns (${bt_cnt} runs) | $(ratio "$our_per" "$bt_per") |
+| BPF run time per sample, context read on (requests workload) | ${with_ctx} ns | --no-context: ${without_ctx} ns | $(ratio "$with_ctx" "$without_ctx") |
 
 ${cpu_line:-collector CPU: not reported}
 EOT
+
+# micro-benchmarks, each prints its own baseline and ratio
+for mb in context_bench calltrace_bench registry_bench; do
+	if [ -x "$B/$mb" ]; then
+		echo
+		echo "== $mb"
+		"$B/$mb"
+	fi
+done
