@@ -92,4 +92,77 @@ enum sampler_stat {
 #define SAMPLER_STAT_DROP_FIRST SAMPLER_STAT_DROP_RING_FULL
 #define SAMPLER_STAT_DROP_LAST SAMPLER_STAT_DROP_NO_SCRATCH
 
+/*
+ * Thread lifecycle records, written by bpf/lifecycle.bpf.c and applied by
+ * user/lifecycle.c: one fixed-size record per fork, thread creation, exec,
+ * exit and rename, all into ONE BPF ring buffer (the lifecycle ring), so the
+ * collector sees them in the order the kernel reserved them.
+ */
+#define LIFECYCLE_COMM_LEN 16
+/* exec: first bytes of the path given to execve, NUL-terminated */
+#define LIFECYCLE_FILENAME_LEN 128
+
+enum lifecycle_type {
+	LIFECYCLE_FORK = 1, /* a new process: clone without CLONE_THREAD (fork, vfork, ...) */
+	LIFECYCLE_THREAD,   /* a new thread in the creator's process: clone with CLONE_THREAD */
+	LIFECYCLE_EXEC,	    /* the process replaced its image (sched_process_exec) */
+	LIFECYCLE_EXIT,	    /* one thread exited (sched_process_exit: fires for every thread) */
+	LIFECYCLE_RENAME,   /* a thread's comm changed (task_rename: prctl, pthread_setname_np) */
+	LIFECYCLE_TYPE_MAX,
+};
+
+/* record flags */
+#define LIFECYCLE_F_GROUP_DEAD (1u << 0) /* exit: the last live thread of its process */
+#define LIFECYCLE_F_KTHREAD    (1u << 1) /* the subject is a kernel thread (PF_KTHREAD) */
+
+/*
+ * One lifecycle event.  "Subject" is the thread the event is about: the new
+ * child for FORK/THREAD, the exec'ing, exiting or renamed thread otherwise
+ * (a rename may come from another thread writing /proc/PID/task/TID/comm).
+ *
+ * Times are CLOCK_MONOTONIC (bpf_ktime_get_ns), start times are the kernel's
+ * start_boottime (CLOCK_BOOTTIME), the clock /proc/PID/stat field 22 counts
+ * in ticks: together with the id they name one incarnation of a thread or a
+ * process, so a pid that was reused is not mistaken for the one that died.
+ *
+ * EXEC: ptid differs from tid when a thread other than the leader exec'd:
+ * the kernel gave it the leader's tid (and start time) in de_thread().
+ */
+struct lifecycle_record {
+	__u64 time_ns;	 /* when the event happened (bpf_ktime_get_ns) */
+	__u64 start_ns;	 /* subject thread's start_boottime */
+	__u64 pstart_ns; /* subject's group leader start_boottime: the process's */
+	__u64 cgroup_id; /* subject's cgroup v2 id (kernfs node id), 0 if none */
+	__u32 type;	 /* enum lifecycle_type */
+	__u32 flags;	 /* LIFECYCLE_F_* */
+	__u32 pid;	 /* subject's thread group id (what userspace calls pid) */
+	__u32 tid;	 /* subject's task id */
+	__u32 ppid;	 /* subject's parent process (real_parent's tgid) */
+	__u32 ptid;	 /* FORK/THREAD: creating thread; EXEC: tid before exec; else 0 */
+	char comm[LIFECYCLE_COMM_LEN];	       /* subject's comm; RENAME: the new one */
+	char filename[LIFECYCLE_FILENAME_LEN]; /* EXEC: bprm->filename, cut; else "" */
+};
+
+_Static_assert(sizeof(struct lifecycle_record) == 200, "lifecycle_record ABI");
+_Static_assert(__builtin_offsetof(struct lifecycle_record, comm) == 56, "lifecycle_record ABI");
+
+/*
+ * Per-CPU counters kept by the lifecycle programs, indexed by enum
+ * lifecycle_stat.  Every tracepoint hit is counted in EVENTS and then either
+ * reaches the ring (EMITTED) or is dropped with exactly one reason, so
+ *   EVENTS == EMITTED + sum(DROP_*).
+ * FILENAME_ERR does not drop: the exec record is sent with an empty filename.
+ */
+enum lifecycle_stat {
+	LIFECYCLE_STAT_EVENTS = 0,     /* tracepoint hits */
+	LIFECYCLE_STAT_EMITTED,	       /* records submitted to the ring */
+	LIFECYCLE_STAT_DROP_RING_FULL, /* bpf_ringbuf_reserve failed: ring full */
+	LIFECYCLE_STAT_DROP_BAD_COMM,  /* rename: the new comm could not be read */
+	LIFECYCLE_STAT_FILENAME_ERR,   /* exec: filename unreadable; sent with "" */
+	LIFECYCLE_STAT_MAX,
+};
+
+#define LIFECYCLE_STAT_DROP_FIRST LIFECYCLE_STAT_DROP_RING_FULL
+#define LIFECYCLE_STAT_DROP_LAST  LIFECYCLE_STAT_DROP_BAD_COMM
+
 #endif /* CTXPROF_RECORDS_H */

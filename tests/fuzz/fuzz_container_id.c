@@ -35,7 +35,8 @@ static void check_id(const char *text)
 			abort();
 	/* the parser's rule: a whole run, no letter or digit on either side */
 	for (at = strstr(text, id); at; at = strstr(at + 1, id))
-		if ((at == text || !is_alnum(at[-1])) && !is_alnum(at[THREAD_REGISTRY_CONTAINER_ID_LEN]))
+		if ((at == text || !is_alnum(at[-1])) &&
+		    !is_alnum(at[THREAD_REGISTRY_CONTAINER_ID_LEN]))
 			return;
 	abort();
 }
