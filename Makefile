@@ -57,7 +57,7 @@ PPROF := $(OUTPUT)/pprof
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: collector $(WORKLOADS) libctxprof
+all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
@@ -106,6 +106,13 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) -g -O1 -fno-omit-frame-pointer -fno-inline -std=gnu11 -D_GNU_SOURCE \
 		-Wall -Werror -Iinclude $< $(WORKLOAD_LIBS) -lpthread -o $@
+
+# two hundred short-lived processes, each in a function of its own (--all test)
+$(OUTPUT)/workloads/burner.c: tests/workloads/gen_burner.sh | $(OUTPUT)/workloads
+	$(Q)tests/workloads/gen_burner.sh > $@
+$(OUTPUT)/workloads/burner: $(OUTPUT)/workloads/burner.c
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -Werror $< -o $@
 
 # the reference pprof tool, built offline from Debian's source package
 $(PPROF): | $(OUTPUT)

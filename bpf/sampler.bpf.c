@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* load-time knobs, written by user/sampler.c before load */
 const volatile __u32 target_tgid = 0;	 /* 0: every task but the idle ones */
+const volatile bool filter_pids = false; /* profile only the tgids in target_pids */
 const volatile bool kernel_stacks = true; /* capture kernel frames */
 /* wake the collector only once a ring holds this many bytes; below it the
  * collector picks records up on its poll timer (per-event wakeups are costly) */
@@ -54,6 +55,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* with filter_pids: the processes to profile (--children), kept by the collector */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
 
 /* tid -> address of its libctxprof context slot in its process; kept by the
  * collector from the registry regions it validated */
@@ -128,7 +137,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	void *ring;
 
 	/* tid 0 is the idle task: not a thread of anything */
-	if (tid == 0 || (target_tgid && tgid != target_tgid)) {
+	if (tid == 0 || (target_tgid && tgid != target_tgid) ||
+	    (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))) {
 		inc_stat(SAMPLER_STAT_FILTERED);
 		return 0;
 	}

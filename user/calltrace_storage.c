@@ -48,7 +48,7 @@
 #define HAZARD_SPINS 256
 #define KNUTH	     0x9e3779b97f4a7c15ULL
 /* owner of the hazard slots the test hooks occupy: above any pid_max */
-#define GHOST_TID    UINT32_MAX
+#define GHOST_TID UINT32_MAX
 
 struct ct_slot {
 	_Atomic uint64_t key;		   /* 0: empty; else the hash of the trace claiming it */
@@ -58,12 +58,12 @@ struct ct_slot {
 /* the seed's CallTraceHashTable */
 struct ct_table {
 	struct ct_slot *slots;
-	size_t mask;		 /* slots - 1 */
-	size_t max_count;	 /* load cap */
-	uint8_t *arena;		 /* trace memory, bump-allocated */
+	size_t mask;	  /* slots - 1 */
+	size_t max_count; /* load cap */
+	uint8_t *arena;	  /* trace memory, bump-allocated */
 	size_t arena_size;
-	_Atomic uint64_t epoch;	 /* upper half of the ids this table hands out */
-	struct ct_table *next;	 /* retired list; processor only */
+	_Atomic uint64_t epoch; /* upper half of the ids this table hands out */
+	struct ct_table *next;	/* retired list; processor only */
 	/* written by every insert: keep them off the read-mostly line above */
 	_Alignas(CACHELINE) _Atomic size_t count; /* slots claimed or reserved */
 	_Alignas(CACHELINE) _Atomic size_t arena_used;
@@ -122,6 +122,7 @@ struct calltrace_storage {
 	_Atomic uint64_t rotations;
 	_Atomic uint64_t hazard_waits;
 	_Atomic uint64_t hazard_timeouts;
+	_Atomic uint64_t hazard_wait_max_ns;
 	_Atomic uint64_t tables_retired;
 	_Atomic uint64_t preserve_dropped;
 };
@@ -185,30 +186,42 @@ static uint64_t mix64(uint64_t h)
 #define P2 0xc2b2ae3d27d4eb4fULL
 #define P3 0x165667b19e3779f9ULL
 
-static inline uint64_t hash_round(uint64_t acc, uint64_t v)
+#ifdef __SIZEOF_INT128__
+/* wyhash's mum: a full 64x64->128 multiply, folded */
+static inline uint64_t mum(uint64_t a, uint64_t b)
 {
-	return rotl64(acc + v * P2, 31) * P1;
-}
+	__uint128_t r = (__uint128_t)a * b;
 
-/* xxh64's four independent lanes: the hit path hashes every frame */
-uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes,
-			uint16_t nr_uframes, uint32_t flags)
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+#else
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+	return mix64(a) ^ mix64(b + P3);
+}
+#endif
+
+/*
+ * The hit path hashes every frame, so: one independent multiply per pair of
+ * frames (no dependency chain but the adds), keyed by position so that order
+ * matters, then one avalanche.
+ */
+uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+			uint32_t flags)
 {
 	uint64_t seed = ((uint64_t)pid << 32) ^ ((uint64_t)nr_kframes << 16) ^ nr_uframes ^
 			((uint64_t)flags << 48);
-	uint64_t a = seed + P1 + P2, b = seed + P2, c = seed, d = seed - P1, h;
+	uint64_t h = seed ^ P3, ka = P1, kb = P2;
 	unsigned int i = 0, n = nr_kframes + nr_uframes;
 
-	for (; i + 4 <= n; i += 4) {
-		a = hash_round(a, frames[i]);
-		b = hash_round(b, frames[i + 1]);
-		c = hash_round(c, frames[i + 2]);
-		d = hash_round(d, frames[i + 3]);
+	for (; i + 2 <= n; i += 2) {
+		h += mum(frames[i] ^ ka, frames[i + 1] ^ kb);
+		ka += P3;
+		kb += P1;
 	}
-	h = rotl64(a, 1) + rotl64(b, 7) + rotl64(c, 12) + rotl64(d, 18);
-	for (; i < n; i++)
-		h = rotl64(h ^ hash_round(0, frames[i]), 27) * P1 + P3;
-	h = mix64(h ^ seed ^ n);
+	if (i < n)
+		h += mum(frames[i] ^ ka, kb ^ n);
+	h = mix64(h ^ rotl64(seed, 29) ^ n);
 	/* 0 marks an empty slot */
 	return h ? h : 1;
 }
@@ -296,20 +309,24 @@ static void table_clear(struct ct_table *t)
 	if (atomic_load_explicit(&t->count, memory_order_relaxed))
 		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
 	atomic_store_explicit(&t->count, 0, memory_order_relaxed);
-	arena_poison(t->arena, used < t->arena_size ? used : t->arena_size);
+	arena_poison(t->arena, used);
 	atomic_store_explicit(&t->arena_used, 0, memory_order_relaxed);
 }
 
+/*
+ * Bump by compare-and-swap, not fetch_add: a fetch_add past the end needs an
+ * undo, and an undo racing a successful allocation hands its block out twice.
+ * acquire orders our unpoison after the poison of a rolled-back block.
+ */
 static struct calltrace *arena_alloc(struct ct_table *t, size_t size)
 {
-	/* acq_rel orders our unpoison after the poison of a rolled-back block */
-	size_t off = atomic_fetch_add_explicit(&t->arena_used, size, memory_order_acq_rel);
+	size_t off = atomic_load_explicit(&t->arena_used, memory_order_acquire);
 
-	if (off > t->arena_size || size > t->arena_size - off) {
-		/* undo, so that arena_used stays exact; a racing small block may miss */
-		atomic_fetch_sub_explicit(&t->arena_used, size, memory_order_relaxed);
-		return NULL;
-	}
+	do {
+		if (size > t->arena_size - off)
+			return NULL;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&t->arena_used, &off, off + size, memory_order_acq_rel, memory_order_acquire));
 	arena_unpoison(t->arena + off, size);
 	return (struct calltrace *)(t->arena + off);
 }
@@ -324,8 +341,8 @@ static void arena_unalloc(struct ct_table *t, struct calltrace *tr, size_t size)
 						memory_order_relaxed);
 }
 
-static bool trace_equal(const struct calltrace *t, uint64_t h, uint32_t pid,
-			const __u64 *frames, uint16_t nk, uint16_t nu, uint32_t flags)
+static bool trace_equal(const struct calltrace *t, uint64_t h, uint32_t pid, const __u64 *frames,
+			uint16_t nk, uint16_t nu, uint32_t flags)
 {
 	return t->hash == h && t->pid == pid && t->nr_kframes == nk && t->nr_uframes == nu &&
 	       t->flags == flags && !memcmp(t->frames, frames, (size_t)(nk + nu) * sizeof(*frames));
@@ -360,7 +377,7 @@ static uint64_t table_put(struct ct_table *t, struct ct_counters *ctr, uint64_t 
 	size_t i = h & t->mask, probes, size = trace_size(nk + nu);
 	struct calltrace *nt = NULL, *tr;
 	struct ct_slot *sl;
-	uint64_t k;
+	uint64_t k, epoch;
 
 	for (probes = 0; probes <= t->mask; probes++, i = (i + 1) & t->mask) {
 		sl = &t->slots[i];
@@ -382,13 +399,11 @@ static uint64_t table_put(struct ct_table *t, struct ct_counters *ctr, uint64_t 
 				memcpy(nt->frames, frames, (size_t)(nk + nu) * sizeof(*frames));
 				race_window();
 			}
-			if (atomic_compare_exchange_strong_explicit(&sl->key, &k, h,
-								    memory_order_acq_rel,
-								    memory_order_acquire)) {
+			if (atomic_compare_exchange_strong_explicit(
+				    &sl->key, &k, h, memory_order_acq_rel, memory_order_acquire)) {
 				race_window();
-				nt->trace_id = atomic_load_explicit(&t->epoch,
-								    memory_order_relaxed) << 32 |
-					       i;
+				epoch = atomic_load_explicit(&t->epoch, memory_order_relaxed);
+				nt->trace_id = epoch << 32 | i;
 				atomic_store_explicit(&sl->trace, nt, memory_order_release);
 				counter_inc(&ctr->puts);
 				return nt->trace_id;
@@ -438,6 +453,7 @@ static bool table_put_existing(struct ct_table *t, const struct calltrace *src)
 {
 	size_t i = src->hash & t->mask, size = trace_size(src->nr_kframes + src->nr_uframes);
 	struct calltrace *nt;
+	size_t probes;
 	uint64_t k;
 
 	if (atomic_fetch_add_explicit(&t->count, 1, memory_order_relaxed) >= t->max_count)
@@ -446,15 +462,17 @@ static bool table_put_existing(struct ct_table *t, const struct calltrace *src)
 	if (!nt)
 		goto err_unreserve;
 	memcpy(nt, src, size);
-	for (;; i = (i + 1) & t->mask) {
+	/* the load cap leaves a slot empty; the bound only guards against a bug */
+	for (probes = 0; probes <= t->mask; probes++, i = (i + 1) & t->mask) {
 		k = 0;
 		if (atomic_compare_exchange_strong_explicit(&t->slots[i].key, &k, src->hash,
 							    memory_order_acq_rel,
-							    memory_order_relaxed))
-			break;
+							    memory_order_relaxed)) {
+			atomic_store_explicit(&t->slots[i].trace, nt, memory_order_release);
+			return true;
+		}
 	}
-	atomic_store_explicit(&t->slots[i].trace, nt, memory_order_release);
-	return true;
+	arena_unalloc(t, nt, size);
 
 err_unreserve:
 	atomic_fetch_sub_explicit(&t->count, 1, memory_order_relaxed);
@@ -463,6 +481,7 @@ err_unreserve:
 
 /* --- hazard pointers */
 
+/* after fork() the child keeps its parent thread's tid: still unique in the child */
 static inline uint32_t self_tid(void)
 {
 	if (!ct_tid)
@@ -509,9 +528,17 @@ static void hazard_release(struct calltrace_storage *s, long slot)
  * never touches @t.  Spins, then sched_yield()s until hazard_wait_ns passed.
  * Return: false on timeout.
  */
+static void note_wait(struct calltrace_storage *s, uint64_t start)
+{
+	uint64_t ns = now_ns() - start;
+
+	if (ns > atomic_load_explicit(&s->hazard_wait_max_ns, memory_order_relaxed))
+		atomic_store_explicit(&s->hazard_wait_max_ns, ns, memory_order_relaxed);
+}
+
 static bool hazard_wait(struct calltrace_storage *s, const struct ct_table *t)
 {
-	uint64_t deadline = 0;
+	uint64_t start = 0, now;
 	unsigned int spins = 0;
 	size_t i;
 
@@ -522,18 +549,22 @@ static bool hazard_wait(struct calltrace_storage *s, const struct ct_table *t)
 				cpu_relax();
 				continue;
 			}
-			if (!deadline) {
+			now = now_ns();
+			if (!start) {
 				atomic_fetch_add_explicit(&s->hazard_waits, 1,
 							  memory_order_relaxed);
-				deadline = now_ns() + s->hazard_wait_ns;
-			} else if (now_ns() >= deadline) {
+				start = now;
+			} else if (now - start >= s->hazard_wait_ns) {
 				atomic_fetch_add_explicit(&s->hazard_timeouts, 1,
 							  memory_order_relaxed);
+				note_wait(s, start);
 				return false;
 			}
 			sched_yield();
 		}
 	}
+	if (start)
+		note_wait(s, start);
 	return true;
 }
 
@@ -560,8 +591,11 @@ uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, const
 	}
 	/*
 	 * Load, publish, re-verify.  The hazard store and the re-check are
-	 * seq_cst against process()'s exchange and scan: either it sees our
-	 * hazard, or we see its rotation and retry.  The pointer check alone
+	 * seq_cst against process()'s exchange and scan (Dekker): either it sees
+	 * our hazard, or we see its rotation and retry.  (A membarrier()-based
+	 * asymmetric fence would make the store plain; measured, the locked
+	 * store costs nothing visible next to the hash and probe, so we stay
+	 * within C11, where TSan can check us.)  The pointer check alone
 	 * keeps memory safe; the generation also catches a table address that
 	 * left ACTIVE and came back (or was freed and reallocated) meanwhile.
 	 * Each retry means a rotation happened: lock-free, not wait-free.
@@ -790,9 +824,9 @@ struct calltrace_storage *calltrace_storage__new_opts(const struct calltrace_sto
 	s->hazard_mask = hz - 1;
 	while ((1ul << s->hazard_bits) < hz)
 		s->hazard_bits++;
-	s->hazard_wait_ns = (uint64_t)(opts->hazard_wait_ms ? opts->hazard_wait_ms
-							    : CALLTRACE_HAZARD_WAIT_MS) *
-			    1000000ull;
+	s->hazard_wait_ns =
+		(uint64_t)(opts->hazard_wait_ms ? opts->hazard_wait_ms : CALLTRACE_HAZARD_WAIT_MS) *
+		1000000ull;
 
 	s->hazards = calloc(hz, sizeof(*s->hazards));
 	s->owners = calloc(hz, sizeof(*s->owners));
@@ -815,7 +849,7 @@ err_free:
 
 struct calltrace_storage *calltrace_storage__new(size_t capacity)
 {
-	struct calltrace_storage_opts opts = { .capacity = capacity };
+	struct calltrace_storage_opts opts = {.capacity = capacity};
 
 	return calltrace_storage__new_opts(&opts);
 }
@@ -854,8 +888,10 @@ void calltrace_storage__stats(const struct calltrace_storage *s, struct calltrac
 	for (i = 0; i <= s->hazard_mask; i++) {
 		c = &m->counters[i];
 		st->puts += atomic_load_explicit(&c->puts, memory_order_relaxed);
-		st->dropped_table_full += atomic_load_explicit(&c->table_full, memory_order_relaxed);
-		st->dropped_arena_full += atomic_load_explicit(&c->arena_full, memory_order_relaxed);
+		st->dropped_table_full +=
+			atomic_load_explicit(&c->table_full, memory_order_relaxed);
+		st->dropped_arena_full +=
+			atomic_load_explicit(&c->arena_full, memory_order_relaxed);
 		st->busy_skips += atomic_load_explicit(&c->busy_skips, memory_order_relaxed);
 	}
 	st->dropped_no_hazard_slot = atomic_load_explicit(&m->no_hazard_slot, memory_order_relaxed);
@@ -864,14 +900,14 @@ void calltrace_storage__stats(const struct calltrace_storage *s, struct calltrac
 	n = atomic_load_explicit(&active->count, memory_order_relaxed);
 	st->traces = n < active->max_count ? n : active->max_count;
 	st->preserved = atomic_load_explicit(&standby->count, memory_order_relaxed);
-	n = atomic_load_explicit(&active->arena_used, memory_order_relaxed);
-	st->arena_used = n < active->arena_size ? n : active->arena_size;
+	st->arena_used = atomic_load_explicit(&active->arena_used, memory_order_relaxed);
 	st->arena_bytes = s->arena_size;
 	st->capacity = s->capacity;
 	st->preserve_dropped = atomic_load_explicit(&m->preserve_dropped, memory_order_relaxed);
 	st->rotations = atomic_load_explicit(&m->rotations, memory_order_relaxed);
 	st->hazard_waits = atomic_load_explicit(&m->hazard_waits, memory_order_relaxed);
 	st->hazard_timeouts = atomic_load_explicit(&m->hazard_timeouts, memory_order_relaxed);
+	st->hazard_wait_max_ns = atomic_load_explicit(&m->hazard_wait_max_ns, memory_order_relaxed);
 	st->tables_retired = atomic_load_explicit(&m->tables_retired, memory_order_relaxed);
 }
 

@@ -68,7 +68,7 @@ struct calltrace {
 	uint16_t nr_uframes; /* user frames, after the kernel ones */
 	uint32_t flags;	     /* SAMPLE_F_* truncation flags */
 	uint32_t reserved;
-	__u64 frames[];	     /* leaf first, as the sampler recorded them */
+	__u64 frames[]; /* leaf first, as the sampler recorded them */
 };
 
 struct calltrace_storage_stats {
@@ -84,6 +84,7 @@ struct calltrace_storage_stats {
 	uint64_t rotations;		 /* process() calls */
 	uint64_t hazard_waits;		 /* process() found a hazard and yielded */
 	uint64_t hazard_timeouts;	 /* ... and gave up after hazard_wait_ms */
+	uint64_t hazard_wait_max_ns;	 /* the longest of those waits */
 	uint64_t tables_retired;	 /* tables replaced because a writer stalled */
 	uint64_t capacity;		 /* slots per table */
 	uint64_t arena_bytes;		 /* trace memory per table */
@@ -91,9 +92,9 @@ struct calltrace_storage_stats {
 };
 
 struct calltrace_storage_opts {
-	size_t capacity;	 /* slots per table, rounded up to a power of two; 75% usable */
-	size_t arena_bytes;	 /* trace memory per table; 0: the default above */
-	size_t hazard_slots;	 /* power of two <= CALLTRACE_HAZARD_SLOTS; 0: that (tests) */
+	size_t capacity;	     /* slots per table, rounded up to a power of two; 75% usable */
+	size_t arena_bytes;	     /* trace memory per table; 0: the default above */
+	size_t hazard_slots;	     /* power of two <= CALLTRACE_HAZARD_SLOTS; 0: that many */
 	unsigned int hazard_wait_ms; /* bound on each hazard wait; 0: the default above */
 };
 
@@ -132,12 +133,15 @@ void calltrace_storage__free(struct calltrace_storage *s);
  * @frames: @nr_kframes kernel frames then @nr_uframes user frames
  *
  * Lock-free; from any number of threads at once, concurrently with one
- * process() caller.  A trace already stored costs a hash, a probe and the
- * hazard pointer's two atomic stores; no allocation, lock or syscall.  A new
- * trace is copied into ACTIVE's arena (atomic bump) and its slot claimed by
- * compare-and-swap.  The only waits are bounded: a probe that meets a slot
- * claimed but not yet published spins briefly, then skips it (busy_skips; the
- * stack may then be stored twice, under two ids, which is harmless).
+ * process() caller.  A trace already stored costs a hash, a probe, a
+ * compare-and-swap to claim a hazard slot and a seq_cst store to publish the
+ * hazard; no allocation, lock or syscall.  A new trace is copied into
+ * ACTIVE's arena (atomic bump) and its slot claimed by compare-and-swap.  The
+ * only waits are bounded: a probe that meets a slot claimed but not yet
+ * published spins, then yields a few times, then skips it (busy_skips; the
+ * stack may then be stored twice, under two ids, which is harmless).  A
+ * rotation between loading ACTIVE and re-checking it makes put() retry: each
+ * retry means process() progressed (lock-free, not wait-free).
  *
  * A preserved trace lives in STANDBY, not ACTIVE: putting its stack again
  * returns a new id, as in the seed.
@@ -182,7 +186,8 @@ size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, 
  * Any thread, concurrently with put(); not concurrently with process() or
  * free().  Counters read while puts run are each exact but not a snapshot.
  */
-void calltrace_storage__stats(const struct calltrace_storage *s, struct calltrace_storage_stats *st);
+void calltrace_storage__stats(const struct calltrace_storage *s,
+			      struct calltrace_storage_stats *st);
 
 /**
  * typedef calltrace_liveness_fn - a liveness checker (seed: LivenessChecker).
@@ -205,12 +210,12 @@ int calltrace_storage__register_liveness(struct calltrace_storage *s, calltrace_
 					 void *ctx);
 
 /** calltrace_hash() - the hash put() uses; exposed for the exporter and tests. */
-uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes,
-			uint16_t nr_uframes, uint32_t flags);
+uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+			uint32_t flags);
 
 /*
  * trace_id_set - a set of trace ids (the seed's preserve_set).  Open
- * addressing; grows (realloc) in add(), which is why it is filled on the
+ * addressing; grows (allocates) in add(), which is why it is filled on the
  * processor thread, never on the put() path.  No internal locking: one thread
  * at a time.
  */

@@ -21,10 +21,13 @@ enum {
 	OPT_MAX_FILES,
 	OPT_DRAIN_THREADS,
 	OPT_NO_CONTEXT,
+	OPT_CHILDREN,
 };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
@@ -48,16 +51,25 @@ static const struct option long_opts[] = {
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"Usage: %s --pid PID [OPTIONS]\n"
+		"Usage: %s --pid PID [--children] [OPTIONS]\n"
+		"       %s --all [OPTIONS]\n"
 		"\n"
-		"Sample the CPU stacks of every thread of process PID with eBPF and write a\n"
-		"gzipped pprof profile (readable by pprof, Pyroscope, Parca, speedscope).\n"
-		"Runs until --duration elapses, Ctrl-C / SIGTERM, or the process exits; the\n"
-		"profile collected so far is written in every case.  Needs root (CAP_BPF and\n"
-		"CAP_PERFMON, or CAP_SYS_ADMIN) and a kernel with BTF.\n"
+		"Sample the CPU stacks of every thread of process PID (or of every process,\n"
+		"--all) with eBPF and write a gzipped pprof profile (readable by pprof,\n"
+		"Pyroscope, Parca, speedscope).  Runs until --duration elapses, Ctrl-C /\n"
+		"SIGTERM, or the process exits (--pid alone); the profile collected so far is\n"
+		"written in every case.  Needs root (CAP_BPF and CAP_PERFMON, or\n"
+		"CAP_SYS_ADMIN; --all and --children also read every process's /proc) and a\n"
+		"kernel with BTF.\n"
+		"\n"
+		"What to profile (one of):\n"
+		"  -p, --pid PID          process to profile, all its threads\n"
+		"      --children         with --pid: also every descendant of PID, present\n"
+		"                         and future (runs until --duration or a signal)\n"
+		"  -a, --all              every process on the host; samples get comm and\n"
+		"                         container_id labels (what the DaemonSet runs)\n"
 		"\n"
 		"Options:\n"
-		"  -p, --pid PID          process to profile, all its threads (required)\n"
 		"  -F, --frequency HZ     samples per second on each CPU, 1-%d (default %d;\n"
 		"                         an odd rate avoids lockstep with periodic work)\n"
 		"  -d, --duration SEC     stop after SEC seconds, fractions allowed\n"
@@ -94,7 +106,7 @@ static void usage(FILE *f, const char *prog)
 		"At exit a summary shows samples, drops by reason and unique stacks.\n"
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
-		prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_MAX_FILES,
+		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_MAX_FILES,
 		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
 		CLI_DEFAULT_MAX_STACKS, prog);
 }
@@ -157,7 +169,7 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 	set_defaults(opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:F:d:o:i:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:aF:d:o:i:vhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_ulong(optarg, 1, INT_MAX, &v))
@@ -202,6 +214,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			if (!*optarg)
 				return bad(err, prog, "--output", optarg, "a file name");
 			opts->output = optarg;
+			break;
+		case 'a':
+			opts->all = true;
+			break;
+		case OPT_CHILDREN:
+			opts->children = true;
 			break;
 		case OPT_NO_KERNEL:
 			opts->kernel = false;
@@ -253,8 +271,16 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
 		return -EINVAL;
 	}
-	if (!opts->pid) {
-		fprintf(err, "%s: --pid PID is required (see --help)\n", prog);
+	if (opts->all && opts->pid) {
+		fprintf(err, "%s: --all and --pid exclude each other (see --help)\n", prog);
+		return -EINVAL;
+	}
+	if (!opts->pid && !opts->all) {
+		fprintf(err, "%s: --pid PID or --all is required (see --help)\n", prog);
+		return -EINVAL;
+	}
+	if (opts->children && !opts->pid) {
+		fprintf(err, "%s: --children needs --pid PID (see --help)\n", prog);
 		return -EINVAL;
 	}
 	if (opts->interval && opts->output) {

@@ -20,6 +20,8 @@
 
 struct collector_opts {
 	pid_t pid;		 /* --pid */
+	bool all;		 /* --all: every process on the host */
+	bool children;		 /* --children: --pid and its descendants */
 	unsigned int frequency;	 /* --frequency, Hz per CPU */
 	double duration;	 /* --duration, seconds; 0: until signal or target exit */
 	const char *output;	 /* --output; NULL: ctxprof-<pid>.pb.gz */

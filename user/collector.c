@@ -32,6 +32,7 @@
 #include "sample_table.h"
 #include "sampler.h"
 #include "symbolizer.h"
+#include "tracker.h"
 
 #define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 
@@ -43,6 +44,9 @@ struct collector {
 	struct symbolizer *sym;
 	struct outfiles *files;
 	struct app_context *app; /* NULL with --no-context */
+	struct tracker *tracker; /* --all and --children only */
+	/* the symbolizer is shared with the tracker's exec snapshots */
+	pthread_mutex_t sym_lock;
 	uint64_t exported;  /* samples written into profiles so far */
 	uint64_t no_trace;  /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
@@ -225,6 +229,20 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
+	if (c->tracker) {
+		struct tracker_stats ts;
+
+		tracker__stats(c->tracker, &ts);
+		fprintf(stderr,
+			"ctxprof: processes: %llu live, %llu threads; %llu lifecycle events, "
+			"%llu lost; %llu exec/fork snapshots%s\n",
+			(unsigned long long)ts.processes, (unsigned long long)ts.threads,
+			(unsigned long long)ts.events, (unsigned long long)ts.dropped,
+			(unsigned long long)ts.snapshots, c->opts.children ? "" : "");
+		if (c->opts.children)
+			fprintf(stderr, "ctxprof: %llu processes followed in the tree of pid %d\n",
+				(unsigned long long)ts.tracked, c->opts.pid);
+	}
 	if (c->app) {
 		struct app_context_stats as;
 
@@ -294,6 +312,11 @@ static int tag_name(void *ctx, uint32_t pid, uint32_t id, const char **key, cons
 	return app_context__tag(ctx, pid, id, key, value);
 }
 
+static int proc_labels(void *ctx, uint32_t pid, char comm[16], char container_id[65])
+{
+	return tracker__labels(ctx, pid, comm, container_id);
+}
+
 static int export_profile(struct collector *c, const char *path, int64_t wall_start,
 			  double duration, bool final)
 {
@@ -309,9 +332,11 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	if (c->app)
 		app_context__poll(c->app);
 	snprintf(comment, sizeof(comment),
-		 "ctxprof collector: pid %d, %u Hz, %.1f s; %llu samples taken since start",
-		 c->opts.pid, c->opts.frequency, duration,
+		 "ctxprof collector: %s %d%s, %u Hz, %.1f s; %llu samples taken since start",
+		 c->opts.all ? "all processes" : "pid", c->opts.all ? 0 : c->opts.pid,
+		 c->opts.children ? " and its descendants" : "", c->opts.frequency, duration,
 		 (unsigned long long)st[SAMPLER_STAT_SAMPLES]);
+	pthread_mutex_lock(&c->sym_lock);
 	e = exporter__begin(c->traces, c->sym,
 			    &(struct export_opts){
 				    .period_ns = 1000000000ull / c->opts.frequency,
@@ -320,7 +345,10 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 				    .comments = comments,
 				    .tag_name = c->app ? tag_name : NULL,
 				    .tag_ctx = c->app,
+				    .proc_labels = c->tracker ? proc_labels : NULL,
+				    .proc_ctx = c->tracker,
 			    });
+	pthread_mutex_unlock(&c->sym_lock);
 	if (!e)
 		return -errno;
 	if (!final) {
@@ -337,6 +365,9 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->last = res;
+	/* processes that exited before this export are no longer needed */
+	if (c->tracker)
+		tracker__exported(c->tracker);
 out:
 	exporter__free(e);
 	return err;
@@ -358,24 +389,46 @@ static int export_interval(struct collector *c, int64_t wall_start, double durat
 	return 0;
 }
 
+/* a process sampled for the first time gets its mappings snapshotted; the
+ * ones already known are refreshed (cheap when unchanged) at most once a
+ * second, which catches libraries loaded after exec */
+struct recent_ctx {
+	struct collector *c;
+	bool refresh;
+};
+
+static void snapshot_recent(void *ctx, uint32_t pid)
+{
+	struct recent_ctx *rc = ctx;
+	struct collector *c = rc->c;
+
+	if (!rc->refresh && symbolizer__knows(c->sym, pid))
+		return;
+	pthread_mutex_lock(&c->sym_lock);
+	symbolizer__snapshot(c->sym, pid);
+	pthread_mutex_unlock(&c->sym_lock);
+}
+
 static int64_t wall_ns(void)
 {
 	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
 }
 
-/* wait up to POLL_MS for the target to exit; true once it has */
+/* wait up to POLL_MS for the target to exit (just sleep without one, -1);
+ * true once it has */
 static bool wait_target(int pidfd)
 {
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
-	return poll(&p, 1, POLL_MS) > 0;
+	return poll(&p, pidfd >= 0, POLL_MS) > 0 && (p.revents & POLLIN);
 }
 
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
 	struct sampler_opts so = {
-		.pid = o->pid,
+		.pid = o->all ? 0 : o->pid,
+		.filter_pids = o->children,
 		.frequency = o->frequency,
 		.kernel_stacks = o->kernel,
 		.ring_bytes = o->ring_kib * 1024,
@@ -389,16 +442,21 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	/* a row is a (stack, thread) pair: as many as stacks is ample, and each
 	 * table stays small (10 MiB at the default) */
 	c->drains = drains__new(o->drain_threads, c->traces, o->max_stacks);
-	if (o->interval)
-		c->files = outfiles__new(o->output_dir ? o->output_dir : ".", o->pid,
-					 o->max_files);
+	{
+		char who[16];
+
+		snprintf(who, sizeof(who), o->all ? "all" : "%d", o->pid);
+		c->files = o->interval ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
+						       o->max_files)
+				       : NULL;
+	}
 	if (!c->sym || !c->traces || !c->drains || (o->interval && !c->files)) {
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
 	}
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
-	if (symbolizer__snapshot(c->sym, o->pid) == -ESRCH) {
+	if (o->pid && symbolizer__snapshot(c->sym, o->pid) == -ESRCH) {
 		snprintf(err_msg, err_len, "no process with pid %d", o->pid);
 		return -ESRCH;
 	}
@@ -406,7 +464,22 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 				   err_len);
 	if (!c->sampler)
 		return -errno;
-	if (o->context) {
+	if (o->all || o->children) {
+		struct tracker_opts to = {
+			.root = o->pid,
+			.children = o->children,
+			.pid_map_fd = sampler__pid_map_fd(c->sampler),
+			.btf_path = o->btf_path,
+			.sym = c->sym,
+			.sym_lock = &c->sym_lock,
+		};
+
+		c->tracker = tracker__start(&to, err_msg, err_len);
+		if (!c->tracker)
+			return -errno;
+	}
+	/* trace context is read for one process (--pid); --all: future work */
+	if (o->context && o->pid && !o->children) {
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
 		if (!c->app) {
 			snprintf(err_msg, err_len, "out of memory");
@@ -436,9 +509,13 @@ int main(int argc, char **argv)
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
 	if (!o->output && !o->interval) {
-		snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
+		if (o->all)
+			snprintf(default_out, sizeof(default_out), "ctxprof-all.pb.gz");
+		else
+			snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
 		o->output = default_out;
 	}
+	pthread_mutex_init(&c.sym_lock, NULL);
 	status = o->status < 0 ? isatty(STDERR_FILENO) : o->status;
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
@@ -453,10 +530,12 @@ int main(int argc, char **argv)
 			  : check_output(o->output);
 	if (err)
 		goto cleanup;
-	pidfd = open_target(o->pid);
-	if (pidfd < 0) {
-		err = pidfd;
-		goto cleanup;
+	if (o->pid) {
+		pidfd = open_target(o->pid);
+		if (pidfd < 0) {
+			err = pidfd;
+			goto cleanup;
+		}
 	}
 	err = setup(&c, err_msg, sizeof(err_msg));
 	if (err) {
@@ -467,13 +546,19 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	wall_start = wall_interval = wall_ns();
 	start = now_s(CLOCK_MONOTONIC);
-	fprintf(stderr, "ctxprof: profiling pid %d at %u Hz on %d CPUs%s%s; Ctrl-C to stop\n",
-		o->pid, o->frequency, sampler__nr_cpus(c.sampler),
+	if (o->all)
+		fprintf(stderr, "ctxprof: profiling all processes");
+	else
+		fprintf(stderr, "ctxprof: profiling pid %d%s", o->pid,
+			o->children ? " and its descendants" : "");
+	fprintf(stderr, " at %u Hz on %d CPUs%s%s; Ctrl-C to stop\n", o->frequency,
+		sampler__nr_cpus(c.sampler),
 		o->kernel ? "" : " (no kernel stacks)",
 		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
-		bool exited = wait_target(pidfd);
+		/* --children outlives its root: the tree may go on without it */
+		bool exited = wait_target(pidfd) && !o->children;
 
 		elapsed = now_s(CLOCK_MONOTONIC) - start;
 		if (exited)
@@ -493,9 +578,18 @@ int main(int argc, char **argv)
 			why = "ring buffer error";
 			break;
 		}
+		if (c.tracker) {
+			struct recent_ctx rc = { &c, elapsed - last_tick >= 1.0 };
+
+			drains__recent_pids(c.drains, snapshot_recent, &rc);
+		}
 		if (elapsed - last_tick >= 1.0) {
 			/* catch libraries loaded since: cheap when the maps text is unchanged */
-			symbolizer__snapshot(c.sym, o->pid);
+			if (!c.tracker) {
+				pthread_mutex_lock(&c.sym_lock);
+				symbolizer__snapshot(c.sym, o->pid);
+				pthread_mutex_unlock(&c.sym_lock);
+			}
 			/* and a libctxprof region created since */
 			if (c.app)
 				app_context__scan(c.app, o->pid);
@@ -523,6 +617,12 @@ int main(int argc, char **argv)
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
+	/* samples of processes never snapshotted yet: try while they may live */
+	if (c.tracker) {
+		struct recent_ctx rc = { &c, false };
+
+		drains__recent_pids(c.drains, snapshot_recent, &rc);
+	}
 	if (n < 0)
 		fprintf(stderr, "collector: draining the ring buffers: %s\n", strerror(-n));
 	n = sampler__read_stats(c.sampler, st);
@@ -544,6 +644,7 @@ int main(int argc, char **argv)
 	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
 
 cleanup:
+	tracker__free(c.tracker);
 	drains__free(c.drains);
 	app_context__free(c.app);
 	sampler__free(c.sampler);

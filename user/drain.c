@@ -21,6 +21,9 @@ struct drain {
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
 	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
+	/* processes sampled lately, lossy (a slot per pid hash): the main
+	 * thread takes them to snapshot processes it has not mapped yet */
+	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
 } __attribute__((aligned(64)));
 
 struct drains {
@@ -61,6 +64,11 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	uint64_t trace_id;
 
 	bump(&d->received);
+	/* load first: the slot's cache line is written only when the pid changes */
+	if (atomic_load_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], memory_order_relaxed) !=
+	    rec->pid)
+		atomic_store_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], rec->pid,
+				      memory_order_relaxed);
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
 	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
 	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64)) {
@@ -232,6 +240,22 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 			out->drops[j] +=
 				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
 	}
+}
+
+void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid), void *ctx)
+{
+	uint32_t pid;
+	int i, j;
+
+	for (i = 0; i < set->n; i++)
+		for (j = 0; j < DRAIN_RECENT_PIDS; j++) {
+			if (!atomic_load_explicit(&set->d[i].recent[j], memory_order_relaxed))
+				continue;
+			pid = atomic_exchange_explicit(&set->d[i].recent[j], 0,
+						       memory_order_relaxed);
+			if (pid)
+				fn(ctx, pid);
+		}
 }
 
 int drains__error(const struct drains *set)

@@ -28,6 +28,9 @@ enum drain_drop {
 	DRAIN_DROP_MAX,
 };
 
+/* slots of the lossy "recently sampled processes" set of each drain */
+#define DRAIN_RECENT_PIDS 256
+
 struct drain_counters {
 	uint64_t received;		 /* records handed to the drains */
 	uint64_t cpu_ns;		 /* drain threads' CPU time, once they are stopped */
@@ -81,6 +84,13 @@ void drains__stop(struct drains *d);
 
 /** drains__counters() - sum of every drain's counters (relaxed reads). */
 void drains__counters(const struct drains *d, struct drain_counters *out);
+
+/**
+ * drains__recent_pids() - call @fn with each process sampled since the last
+ * call (lossy: two processes may share a slot; a process sampled again comes
+ * back).  Call from one thread.
+ */
+void drains__recent_pids(struct drains *d, void (*fn)(void *ctx, uint32_t pid), void *ctx);
 
 /** drains__error() - first error a drain thread stopped on, or 0. */
 int drains__error(const struct drains *d);

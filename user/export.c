@@ -25,6 +25,8 @@ struct exporter {
 	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
 			const char **value);
 	void *tag_ctx;
+	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
+	void *proc_ctx;
 	int err;
 	struct export_result *res;
 	struct export_result result;
@@ -159,7 +161,7 @@ static void add_trace(void *ctx, const struct calltrace *t)
 
 /* labels of a row: thread, process, and its trace context when it has one */
 static size_t row_labels(const struct exporter *st, const struct sample_row *row,
-			 struct pprof_label *labels, char (*hex)[17])
+			 struct pprof_label *labels, char (*hex)[17], char *comm, char *container)
 {
 	const char *key, *value;
 	size_t n = 0;
@@ -168,6 +170,12 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	labels[n++] = (struct pprof_label){ .key = "thread_id", .num = row->tid };
 	labels[n++] = (struct pprof_label){ .key = "thread_name", .str = row->comm };
 	labels[n++] = (struct pprof_label){ .key = "pid", .num = row->pid };
+	if (st->proc_labels && !st->proc_labels(st->proc_ctx, row->pid, comm, container)) {
+		if (comm[0])
+			labels[n++] = (struct pprof_label){ .key = "comm", .str = comm };
+		if (container[0])
+			labels[n++] = (struct pprof_label){ .key = "container_id", .str = container };
+	}
 	if (!row->has_context)
 		return n;
 	if (row->span_id) {
@@ -195,8 +203,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 {
 	struct exporter *st = ctx;
 	const struct trace_locs *tl;
-	struct pprof_label labels[5 + SAMPLER_NR_TAGS];
-	char hex[2][17];
+	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
+	char hex[2][17], comm[16], container[65];
 	int64_t values[2] = { (int64_t)row->count, (int64_t)(row->count * st->period_ns) };
 	size_t n;
 
@@ -207,7 +215,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 		st->res->no_trace += row->count;
 		return;
 	}
-	n = row_labels(st, row, labels, hex);
+	n = row_labels(st, row, labels, hex, comm, container);
 	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
 	if (st->err)
 		return;
@@ -233,6 +241,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->period_ns = opts->period_ns;
 	e->tag_name = opts->tag_name;
 	e->tag_ctx = opts->tag_ctx;
+	e->proc_labels = opts->proc_labels;
+	e->proc_ctx = opts->proc_ctx;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {

@@ -6,6 +6,8 @@
  * symbolizes every frame, and writes one pprof Sample per sample_table row
  * with values (samples/count, cpu/nanoseconds) and labels:
  *   thread_id (number), thread_name, pid (number) on every sample;
+ *   comm (the process name) and container_id (when its cgroup names one)
+ *   when proc_labels is given (--all, --children);
  *   span_id and local_root_span_id (16 lowercase hex digits, the form
  *   Pyroscope's otel-profiling-go uses) on samples taken inside a span;
  *   one label per tag, key and value as the application interned them (a
@@ -31,6 +33,10 @@ struct export_opts {
 	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
 			const char **value);
 	void *tag_ctx;
+	/* the process name and container id of @pid ("" when none): 0, else
+	 * -ENOENT; NULL when process labels are not wanted (--pid mode) */
+	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
+	void *proc_ctx;
 };
 
 struct export_result {

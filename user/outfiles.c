@@ -9,7 +9,7 @@
 
 struct outfiles {
 	char *dir;
-	pid_t pid;
+	char *who;
 	unsigned int max_files;
 	char **kept; /* ring of the newest max_files paths, oldest at head */
 	unsigned int head, nr;
@@ -19,18 +19,18 @@ struct outfiles {
 	unsigned int same_stamp;
 };
 
-struct outfiles *outfiles__new(const char *dir, pid_t pid, unsigned int max_files)
+struct outfiles *outfiles__new(const char *dir, const char *who, unsigned int max_files)
 {
 	struct outfiles *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return NULL;
 	o->dir = strdup(dir);
-	o->pid = pid;
+	o->who = strdup(who);
 	o->max_files = max_files;
 	if (max_files)
 		o->kept = calloc(max_files, sizeof(*o->kept));
-	if (!o->dir || (max_files && !o->kept)) {
+	if (!o->dir || !o->who || (max_files && !o->kept)) {
 		outfiles__free(o);
 		errno = ENOMEM;
 		return NULL;
@@ -51,7 +51,7 @@ const char *outfiles__path(struct outfiles *o, time_t start)
 	else
 		o->same_stamp = 0;
 	snprintf(o->last_stamp, sizeof(o->last_stamp), "%s", stamp);
-	n = snprintf(o->path, sizeof(o->path), "%s/ctxprof-%d-%s%s.pb.gz", o->dir, o->pid, stamp,
+	n = snprintf(o->path, sizeof(o->path), "%s/ctxprof-%s-%s%s.pb.gz", o->dir, o->who, stamp,
 		     suffix);
 	if (n < 0 || (size_t)n >= sizeof(o->path)) {
 		errno = ENAMETOOLONG;
@@ -103,5 +103,6 @@ void outfiles__free(struct outfiles *o)
 			free(o->kept[i]);
 	free(o->kept);
 	free(o->dir);
+	free(o->who);
 	free(o);
 }

@@ -2,7 +2,8 @@
 /*
  * outfiles - names and retention of the profile files of continuous mode.
  *
- * Files are named <dir>/ctxprof-<pid>-<UTC start, YYYYmmddTHHMMSSZ>.pb.gz
+ * Files are named <dir>/ctxprof-<who>-<UTC start, YYYYmmddTHHMMSSZ>.pb.gz
+ * (<who>: the pid, or "all")
  * (a suffix -1, -2... when two intervals start within one second), and only
  * the newest max_files written by this run are kept: a file this run did not
  * write is never deleted.
@@ -20,7 +21,7 @@ struct outfiles;
  * outfiles__new() - @max_files 0 keeps every file.
  * Return: NULL with errno set on failure.  Pair with outfiles__free().
  */
-struct outfiles *outfiles__new(const char *dir, pid_t pid, unsigned int max_files);
+struct outfiles *outfiles__new(const char *dir, const char *who, unsigned int max_files);
 
 /**
  * outfiles__path() - the name for a profile starting at @start.

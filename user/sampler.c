@@ -229,7 +229,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 		set_err(err_msg, err_len, "cannot open the BPF object: %s", strerror(errno));
 		goto err_free;
 	}
-	s->skel->rodata->target_tgid = opts->pid;
+	s->skel->rodata->target_tgid = opts->filter_pids ? 0 : opts->pid;
+	s->skel->rodata->filter_pids = opts->filter_pids;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->read_context = opts->read_context;
 	/* wake the collector when a ring is a quarter full: far from
@@ -330,6 +331,11 @@ int sampler__read_stats(struct sampler *s, uint64_t *out)
 	}
 	free(vals);
 	return err;
+}
+
+int sampler__pid_map_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.target_pids);
 }
 
 int sampler__ctx_map_fd(const struct sampler *s)

@@ -34,6 +34,7 @@ typedef void (*sampler_record_fn)(void *ctx, const struct sample_record *rec, si
 
 struct sampler_opts {
 	pid_t pid;	       /* profile this process (all threads); 0: every process */
+	bool filter_pids;      /* profile the processes in sampler__pid_map_fd() instead */
 	unsigned int frequency; /* samples per second per CPU */
 	bool kernel_stacks;    /* capture kernel frames too */
 	size_t ring_bytes;     /* per-CPU ring size; a power of two >= page size */
@@ -78,6 +79,12 @@ int sampler__read_stats(struct sampler *s, uint64_t *out);
  * thread's libctxprof context slot (u32 -> u64) the sampler reads.
  */
 int sampler__ctx_map_fd(const struct sampler *s);
+
+/**
+ * sampler__pid_map_fd() - with opts->filter_pids, the BPF hash map of the
+ * process ids (u32 -> u8) to profile.
+ */
+int sampler__pid_map_fd(const struct sampler *s);
 
 /** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
 int sampler__nr_parts(const struct sampler *s);

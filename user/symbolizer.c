@@ -147,6 +147,20 @@ static int htab_insert(struct htab *t, struct hnode *n)
 	return 0;
 }
 
+/* unlink @n from its chain; the caller frees it */
+static void htab_remove(struct htab *t, struct hnode *n)
+{
+	struct hnode **pp = &t->buckets[n->hash & (t->nr_buckets - 1)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			t->nr--;
+			return;
+		}
+	}
+}
+
 static void htab_destroy(struct htab *t, void (*free_node)(struct hnode *))
 {
 	size_t i;
@@ -633,6 +647,21 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
 	if (!out->function)
 		s->stats.unnamed++;
 	return 0;
+}
+
+void symbolizer__forget(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (!pe)
+		return;
+	htab_remove(&s->pids, &pe->h);
+	pid_entry_free(&pe->h);
+}
+
+bool symbolizer__knows(const struct symbolizer *s, pid_t pid)
+{
+	return pid_find(s, pid) != NULL;
 }
 
 int symbolizer__has_kernel(const struct symbolizer *s)

@@ -27,6 +27,7 @@
 #ifndef CTXPROF_SYMBOLIZER_H
 #define CTXPROF_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -104,6 +105,16 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_
  */
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
 		       struct sym_frame *out);
+
+/**
+ * symbolizer__forget() - drop every snapshot of @pid (a process that exited
+ * and was exported), so a whole-host run stays bounded.  The ELF cache is
+ * kept: other processes map the same files.
+ */
+void symbolizer__forget(struct symbolizer *s, pid_t pid);
+
+/** symbolizer__knows() - a snapshot of @pid exists. */
+bool symbolizer__knows(const struct symbolizer *s, pid_t pid);
 
 /** symbolizer__has_kernel() - kallsyms were loaded. */
 int symbolizer__has_kernel(const struct symbolizer *s);

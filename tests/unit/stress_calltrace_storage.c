@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Stress for calltrace_storage: WRITERS threads put (repeated and new stacks)
+ * Stress for calltrace_storage: WRITERS threads put (new stacks, their own
+ * repeated stacks and repeated stacks they all share)
  * while the main thread rotates ROTATIONS times, with a liveness checker that
  * keeps a few ids alive for LIVE_ROTATIONS rotations.  Built under TSan and
  * under ASan+UBSan.  Exact accounting, checked after the run:
@@ -28,11 +29,14 @@
 #define WRITERS		  3
 #define PUTS_PER_INTERVAL 48 /* per writer between two rotations */
 #define POOL		  32 /* repeated stacks per writer */
+#define SHARED_POOL	  16 /* repeated stacks every writer puts */
 #define MARK_ONE_IN	  64 /* puts whose id the writer reports live */
 #define LIVE_ROTATIONS	  3  /* the checker keeps a reported id this long */
 #define CAPACITY	  128
 #define ARENA_BYTES	  16384
 #define MAX_DEPTH	  191
+#define PACE_PUTS	  32	 /* puts the rotator waits for between rotations */
+#define PACE_MAX_S	  0.0005 /* ... but no longer than this */
 
 struct put_rec {
 	uint64_t id;
@@ -65,9 +69,26 @@ struct entry {
 	bool returned; /* some put returned it */
 };
 
+#if defined(__SANITIZE_THREAD__)
+#define STRESS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STRESS_TSAN 1
+#endif
+#endif
+#ifdef STRESS_TSAN
+/* a race fails the run at once, not after an "ok" line */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "halt_on_error=1";
+}
+#endif
+
 static struct calltrace_storage *storage;
 static struct writer writers[WRITERS];
 static _Atomic uint32_t started, completed;
+static atomic_ulong puts_done; /* all writers, for the rotator's pacing */
 static atomic_bool stop;
 
 static struct entry *map;
@@ -180,6 +201,8 @@ static void *writer_run(void *arg)
 		key = (uint64_t)(w->idx + 1) << 56;
 		if (r % 4 == 0)
 			key |= w->next_unique++;
+		else if (r % 4 == 1)
+			key = 1ull << 55 | (r >> 8) % SHARED_POOL; /* all writers race on these */
 		else
 			key |= 1ull << 55 | (r >> 8) % POOL;
 		key_stack(key, frames, &nk, &nu, &pid);
@@ -190,6 +213,7 @@ static void *writer_run(void *arg)
 		rec->started_after = atomic_load(&started);
 		rec->id = id;
 		done++;
+		atomic_fetch_add_explicit(&puts_done, 1, memory_order_relaxed);
 		if (id == CALLTRACE_DROPPED_TRACE_ID) {
 			w->dropped++;
 			continue;
@@ -236,7 +260,8 @@ static void checker(void *ctx, struct trace_id_set *preserve)
 				cap_live = cap_live ? 2 * cap_live : 1024;
 				live_ids = realloc(live_ids, cap_live * sizeof(*live_ids));
 				if (!live_ids) {
-					fprintf(stderr, "stress_calltrace_storage: FAIL: out of memory\n");
+					fprintf(stderr,
+						"stress_calltrace_storage: FAIL: out of memory\n");
 					exit(1);
 				}
 			}
@@ -284,6 +309,24 @@ static void on_trace(void *ctx, const struct calltrace *t)
 	if (t->frames[0] != e->key || !trace_matches(t, e->key))
 		fail("id %#llx carries a wrong or torn stack in rotation %u",
 		     (unsigned long long)e->id, rotation);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* on a loaded machine, let the writers put something into every interval */
+static void pace(void)
+{
+	unsigned long target = atomic_load(&puts_done) + PACE_PUTS;
+	double until = now_s() + PACE_MAX_S;
+
+	while (atomic_load(&puts_done) < target && !atomic_load(&stop) && now_s() < until)
+		sched_yield();
 }
 
 static void rotate(void)
@@ -352,8 +395,8 @@ static void verify(uint64_t *puts, uint64_t *dropped, size_t *ids, size_t *kept)
 		if (e->last != last || e->count != e->last - e->first + 1)
 			fail("id %#llx handed over in rotations %u..%u (%u times), expected "
 			     "%u..%u (live %u..%u)",
-			     (unsigned long long)e->id, e->first, e->last, e->count, e->first,
-			     last, e->live ? e->live_from : 0, e->live ? e->live_to : 0);
+			     (unsigned long long)e->id, e->first, e->last, e->count, e->first, last,
+			     e->live ? e->live_from : 0, e->live ? e->live_to : 0);
 		*kept += e->count - 1;
 	}
 	calltrace_storage__stats(storage, &st);
@@ -372,7 +415,16 @@ static void verify(uint64_t *puts, uint64_t *dropped, size_t *ids, size_t *kept)
 
 int main(void)
 {
-	struct calltrace_storage_opts opts = { .capacity = CAPACITY, .arena_bytes = ARENA_BYTES };
+	/*
+	 * A hazard wait that times out may lose a trace (counted, and covered by
+	 * the unit tests); on a machine loaded by others a writer can stall past
+	 * the default second, so give exact accounting a bound past our budget.
+	 */
+	struct calltrace_storage_opts opts = {
+		.capacity = CAPACITY,
+		.arena_bytes = ARENA_BYTES,
+		.hazard_wait_ms = 30000,
+	};
 	const char *env = getenv("STRESS_ROTATIONS");
 	uint32_t rotations = env ? (uint32_t)strtoul(env, NULL, 10) : 5000;
 	struct calltrace_storage_stats st;
@@ -403,8 +455,10 @@ int main(void)
 			return 1;
 		}
 	}
-	while (rotation < rotations)
+	while (rotation < rotations) {
+		pace();
 		rotate();
+	}
 	atomic_store(&stop, true);
 	for (w = 0; w < WRITERS; w++)
 		pthread_join(writers[w].th, NULL);
@@ -417,14 +471,16 @@ int main(void)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("stress_calltrace_storage: %s: %u rotations, %d writers, %llu puts, %llu dropped "
 	       "(table %llu, arena %llu, hazard %llu), %zu ids, %zu preserved hand-overs, "
-	       "%llu busy skips, %llu hazard waits, %.2fs%s%s\n",
+	       "%llu busy skips, %llu hazard waits (%llu timed out, longest %.1f ms), %.2fs%s%s "
+	       "(%lu failures)\n",
 	       failures ? "FAIL" : "ok", rotation, WRITERS, (unsigned long long)(puts + dropped),
 	       (unsigned long long)dropped, (unsigned long long)st.dropped_table_full,
 	       (unsigned long long)st.dropped_arena_full,
 	       (unsigned long long)st.dropped_no_hazard_slot, ids, kept,
 	       (unsigned long long)st.busy_skips, (unsigned long long)st.hazard_waits,
+	       (unsigned long long)st.hazard_timeouts, st.hazard_wait_max_ns / 1e6,
 	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       failures ? ": " : "", failures ? first_failure : "");
+	       failures ? ": " : "", failures ? first_failure : "", failures);
 	calltrace_storage__free(storage);
 	for (w = 0; w < WRITERS; w++) {
 		free(writers[w].log);

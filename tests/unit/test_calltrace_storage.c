@@ -49,7 +49,7 @@ static uint64_t put1(struct calltrace_storage *s, __u64 frame)
 static void put__same_stack__same_id(void **state)
 {
 	struct calltrace_storage *s = calltrace_storage__new(64);
-	__u64 a[] = { 1, 2, 3 }, b[] = { 1, 2, 4 };
+	__u64 a[] = {1, 2, 3}, b[] = {1, 2, 4};
 	uint64_t ia, ib;
 
 	assert_non_null(s);
@@ -67,7 +67,7 @@ static void put__same_stack__same_id(void **state)
 static void put__ids__epoch_in_upper_bits_never_reserved(void **state)
 {
 	struct calltrace_storage *s = calltrace_storage__new(64);
-	__u64 f[] = { 42 };
+	__u64 f[] = {42};
 	uint64_t id = calltrace_storage__put(s, 1, f, 0, 1, 0);
 
 	assert_true(id >> 32 >= 1);
@@ -194,7 +194,7 @@ static void put__max_depth_and_empty__stored(void **state)
 
 static void new__bad_sizes__einval(void **state)
 {
-	struct calltrace_storage_opts o = { .capacity = 64, .hazard_slots = 3 };
+	struct calltrace_storage_opts o = {.capacity = 64, .hazard_slots = 3};
 
 	errno = 0;
 	assert_null(calltrace_storage__new(0));
@@ -210,10 +210,10 @@ static void new__bad_sizes__einval(void **state)
 /* 10 frames = 32 + 80 bytes a trace: a 4 KiB arena holds 36 of them */
 static void put__arena_exhausted__dropped_counted_then_reused(void **state)
 {
-	struct calltrace_storage_opts o = { .capacity = 1024, .arena_bytes = 4096 };
+	struct calltrace_storage_opts o = {.capacity = 1024, .arena_bytes = 4096};
 	struct calltrace_storage *s = calltrace_storage__new_opts(&o);
 	struct calltrace_storage_stats st;
-	__u64 f[10] = { 0 };
+	__u64 f[10] = {0};
 	uint64_t first = 0, id;
 	int cycle, i, stored;
 
@@ -328,7 +328,7 @@ static void run_hammers(struct calltrace_storage *s, struct hammer *h, int n, in
 /* one hazard slot for four threads: some puts find none, every put is counted */
 static void put__hazard_slots_contended__drops_counted_ids_agree(void **state)
 {
-	struct calltrace_storage_opts o = { .capacity = 256, .hazard_slots = 1 };
+	struct calltrace_storage_opts o = {.capacity = 256, .hazard_slots = 1};
 	struct calltrace_storage *s = calltrace_storage__new_opts(&o);
 	struct calltrace_storage_stats st;
 	struct hammer h[4];
@@ -400,7 +400,7 @@ static void process__liveness__preserved_ids_survive_others_vanish(void **state)
 	struct calltrace_storage *s = calltrace_storage__new(64);
 	struct seen *seen = calloc(1, sizeof(*seen));
 	struct calltrace_storage_stats st;
-	struct keep k = { .n = 2 };
+	struct keep k = {.n = 2};
 	uint64_t a, b, c, again;
 	long j;
 	int cycle;
@@ -455,7 +455,7 @@ static void process__liveness__preserved_ids_survive_others_vanish(void **state)
 static void register_liveness__bad_or_too_many__einval_enospc(void **state)
 {
 	struct calltrace_storage *s = calltrace_storage__new(64);
-	struct keep k = { 0 };
+	struct keep k = {0};
 	int i;
 
 	assert_int_equal(calltrace_storage__register_liveness(s, NULL, NULL), -EINVAL);
@@ -473,7 +473,7 @@ static void process__preserve_overflow__counted(void **state)
 	struct calltrace_storage *s = calltrace_storage__new(16);
 	struct seen *seen = calloc(1, sizeof(*seen));
 	struct calltrace_storage_stats st;
-	struct keep k = { 0 };
+	struct keep k = {0};
 	int i;
 
 	calltrace_storage__register_liveness(s, keep_ids, &k);
@@ -505,7 +505,7 @@ static void process__preserve_overflow__counted(void **state)
 
 static void process__writer_stalled__bounded_wait_then_table_retired(void **state)
 {
-	struct calltrace_storage_opts o = { .capacity = 64, .hazard_wait_ms = 20 };
+	struct calltrace_storage_opts o = {.capacity = 64, .hazard_wait_ms = 20};
 	struct calltrace_storage *s = calltrace_storage__new_opts(&o);
 	struct seen *seen = calloc(1, sizeof(*seen));
 	struct calltrace_storage_stats st;

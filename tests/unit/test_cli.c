@@ -107,7 +107,7 @@ static void cli__parse__missing_pid__error(void **state)
 	struct collector_opts o;
 
 	assert_int_equal(parse(&o, "--frequency", "10", NULL), -EINVAL);
-	assert_non_null(strstr(err_buf, "--pid PID is required"));
+	assert_non_null(strstr(err_buf, "--pid PID or --all is required"));
 }
 
 static void cli__parse__unknown_and_extra__error(void **state)

@@ -21,7 +21,7 @@ static void touch(const char *path)
 
 static void outfiles__path__utc_stamp_and_suffix_within_a_second(void **state)
 {
-	struct outfiles *o = outfiles__new("/tmp", 42, 0);
+	struct outfiles *o = outfiles__new("/tmp", "42", 0);
 	char first[256];
 
 	assert_non_null(o);
@@ -43,7 +43,7 @@ static void outfiles__written__beyond_max__oldest_deleted_others_untouched(void 
 	assert_non_null(mkdtemp(dir));
 	snprintf(foreign, sizeof(foreign), "%s/ctxprof-7-20000101T000000Z.pb.gz", dir);
 	touch(foreign); /* not written by this run: must survive */
-	o = outfiles__new(dir, 7, 3);
+	o = outfiles__new(dir, "7", 3);
 	assert_non_null(o);
 	for (i = 0; i < 5; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s", outfiles__path(o, 1795244405 + i));
@@ -70,7 +70,7 @@ static void outfiles__path__too_long__enametoolong(void **state)
 
 	memset(dir, 'a', sizeof(dir) - 1);
 	dir[sizeof(dir) - 1] = '\0';
-	o = outfiles__new(dir, 1, 0);
+	o = outfiles__new(dir, "1", 0);
 	assert_non_null(o);
 	errno = 0;
 	assert_null(outfiles__path(o, 0));
