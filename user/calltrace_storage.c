@@ -937,6 +937,20 @@ size_t calltrace_storage__test_hazards(struct calltrace_storage *s, unsigned int
 
 /* --- trace_id_set: open addressing, 0 marks an empty slot (ids are never 0) */
 
+const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, uint64_t trace_id)
+{
+	struct ct_table *t = atomic_load_explicit(&s->active, memory_order_acquire);
+	uint64_t slot = trace_id & 0xffffffffu;
+	struct calltrace *tr;
+
+	/* only the processor clears tables, and it is the caller: no hazard needed */
+	if (trace_id >> 32 != atomic_load_explicit(&t->epoch, memory_order_acquire) ||
+	    slot > t->mask)
+		return NULL;
+	tr = atomic_load_explicit(&t->slots[slot].trace, memory_order_acquire);
+	return tr && tr->trace_id == trace_id ? tr : NULL;
+}
+
 struct trace_id_set {
 	uint64_t *ids;
 	size_t mask;

@@ -181,6 +181,15 @@ typedef void (*calltrace_fn)(void *ctx, const struct calltrace *trace);
 size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, void *ctx);
 
 /**
+ * calltrace_storage__lookup() - the trace @trace_id if the ACTIVE table holds
+ * it: one put since the last calltrace_storage__process() returned it.
+ * Call from the process() caller's thread only (puts may run meanwhile).
+ * Return: the trace, valid until the next process(), or NULL.
+ */
+const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s,
+						  uint64_t trace_id);
+
+/**
  * calltrace_storage__stats() - counters; see struct calltrace_storage_stats.
  *
  * Any thread, concurrently with put(); not concurrently with process() or

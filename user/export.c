@@ -27,6 +27,7 @@ struct exporter {
 	void *tag_ctx;
 	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
 	void *proc_ctx;
+	struct calltrace_storage *traces;
 	int err;
 	struct export_result *res;
 	struct export_result result;
@@ -212,6 +213,16 @@ static void add_row(void *ctx, const struct sample_row *row)
 		return;
 	tl = map_get(st, row->trace_id);
 	if (!tl) {
+		/* put after the rotation, counted before the flip: still ACTIVE */
+		const struct calltrace *t = calltrace_storage__lookup(st->traces, row->trace_id);
+
+		if (t) {
+			add_trace(st, t);
+			st->res->traces--; /* handed over again with its interval */
+			tl = map_get(st, row->trace_id);
+		}
+	}
+	if (!tl) {
 		st->res->no_trace += row->count;
 		return;
 	}
@@ -243,6 +254,7 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->tag_ctx = opts->tag_ctx;
 	e->proc_labels = opts->proc_labels;
 	e->proc_ctx = opts->proc_ctx;
+	e->traces = traces;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {

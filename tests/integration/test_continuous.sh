@@ -47,6 +47,9 @@ read -r taken in_profile dropped <<<"$(summary_field "$TMP/log")"
 [ "$taken" -eq $((in_profile + dropped)) ] &&
 	ok "samples reconcile: $taken taken = $in_profile in files + $dropped dropped" ||
 	fail "samples do not reconcile: $taken taken != $in_profile + $dropped"
+# a sample counted just after a rotation still finds its stack
+grep -q " no_trace=0" "$TMP/log" && ok "no sample lost its stack across rotations (no_trace=0)" ||
+	fail "samples lost their stack across rotations: $(grep -o 'no_trace=[0-9]*' "$TMP/log")"
 # each file covers its own interval: time_nanos increases, durations ~5 s
 "$PPROF" -raw "${files[1]}" 2>/dev/null | grep -q "Duration: 5" &&
 	ok "an interval file says Duration: 5.x s" || fail "interval file duration is not ~5 s"
