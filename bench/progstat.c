@@ -23,7 +23,8 @@ int main(void)
 			continue;
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_PROG_TYPE_PERF_EVENT)
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_PROG_TYPE_PERF_EVENT)
 			printf("%u %s %llu %llu\n", id, info.name, (unsigned long long)info.run_cnt,
 			       (unsigned long long)info.run_time_ns);
 		close(fd);

@@ -16,8 +16,8 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* load-time knobs, written by user/sampler.c before load */
-const volatile __u32 target_tgid = 0;	 /* 0: every task but the idle ones */
-const volatile bool filter_pids = false; /* profile only the tgids in target_pids */
+const volatile __u32 target_tgid = 0;	  /* 0: every task but the idle ones */
+const volatile bool filter_pids = false;  /* profile only the tgids in target_pids */
 const volatile bool kernel_stacks = true; /* capture kernel frames */
 /* wake the collector only once a ring holds this many bytes; below it the
  * collector picks records up on its poll timer (per-event wakeups are costly) */

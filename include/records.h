@@ -25,7 +25,7 @@
 /* record flags */
 #define SAMPLE_F_USTACK_TRUNCATED (1u << 0) /* user stack hit SAMPLER_MAX_USTACK */
 #define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
-#define SAMPLE_F_CONTEXT (1u << 2) /* span_id, local_root_span_id and tags are valid */
+#define SAMPLE_F_CONTEXT	  (1u << 2) /* span_id, local_root_span_id and tags are valid */
 
 /* tag ids carried per sample: as many as a context slot has (include/ctxprof_abi.h) */
 #define SAMPLER_NR_TAGS 10
@@ -38,21 +38,21 @@
  * are return addresses.
  */
 struct sample_record {
-	__u64 time_ns;		      /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
-	__u32 pid;		      /* thread group id, what userspace calls the pid */
-	__u32 tid;		      /* kernel task id, what userspace calls the tid */
-	__u32 cpu;		      /* CPU the sample was taken on */
-	__u16 nr_kframes;	      /* kernel frames following the header */
-	__u16 nr_uframes;	      /* user frames following the kernel frames */
-	__u32 flags;		      /* SAMPLE_F_* */
-	__u32 reserved;		      /* zero; keeps frames 8-byte aligned */
+	__u64 time_ns;		     /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u32 pid;		     /* thread group id, what userspace calls the pid */
+	__u32 tid;		     /* kernel task id, what userspace calls the tid */
+	__u32 cpu;		     /* CPU the sample was taken on */
+	__u16 nr_kframes;	     /* kernel frames following the header */
+	__u16 nr_uframes;	     /* user frames following the kernel frames */
+	__u32 flags;		     /* SAMPLE_F_* */
+	__u32 reserved;		     /* zero; keeps frames 8-byte aligned */
 	char comm[SAMPLER_COMM_LEN]; /* thread name at sample time */
 	/* the thread's trace context, read from its libctxprof slot; all zero
 	 * unless flags has SAMPLE_F_CONTEXT */
 	__u64 span_id;
 	__u64 local_root_span_id;
 	__u32 tags[SAMPLER_NR_TAGS]; /* interned tag ids, 0: unset */
-	__u64 frames[];		      /* nr_kframes + nr_uframes addresses */
+	__u64 frames[];		     /* nr_kframes + nr_uframes addresses */
 };
 
 _Static_assert(sizeof(struct sample_record) == 104, "sample_record ABI");
@@ -72,25 +72,26 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
  * could be read and the error is counted beside it.
  */
 enum sampler_stat {
-	SAMPLER_STAT_SAMPLES = 0,   /* samples taken on a profiled task */
-	SAMPLER_STAT_EMITTED,	    /* records written into a ring */
-	SAMPLER_STAT_DROP_RING_FULL, /* bpf_ringbuf_output failed: ring full */
-	SAMPLER_STAT_DROP_NO_RING,  /* no ring registered for this CPU */
+	SAMPLER_STAT_SAMPLES = 0,     /* samples taken on a profiled task */
+	SAMPLER_STAT_EMITTED,	      /* records written into a ring */
+	SAMPLER_STAT_DROP_RING_FULL,  /* bpf_ringbuf_output failed: ring full */
+	SAMPLER_STAT_DROP_NO_RING,    /* no ring registered for this CPU */
 	SAMPLER_STAT_DROP_NO_SCRATCH, /* per-CPU scratch lookup failed */
-	SAMPLER_STAT_USTACK_ERR,    /* bpf_get_stack(user) failed; sample kept without user frames */
-	SAMPLER_STAT_KSTACK_ERR,    /* bpf_get_stack(kernel) failed; sample kept without kernel frames */
-	SAMPLER_STAT_FILTERED,	    /* ticks on other tasks (not lost: not profiled) */
+	SAMPLER_STAT_USTACK_ERR, /* bpf_get_stack(user) failed; sample kept without user frames */
+	SAMPLER_STAT_KSTACK_ERR, /* bpf_get_stack(kernel) failed; sample kept without kernel frames
+				  */
+	SAMPLER_STAT_FILTERED,	 /* ticks on other tasks (not lost: not profiled) */
 	/* trace context, for samples of threads with a registered slot; the
 	 * sample is kept in every case, with context only when CTX_OK */
-	SAMPLER_STAT_CTX_OK,	    /* a valid context was read */
-	SAMPLER_STAT_CTX_EMPTY,	    /* checksum 0: no context set, or a write in progress */
-	SAMPLER_STAT_CTX_TORN,	    /* checksum mismatch: a torn read, rejected */
-	SAMPLER_STAT_CTX_READ_ERR,  /* the slot could not be read (unmapped, paged out) */
+	SAMPLER_STAT_CTX_OK,	   /* a valid context was read */
+	SAMPLER_STAT_CTX_EMPTY,	   /* checksum 0: no context set, or a write in progress */
+	SAMPLER_STAT_CTX_TORN,	   /* checksum mismatch: a torn read, rejected */
+	SAMPLER_STAT_CTX_READ_ERR, /* the slot could not be read (unmapped, paged out) */
 	SAMPLER_STAT_MAX,
 };
 
 #define SAMPLER_STAT_DROP_FIRST SAMPLER_STAT_DROP_RING_FULL
-#define SAMPLER_STAT_DROP_LAST SAMPLER_STAT_DROP_NO_SCRATCH
+#define SAMPLER_STAT_DROP_LAST	SAMPLER_STAT_DROP_NO_SCRATCH
 
 /*
  * Thread lifecycle records, written by bpf/lifecycle.bpf.c and applied by

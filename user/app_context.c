@@ -16,9 +16,9 @@
 #include "ctxprof_region.h"
 #include "proc_maps.h"
 
-#define MAX_REGION_SIZE (1ULL << 30) /* a larger "region" is not ours: refuse it */
+#define MAX_REGION_SIZE	    (1ULL << 30) /* a larger "region" is not ours: refuse it */
 #define MAX_TAGS_PER_REGION 65536
-#define MAX_TAG_STRING 1024
+#define MAX_TAG_STRING	    1024
 
 struct tag_ent {
 	uint32_t id; /* 0: empty */
@@ -31,10 +31,10 @@ struct region {
 	pid_t pid;
 	uint64_t start; /* where the application maps it */
 	size_t size;
-	void *base;	/* where we map it */
+	void *base; /* where we map it */
 	struct ctxprof_region_geom geom;
 	struct ctxprof_region_stats st;
-	bool same_pidns; /* slot tids are host tids */
+	bool same_pidns;    /* slot tids are host tids */
 	uint32_t *slot_tid; /* per slot: the tid we put in the map, 0: none */
 	uint32_t *slot_gen;
 	uint32_t *slot_seen; /* poll epoch the slot was last seen Active */
@@ -323,7 +323,8 @@ static int tags_grow(struct region *r)
 	for (i = 0; i < r->tags_cap; i++) {
 		if (!r->tags[i].id)
 			continue;
-		for (j = (r->tags[i].id * 0x9e3779b9u) & (cap - 1); t[j].id; j = (j + 1) & (cap - 1))
+		for (j = (r->tags[i].id * 0x9e3779b9u) & (cap - 1); t[j].id;
+		     j = (j + 1) & (cap - 1))
 			;
 		t[j] = r->tags[i];
 	}
@@ -366,7 +367,8 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 		d->a->st.tags_dropped++;
 		return;
 	}
-	for (i = (id * 0x9e3779b9u) & (r->tags_cap - 1); r->tags[i].id; i = (i + 1) & (r->tags_cap - 1))
+	for (i = (id * 0x9e3779b9u) & (r->tags_cap - 1); r->tags[i].id;
+	     i = (i + 1) & (r->tags_cap - 1))
 		;
 	t = &r->tags[i];
 	t->key = strndup(key, key_len);
@@ -389,7 +391,7 @@ void app_context__poll(struct app_context *a)
 		.span_event = on_span_event,
 		.tag = on_tag,
 	};
-	struct drain_ctx d = { .a = a };
+	struct drain_ctx d = {.a = a};
 	struct timespec ts;
 	struct region *r;
 

@@ -22,15 +22,15 @@
 struct app_context;
 
 struct app_context_stats {
-	uint64_t regions;	    /* regions mapped and validated */
-	uint64_t regions_rejected;  /* regions found but refused (see the -v log) */
-	uint64_t threads;	    /* tids currently in the sampler's map */
-	uint64_t threads_rejected;  /* slot tids that are not threads of the process */
-	uint64_t map_full;	    /* tids that did not fit in the sampler's map */
-	uint64_t span_events;	    /* span begin/end events drained */
-	uint64_t tags;		    /* distinct tag ids known */
-	uint64_t tags_dropped;	    /* dictionary records refused (table full, bad id) */
-	uint64_t lane_errors;	    /* malformed lane content skipped (all reasons) */
+	uint64_t regions;	   /* regions mapped and validated */
+	uint64_t regions_rejected; /* regions found but refused (see the -v log) */
+	uint64_t threads;	   /* tids currently in the sampler's map */
+	uint64_t threads_rejected; /* slot tids that are not threads of the process */
+	uint64_t map_full;	   /* tids that did not fit in the sampler's map */
+	uint64_t span_events;	   /* span begin/end events drained */
+	uint64_t tags;		   /* distinct tag ids known */
+	uint64_t tags_dropped;	   /* dictionary records refused (table full, bad id) */
+	uint64_t lane_errors;	   /* malformed lane content skipped (all reasons) */
 };
 
 /**

@@ -186,8 +186,7 @@ size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, 
  * Call from the process() caller's thread only (puts may run meanwhile).
  * Return: the trace, valid until the next process(), or NULL.
  */
-const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s,
-						  uint64_t trace_id);
+const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, uint64_t trace_id);
 
 /**
  * calltrace_storage__stats() - counters; see struct calltrace_storage_stats.

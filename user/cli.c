@@ -25,26 +25,26 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all", no_argument, NULL, 'a' },
-	{ "children", no_argument, NULL, OPT_CHILDREN },
-	{ "frequency", required_argument, NULL, 'F' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
-	{ "max-files", required_argument, NULL, OPT_MAX_FILES },
-	{ "drain-threads", required_argument, NULL, OPT_DRAIN_THREADS },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "no-context", no_argument, NULL, OPT_NO_CONTEXT },
-	{ "ring-size", required_argument, NULL, OPT_RING_SIZE },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "btf", required_argument, NULL, OPT_BTF },
-	{ "status", no_argument, NULL, OPT_STATUS },
-	{ "no-status", no_argument, NULL, OPT_NO_STATUS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
+	{"pid", required_argument, NULL, 'p'},
+	{"all", no_argument, NULL, 'a'},
+	{"children", no_argument, NULL, OPT_CHILDREN},
+	{"frequency", required_argument, NULL, 'F'},
+	{"duration", required_argument, NULL, 'd'},
+	{"output", required_argument, NULL, 'o'},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+	{"max-files", required_argument, NULL, OPT_MAX_FILES},
+	{"drain-threads", required_argument, NULL, OPT_DRAIN_THREADS},
+	{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
+	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	{"btf", required_argument, NULL, OPT_BTF},
+	{"status", no_argument, NULL, OPT_STATUS},
+	{"no-status", no_argument, NULL, OPT_NO_STATUS},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{},
 };
 
@@ -96,9 +96,11 @@ static void usage(FILE *f, const char *prog)
 		"      --max-stacks N     distinct stacks kept per interval, and (stack, thread)\n"
 		"                         pairs per drain thread (default %u); more are counted\n"
 		"                         as dropped (stack_table_full, sample_table_full)\n"
-		"      --btf FILE         kernel BTF to use when /sys/kernel/btf/vmlinux is missing\n"
+		"      --btf FILE         kernel BTF to use when /sys/kernel/btf/vmlinux is "
+		"missing\n"
 		"      --status           print a status line every second on stderr\n"
-		"      --no-status        never print it (default: only when stderr is a terminal)\n"
+		"      --no-status        never print it (default: only when stderr is a "
+		"terminal)\n"
 		"  -v, --verbose          print libbpf's messages; twice for its debug output\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n"

@@ -10,32 +10,32 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define CLI_DEFAULT_FREQUENCY 99
-#define CLI_MAX_FREQUENCY 100000 /* cpu-clock's hrtimer floor is 10 us */
-#define CLI_DEFAULT_RING_KIB 4096
-#define CLI_DEFAULT_MAX_STACKS (1u << 18)
-#define CLI_DEFAULT_MAX_FILES 100
+#define CLI_DEFAULT_FREQUENCY	  99
+#define CLI_MAX_FREQUENCY	  100000 /* cpu-clock's hrtimer floor is 10 us */
+#define CLI_DEFAULT_RING_KIB	  4096
+#define CLI_DEFAULT_MAX_STACKS	  (1u << 18)
+#define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
-#define CLI_MAX_DRAIN_THREADS 64
+#define CLI_MAX_DRAIN_THREADS	  64
 
 struct collector_opts {
-	pid_t pid;		 /* --pid */
-	bool all;		 /* --all: every process on the host */
-	bool children;		 /* --children: --pid and its descendants */
-	unsigned int frequency;	 /* --frequency, Hz per CPU */
-	double duration;	 /* --duration, seconds; 0: until signal or target exit */
-	const char *output;	 /* --output; NULL: ctxprof-<pid>.pb.gz */
-	double interval;	 /* --interval, seconds; 0: one profile at the end */
-	const char *output_dir;	 /* --output-dir, with --interval; NULL: "." */
-	unsigned int max_files;	 /* --max-files, with --interval; 0: keep all */
+	pid_t pid;		    /* --pid */
+	bool all;		    /* --all: every process on the host */
+	bool children;		    /* --children: --pid and its descendants */
+	unsigned int frequency;	    /* --frequency, Hz per CPU */
+	double duration;	    /* --duration, seconds; 0: until signal or target exit */
+	const char *output;	    /* --output; NULL: ctxprof-<pid>.pb.gz */
+	double interval;	    /* --interval, seconds; 0: one profile at the end */
+	const char *output_dir;	    /* --output-dir, with --interval; NULL: "." */
+	unsigned int max_files;	    /* --max-files, with --interval; 0: keep all */
 	unsigned int drain_threads; /* --drain-threads */
-	bool kernel;		 /* false with --no-kernel */
-	bool context;		 /* false with --no-context */
-	size_t ring_kib;	 /* --ring-size */
-	size_t max_stacks;	 /* --max-stacks */
-	const char *btf_path;	 /* --btf */
-	int verbose;		 /* -v, repeatable */
-	int status;		 /* --status / --no-status; -1: when stderr is a terminal */
+	bool kernel;		    /* false with --no-kernel */
+	bool context;		    /* false with --no-context */
+	size_t ring_kib;	    /* --ring-size */
+	size_t max_stacks;	    /* --max-stacks */
+	const char *btf_path;	    /* --btf */
+	int verbose;		    /* -v, repeatable */
+	int status;		    /* --status / --no-status; -1: when stderr is a terminal */
 };
 
 /* cli__parse() results besides 0 */

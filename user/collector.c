@@ -47,8 +47,8 @@ struct collector {
 	struct tracker *tracker; /* --all and --children only */
 	/* the symbolizer is shared with the tracker's exec snapshots */
 	pthread_mutex_t sym_lock;
-	uint64_t exported;  /* samples written into profiles so far */
-	uint64_t no_trace;  /* samples left out: their trace was not handed over */
+	uint64_t exported; /* samples written into profiles so far */
+	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
 	struct export_result last; /* the latest file's counts */
 };
@@ -78,7 +78,7 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 /* root alone is not enough in a container: name the missing capability */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 
 	if (syscall(SYS_capget, &hdr, data)) {
@@ -91,8 +91,8 @@ static int check_privileges(void)
 		"collector: missing capability %s: run as root (sudo) or grant "
 		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
 		!has_cap(data, CAP_BPF) && !has_cap(data, CAP_PERFMON) ? "CAP_BPF and CAP_PERFMON"
-		: !has_cap(data, CAP_BPF)				 ? "CAP_BPF"
-									 : "CAP_PERFMON");
+		: !has_cap(data, CAP_BPF)			       ? "CAP_BPF"
+								       : "CAP_PERFMON");
 	return -EPERM;
 }
 
@@ -107,7 +107,8 @@ static int check_kernel(const struct collector_opts *o)
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		fprintf(stderr,
-			"collector: kernel has no BTF (/sys/kernel/btf/vmlinux: %s): needs a kernel "
+			"collector: kernel has no BTF (/sys/kernel/btf/vmlinux: %s): needs a "
+			"kernel "
 			"built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE\n",
 			strerror(errno));
 		return -ENOENT;
@@ -196,8 +197,9 @@ static void print_status(const struct collector *c, double elapsed, uint64_t *la
 		return;
 	drains__counters(c->drains, &dc);
 	calltrace_storage__stats(c->traces, &cs);
-	fprintf(stderr, "\r\033[Kctxprof: %6.1fs  %7.0f samples/s  %llu samples  %llu dropped  "
-			"%llu stacks",
+	fprintf(stderr,
+		"\r\033[Kctxprof: %6.1fs  %7.0f samples/s  %llu samples  %llu dropped  "
+		"%llu stacks",
 		elapsed, dt > 0 ? (st[SAMPLER_STAT_SAMPLES] - *last_samples) / dt : 0.0,
 		(unsigned long long)st[SAMPLER_STAT_SAMPLES],
 		(unsigned long long)sum_drops(st, &dc, c), (unsigned long long)cs.traces);
@@ -235,10 +237,10 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		tracker__stats(c->tracker, &ts);
 		fprintf(stderr,
 			"ctxprof: processes: %llu live, %llu threads; %llu lifecycle events, "
-			"%llu lost; %llu exec/fork snapshots%s\n",
+			"%llu lost; %llu exec/fork snapshots\n",
 			(unsigned long long)ts.processes, (unsigned long long)ts.threads,
 			(unsigned long long)ts.events, (unsigned long long)ts.dropped,
-			(unsigned long long)ts.snapshots, c->opts.children ? "" : "");
+			(unsigned long long)ts.snapshots);
 		if (c->opts.children)
 			fprintf(stderr, "ctxprof: %llu processes followed in the tree of pid %d\n",
 				(unsigned long long)ts.tracked, c->opts.pid);
@@ -263,15 +265,13 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
 		(unsigned long long)c->traces_exported, res->locations, res->functions,
-		res->mappings, c->files ? " in the last file" : "",
-		(unsigned long long)ss.unnamed, (unsigned long long)ss.unmapped,
-		(unsigned long long)ss.elf_opened,
+		res->mappings, c->files ? " in the last file" : "", (unsigned long long)ss.unnamed,
+		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
 		(unsigned long long)(ss.elf_open_failed + ss.elf_parse_failed));
 	fprintf(stderr,
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",
-		cpu_s, dc->cpu_ns / 1e9,
-		dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
+		cpu_s, dc->cpu_ns / 1e9, dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
 	if (c->files)
 		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
 			c->opts.output_dir ? c->opts.output_dir : ".");
@@ -322,7 +322,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 {
 	uint64_t st[SAMPLER_STAT_MAX] = {};
 	char comment[256];
-	const char *comments[] = { comment, NULL };
+	const char *comments[] = {comment, NULL};
 	struct export_result res;
 	struct exporter *e;
 	int err;
@@ -418,7 +418,7 @@ static int64_t wall_ns(void)
  * true once it has */
 static bool wait_target(int pidfd)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
 	return poll(&p, pidfd >= 0, POLL_MS) > 0 && (p.revents & POLLIN);
 }
@@ -460,8 +460,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		snprintf(err_msg, err_len, "no process with pid %d", o->pid);
 		return -ESRCH;
 	}
-	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg,
-				   err_len);
+	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
 	if (o->all || o->children) {
@@ -495,7 +494,7 @@ int main(int argc, char **argv)
 {
 	struct collector c = {};
 	struct collector_opts *o = &c.opts;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 	struct drain_counters dc;
 	char err_msg[256] = "", default_out[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
@@ -552,8 +551,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ctxprof: profiling pid %d%s", o->pid,
 			o->children ? " and its descendants" : "");
 	fprintf(stderr, " at %u Hz on %d CPUs%s%s; Ctrl-C to stop\n", o->frequency,
-		sampler__nr_cpus(c.sampler),
-		o->kernel ? "" : " (no kernel stacks)",
+		sampler__nr_cpus(c.sampler), o->kernel ? "" : " (no kernel stacks)",
 		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
@@ -579,7 +577,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (c.tracker) {
-			struct recent_ctx rc = { &c, elapsed - last_tick >= 1.0 };
+			struct recent_ctx rc = {&c, elapsed - last_tick >= 1.0};
 
 			drains__recent_pids(c.drains, snapshot_recent, &rc);
 		}
@@ -619,7 +617,7 @@ int main(int argc, char **argv)
 	n = sampler__stop(c.sampler);
 	/* samples of processes never snapshotted yet: try while they may live */
 	if (c.tracker) {
-		struct recent_ctx rc = { &c, false };
+		struct recent_ctx rc = {&c, false};
 
 		drains__recent_pids(c.drains, snapshot_recent, &rc);
 	}

@@ -14,9 +14,9 @@ struct drain {
 	pthread_t thread;
 	int part;
 	struct sample_table *tables[2];
-	_Atomic unsigned int active;	/* index of the table being written */
-	_Atomic unsigned int flip_req;	/* bumped by the exporter */
-	_Atomic unsigned int flip_ack;	/* = flip_req once the switch is done */
+	_Atomic unsigned int active;   /* index of the table being written */
+	_Atomic unsigned int flip_req; /* bumped by the exporter */
+	_Atomic unsigned int flip_ack; /* = flip_req once the switch is done */
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
@@ -29,7 +29,7 @@ struct drain {
 struct drains {
 	struct drain *d;
 	void **ctxs;
-	int n;		/* drains in use (<= nr_alloc) */
+	int n; /* drains in use (<= nr_alloc) */
 	int nr_alloc;
 	int started;
 	int poll_ms;

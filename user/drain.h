@@ -22,8 +22,8 @@
 
 /* reasons a drain drops a record the BPF side emitted */
 enum drain_drop {
-	DRAIN_DROP_MALFORMED,	     /* record size and frame counts disagree */
-	DRAIN_DROP_STACK_TABLE_FULL, /* the storage answered CALLTRACE_DROPPED_TRACE_ID */
+	DRAIN_DROP_MALFORMED,	      /* record size and frame counts disagree */
+	DRAIN_DROP_STACK_TABLE_FULL,  /* the storage answered CALLTRACE_DROPPED_TRACE_ID */
 	DRAIN_DROP_SAMPLE_TABLE_FULL, /* the drain's sample table is full */
 	DRAIN_DROP_MAX,
 };
@@ -32,8 +32,8 @@ enum drain_drop {
 #define DRAIN_RECENT_PIDS 256
 
 struct drain_counters {
-	uint64_t received;		 /* records handed to the drains */
-	uint64_t cpu_ns;		 /* drain threads' CPU time, once they are stopped */
+	uint64_t received; /* records handed to the drains */
+	uint64_t cpu_ns;   /* drain threads' CPU time, once they are stopped */
 	uint64_t drops[DRAIN_DROP_MAX];
 };
 

@@ -22,8 +22,7 @@ struct exporter {
 	uint64_t *locs;
 	size_t nr_locs, cap_locs;
 	uint64_t period_ns;
-	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
-			const char **value);
+	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value);
 	void *tag_ctx;
 	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
 	void *proc_ctx;
@@ -69,7 +68,7 @@ static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t 
 	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
 	     j = (j + 1) & (st->map_cap - 1))
 		;
-	st->map[j] = (struct trace_locs){ trace_id, first, nr };
+	st->map[j] = (struct trace_locs){trace_id, first, nr};
 	st->map_nr++;
 	return 0;
 }
@@ -168,34 +167,35 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	size_t n = 0;
 	int i;
 
-	labels[n++] = (struct pprof_label){ .key = "thread_id", .num = row->tid };
-	labels[n++] = (struct pprof_label){ .key = "thread_name", .str = row->comm };
-	labels[n++] = (struct pprof_label){ .key = "pid", .num = row->pid };
+	labels[n++] = (struct pprof_label){.key = "thread_id", .num = row->tid};
+	labels[n++] = (struct pprof_label){.key = "thread_name", .str = row->comm};
+	labels[n++] = (struct pprof_label){.key = "pid", .num = row->pid};
 	if (st->proc_labels && !st->proc_labels(st->proc_ctx, row->pid, comm, container)) {
 		if (comm[0])
-			labels[n++] = (struct pprof_label){ .key = "comm", .str = comm };
+			labels[n++] = (struct pprof_label){.key = "comm", .str = comm};
 		if (container[0])
-			labels[n++] = (struct pprof_label){ .key = "container_id", .str = container };
+			labels[n++] = (struct pprof_label){.key = "container_id", .str = container};
 	}
 	if (!row->has_context)
 		return n;
 	if (row->span_id) {
 		snprintf(hex[0], sizeof(hex[0]), "%016llx", (unsigned long long)row->span_id);
-		labels[n++] = (struct pprof_label){ .key = "span_id", .str = hex[0] };
+		labels[n++] = (struct pprof_label){.key = "span_id", .str = hex[0]};
 	}
 	if (row->local_root_span_id) {
 		snprintf(hex[1], sizeof(hex[1]), "%016llx",
 			 (unsigned long long)row->local_root_span_id);
-		labels[n++] = (struct pprof_label){ .key = "local_root_span_id", .str = hex[1] };
+		labels[n++] = (struct pprof_label){.key = "local_root_span_id", .str = hex[1]};
 	}
 	for (i = 0; i < SAMPLER_NR_TAGS; i++) {
 		if (!row->tags[i])
 			continue;
-		if (st->tag_name && !st->tag_name(st->tag_ctx, row->pid, row->tags[i], &key, &value))
-			labels[n++] = (struct pprof_label){ .key = key, .str = value };
+		if (st->tag_name &&
+		    !st->tag_name(st->tag_ctx, row->pid, row->tags[i], &key, &value))
+			labels[n++] = (struct pprof_label){.key = key, .str = value};
 		else
-			labels[n++] = (struct pprof_label){ .key = "ctxprof_tag_id",
-							    .num = row->tags[i] };
+			labels[n++] =
+				(struct pprof_label){.key = "ctxprof_tag_id", .num = row->tags[i]};
 	}
 	return n;
 }
@@ -206,7 +206,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	const struct trace_locs *tl;
 	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
 	char hex[2][17], comm[16], container[65];
-	int64_t values[2] = { (int64_t)row->count, (int64_t)(row->count * st->period_ns) };
+	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
 	size_t n;
 
 	if (st->err)
@@ -238,8 +238,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 				 const struct export_opts *opts)
 {
 	static const struct pprof_value_type types[] = {
-		{ "samples", "count" },
-		{ "cpu", "nanoseconds" },
+		{"samples", "count"},
+		{"cpu", "nanoseconds"},
 	};
 	struct exporter *e;
 	const char *const *c;

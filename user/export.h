@@ -24,14 +24,13 @@
 #include "symbolizer.h"
 
 struct export_opts {
-	uint64_t period_ns;	/* nanoseconds one sample stands for */
-	int64_t time_nanos;	/* wall-clock start of the profile */
-	int64_t duration_nanos; /* its length */
+	uint64_t period_ns;	     /* nanoseconds one sample stands for */
+	int64_t time_nanos;	     /* wall-clock start of the profile */
+	int64_t duration_nanos;	     /* its length */
 	const char *const *comments; /* NULL-terminated, may be NULL */
 	/* names tag @id of process @pid: 0 with *key, *value set, else -ENOENT;
 	 * NULL when no tag can be named */
-	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key,
-			const char **value);
+	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value);
 	void *tag_ctx;
 	/* the process name and container id of @pid ("" when none): 0, else
 	 * -ENOENT; NULL when process labels are not wanted (--pid mode) */
@@ -40,10 +39,10 @@ struct export_opts {
 };
 
 struct export_result {
-	uint64_t samples;   /* sample counts written */
-	uint64_t rows;	    /* pprof Samples written */
-	uint64_t traces;    /* distinct traces */
-	uint64_t no_trace;  /* samples whose trace id had no stored trace (counted, not written) */
+	uint64_t samples;  /* sample counts written */
+	uint64_t rows;	   /* pprof Samples written */
+	uint64_t traces;   /* distinct traces */
+	uint64_t no_trace; /* samples whose trace id had no stored trace (counted, not written) */
 	size_t locations;
 	size_t functions;
 	size_t mappings;

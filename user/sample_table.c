@@ -17,7 +17,8 @@ struct sample_table {
 
 static uint64_t row_hash(uint64_t trace_id, const struct sample_record *rec, bool ctx)
 {
-	uint64_t h = trace_id * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)rec->tid * 0xc2b2ae3d27d4eb4fULL);
+	uint64_t h =
+		trace_id * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)rec->tid * 0xc2b2ae3d27d4eb4fULL);
 	int i;
 
 	if (ctx) {
@@ -34,9 +35,9 @@ static bool row_match(const struct sample_row *r, uint64_t trace_id,
 {
 	if (r->trace_id != trace_id || r->tid != rec->tid || r->has_context != ctx)
 		return false;
-	return !ctx || (r->span_id == rec->span_id &&
-			r->local_root_span_id == rec->local_root_span_id &&
-			!memcmp(r->tags, rec->tags, sizeof(r->tags)));
+	return !ctx ||
+	       (r->span_id == rec->span_id && r->local_root_span_id == rec->local_root_span_id &&
+		!memcmp(r->tags, rec->tags, sizeof(r->tags)));
 }
 
 struct sample_table *sample_table__new(size_t capacity)
@@ -72,8 +73,7 @@ void sample_table__free(struct sample_table *t)
 	free(t);
 }
 
-int sample_table__add(struct sample_table *t, uint64_t trace_id,
-		      const struct sample_record *rec)
+int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec)
 {
 	bool ctx = rec->flags & SAMPLE_F_CONTEXT;
 	size_t mask = t->capacity - 1, i = row_hash(trace_id, rec, ctx) & mask;

@@ -25,7 +25,7 @@ struct sample_row {
 	uint64_t span_id;	     /* 0: the samples had no trace context */
 	uint64_t local_root_span_id;
 	uint32_t tags[SAMPLER_NR_TAGS];
-	uint32_t has_context;	     /* the samples carried a valid context */
+	uint32_t has_context; /* the samples carried a valid context */
 };
 
 struct sample_table;
@@ -43,8 +43,7 @@ void sample_table__free(struct sample_table *t);
  * thread, name and (when SAMPLE_F_CONTEXT) trace context come from @rec.
  * Return: 0, or -ENOSPC when the table is full (the sample is not counted).
  */
-int sample_table__add(struct sample_table *t, uint64_t trace_id,
-		      const struct sample_record *rec);
+int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec);
 
 /** sample_table__for_each() - call @fn on every row. */
 void sample_table__for_each(const struct sample_table *t,

@@ -163,18 +163,19 @@ static int attach_cpus(struct sampler *s, unsigned int frequency, char *err_msg,
 		fd = open_cpu_clock(i, frequency);
 		if (fd < 0) {
 			err = -errno;
-			set_err(err_msg, err_len,
-				"perf_event_open(cpu-clock, cpu %d): %s%s", i, strerror(errno),
-				errno == EINVAL ? " (frequency above kernel.perf_event_max_sample_rate?)"
-						: "");
+			set_err(err_msg, err_len, "perf_event_open(cpu-clock, cpu %d): %s%s", i,
+				strerror(errno),
+				errno == EINVAL
+					? " (frequency above kernel.perf_event_max_sample_rate?)"
+					: "");
 			goto out;
 		}
 		s->links[s->nr_links] = bpf_program__attach_perf_event(s->skel->progs.sample, fd);
 		if (!s->links[s->nr_links]) {
 			err = -errno;
 			close(fd);
-			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s", i,
-				strerror(errno));
+			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s",
+				i, strerror(errno));
 			goto out;
 		}
 		s->nr_links++;

@@ -150,13 +150,13 @@ static void *tracker_thread(void *arg)
 
 	thread_registry__register_thread();
 	{
-	int n;
+		int n;
 
-	while (!atomic_load(&t->stop)) {
-		n = lifecycle__poll(t->lc, POLL_MS);
-		if (n < 0 && n != -EINTR)
-			break;
-	}
+		while (!atomic_load(&t->stop)) {
+			n = lifecycle__poll(t->lc, POLL_MS);
+			if (n < 0 && n != -EINTR)
+				break;
+		}
 	}
 	lifecycle__consume(t->lc);
 	thread_registry__unregister_thread();
@@ -177,7 +177,7 @@ struct seed_ctx {
 static int seed_tree(void *ctx, const struct process_info *p)
 {
 	struct seed_ctx *sc = ctx;
-	struct seed_ctx child = { sc->t, sc->depth + 1 };
+	struct seed_ctx child = {sc->t, sc->depth + 1};
 
 	track(sc->t, p->pid);
 	/* bounded: a process tree is not deeper than this in practice */
@@ -197,8 +197,8 @@ static int seed_labels(void *ctx, const struct process_info *p)
 
 struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
 {
-	struct lifecycle_opts lo = { .btf_path = opts->btf_path, .on_event = on_event };
-	struct proc_scan_opts so = { .tick = scan_tick };
+	struct lifecycle_opts lo = {.btf_path = opts->btf_path, .on_event = on_event};
+	struct proc_scan_opts so = {.tick = scan_tick};
 	struct proc_scan_stats ss;
 	struct tracker *t;
 	int e;
@@ -229,7 +229,7 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 		goto err_free;
 	}
 	if (opts->children) {
-		struct seed_ctx sc = { t, 0 };
+		struct seed_ctx sc = {t, 0};
 
 		thread_registry__read_lock();
 		if (thread_registry__lookup_process(t->reg, opts->root))

@@ -24,22 +24,22 @@
 struct tracker;
 
 struct tracker_opts {
-	pid_t root;		    /* with children: the root of the tree; else 0 (--all) */
-	bool children;		    /* profile root and its descendants only */
-	int pid_map_fd;		    /* with children: the sampler's pid filter map */
-	const char *btf_path;	    /* kernel BTF override, may be NULL */
-	struct symbolizer *sym;	    /* shared with the exporter ... */
-	pthread_mutex_t *sym_lock;  /* ... under this lock */
+	pid_t root;		   /* with children: the root of the tree; else 0 (--all) */
+	bool children;		   /* profile root and its descendants only */
+	int pid_map_fd;		   /* with children: the sampler's pid filter map */
+	const char *btf_path;	   /* kernel BTF override, may be NULL */
+	struct symbolizer *sym;	   /* shared with the exporter ... */
+	pthread_mutex_t *sym_lock; /* ... under this lock */
 };
 
 struct tracker_stats {
-	uint64_t processes;	/* live processes in the registry */
-	uint64_t threads;	/* live threads */
-	uint64_t snapshots;	/* mapping snapshots taken on exec/fork */
-	uint64_t tracked;	/* with children: processes added to the filter */
-	uint64_t events;	/* lifecycle records applied */
-	uint64_t dropped;	/* lifecycle records lost in BPF (ring full, ...) */
-	uint64_t labels_kept;	/* processes whose labels are kept for export */
+	uint64_t processes;   /* live processes in the registry */
+	uint64_t threads;     /* live threads */
+	uint64_t snapshots;   /* mapping snapshots taken on exec/fork */
+	uint64_t tracked;     /* with children: processes added to the filter */
+	uint64_t events;      /* lifecycle records applied */
+	uint64_t dropped;     /* lifecycle records lost in BPF (ring full, ...) */
+	uint64_t labels_kept; /* processes whose labels are kept for export */
 };
 
 /**

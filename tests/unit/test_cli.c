@@ -14,7 +14,7 @@ static char out_buf[8192], err_buf[1024];
 /* parse a NULL-terminated argument list; stdout/stderr captured in buffers */
 static int parse(struct collector_opts *o, ...)
 {
-	char *argv[32] = { "collector" };
+	char *argv[32] = {"collector"};
 	FILE *out = fmemopen(out_buf, sizeof(out_buf), "w");
 	FILE *err = fmemopen(err_buf, sizeof(err_buf), "w");
 	int argc = 1, rc;
@@ -68,22 +68,22 @@ static void cli__parse__all_options__set(void **state)
 static void cli__parse__bad_values__one_line_error(void **state)
 {
 	static const char *const cases[][3] = {
-		{ "--pid", "abc", "'abc' is not a process id" },
-		{ "--pid", "0", "'0' is not a process id" },
-		{ "--pid", "-3", "'-3' is not a process id" },
-		{ "--pid", "12x", "'12x' is not a process id" },
-		{ "--pid", "99999999999", "is not a process id" },
-		{ "--frequency", "0", "'0' is not a whole number of Hz" },
-		{ "--frequency", "100001", "'100001' is not" },
-		{ "--frequency", "1.5", "'1.5' is not" },
-		{ "--duration", "0", "'0' is not a number of seconds" },
-		{ "--duration", "-1", "'-1' is not" },
-		{ "--duration", "nan", "'nan' is not" },
-		{ "--duration", "1e12", "'1e12' is not" },
-		{ "--ring-size", "100", "'100' is not a power of two" },
-		{ "--ring-size", "32", "'32' is not" },
-		{ "--max-stacks", "1", "'1' is not" },
-		{ "--output", "", "'' is not a file name" },
+		{"--pid", "abc", "'abc' is not a process id"},
+		{"--pid", "0", "'0' is not a process id"},
+		{"--pid", "-3", "'-3' is not a process id"},
+		{"--pid", "12x", "'12x' is not a process id"},
+		{"--pid", "99999999999", "is not a process id"},
+		{"--frequency", "0", "'0' is not a whole number of Hz"},
+		{"--frequency", "100001", "'100001' is not"},
+		{"--frequency", "1.5", "'1.5' is not"},
+		{"--duration", "0", "'0' is not a number of seconds"},
+		{"--duration", "-1", "'-1' is not"},
+		{"--duration", "nan", "'nan' is not"},
+		{"--duration", "1e12", "'1e12' is not"},
+		{"--ring-size", "100", "'100' is not a power of two"},
+		{"--ring-size", "32", "'32' is not"},
+		{"--max-stacks", "1", "'1' is not"},
+		{"--output", "", "'' is not a file name"},
 	};
 	struct collector_opts o;
 	size_t i;
@@ -124,11 +124,10 @@ static void cli__parse__unknown_and_extra__error(void **state)
 
 static void cli__parse__help__explains_every_option(void **state)
 {
-	static const char *const opts[] = { "--pid",	   "--frequency", "--duration",
-					    "--output",    "--no-kernel", "--ring-size",
-					    "--max-stacks", "--btf",	   "--verbose",
-					    "--status",	   "default 99",  "--interval",
-					    "--output-dir", "--max-files", "--drain-threads" };
+	static const char *const opts[] = {
+		"--pid",       "--frequency",  "--duration",   "--output",    "--no-kernel",
+		"--ring-size", "--max-stacks", "--btf",	       "--verbose",   "--status",
+		"default 99",  "--interval",   "--output-dir", "--max-files", "--drain-threads"};
 	struct collector_opts o;
 	size_t i;
 

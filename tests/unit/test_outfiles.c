@@ -28,9 +28,12 @@ static void outfiles__path__utc_stamp_and_suffix_within_a_second(void **state)
 	/* 2026-11-21 07:00:05 UTC */
 	snprintf(first, sizeof(first), "%s", outfiles__path(o, 1795244405));
 	assert_string_equal(first, "/tmp/ctxprof-42-20261121T070005Z.pb.gz");
-	assert_string_equal(outfiles__path(o, 1795244405), "/tmp/ctxprof-42-20261121T070005Z-1.pb.gz");
-	assert_string_equal(outfiles__path(o, 1795244405), "/tmp/ctxprof-42-20261121T070005Z-2.pb.gz");
-	assert_string_equal(outfiles__path(o, 1795244406), "/tmp/ctxprof-42-20261121T070006Z.pb.gz");
+	assert_string_equal(outfiles__path(o, 1795244405),
+			    "/tmp/ctxprof-42-20261121T070005Z-1.pb.gz");
+	assert_string_equal(outfiles__path(o, 1795244405),
+			    "/tmp/ctxprof-42-20261121T070005Z-2.pb.gz");
+	assert_string_equal(outfiles__path(o, 1795244406),
+			    "/tmp/ctxprof-42-20261121T070006Z.pb.gz");
 	outfiles__free(o);
 }
 

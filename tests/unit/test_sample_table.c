@@ -27,8 +27,7 @@ static void sum_rows(void *ctx, const struct sample_row *r)
 }
 
 /* a sample of thread @tid named @comm; context when span is not 0 */
-static const struct sample_record *rec(uint32_t tid, const char *comm, uint64_t span,
-				       uint32_t tag0)
+static const struct sample_record *rec(uint32_t tid, const char *comm, uint64_t span, uint32_t tag0)
 {
 	static struct sample_record r;
 
@@ -66,7 +65,7 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 static void add__unterminated_comm__terminated(void **state)
 {
 	struct sample_table *t = sample_table__new(16);
-	struct sample_record r = { .tid = 100 };
+	struct sample_record r = {.tid = 100};
 	struct sum s = {};
 
 	memset(r.comm, 'x', sizeof(r.comm));

@@ -67,7 +67,7 @@ static __attribute__((noinline)) void between_requests(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static void (*const handlers[4])(void) = { NULL, handle_checkout, handle_search, handle_login };
+static void (*const handlers[4])(void) = {NULL, handle_checkout, handle_search, handle_login};
 
 static void *worker(void *arg)
 {
@@ -91,7 +91,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const endpoints[4] = { NULL, "/checkout", "/search", "/login" };
+	static const char *const endpoints[4] = {NULL, "/checkout", "/search", "/login"};
 	int threads = 4, i;
 	pthread_t t[64];
 	double end;
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	if (seconds > 0) {
 		end = now() + seconds;
 		while (now() < end) {
-			struct timespec ts = { 0, 50000000 };
+			struct timespec ts = {0, 50000000};
 
 			nanosleep(&ts, NULL);
 		}

@@ -42,21 +42,21 @@ static inline __attribute__((always_inline)) uint64_t ticks(void)
 static volatile uint64_t sink;
 
 /* each leaf spins in its own body, so the sampled frame is the leaf itself */
-#define LEAF(name, units)                                                \
-	__attribute__((noinline)) void leaf_##name(void)                \
-	{                                                                \
-		/* a stack variable: gcc gives frameless leaves no frame \
-		 * pointer even with -fno-omit-frame-pointer */           \
-		volatile uint64_t x = 0;                                 \
-		uint64_t end = ticks() + (units)*UNIT_TICKS;             \
-		while (ticks() < end)                                    \
-			x = x + 1;                                       \
-		sink += x;                                               \
-	}                                                                \
-	__attribute__((noinline)) void stage_##name(void)               \
-	{                                                                \
-		leaf_##name();                                           \
-		__asm__ volatile("" ::: "memory");                        \
+#define LEAF(name, units)                                                                          \
+	__attribute__((noinline)) void leaf_##name(void)                                           \
+	{                                                                                          \
+		/* a stack variable: gcc gives frameless leaves no frame                           \
+		 * pointer even with -fno-omit-frame-pointer */                                    \
+		volatile uint64_t x = 0;                                                           \
+		uint64_t end = ticks() + (units)*UNIT_TICKS;                                       \
+		while (ticks() < end)                                                              \
+			x = x + 1;                                                                 \
+		sink += x;                                                                         \
+	}                                                                                          \
+	__attribute__((noinline)) void stage_##name(void)                                          \
+	{                                                                                          \
+		leaf_##name();                                                                     \
+		__asm__ volatile("" ::: "memory");                                                 \
 	}
 
 LEAF(alpha, 1)
@@ -85,7 +85,7 @@ static __attribute__((noinline)) void *worker(void *arg)
 
 static void *timer(void *arg)
 {
-	struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+	struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
 
 	nanosleep(&ts, NULL);
 	done = 1;
