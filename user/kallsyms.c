@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kallsyms.h"
+#include "read_capped.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -288,63 +289,6 @@ err_free:
 	return errno = -err, NULL;
 }
 
-static int read_file(const char *path, size_t max, char **text, size_t *len)
-{
-	size_t n = 0, cap = 0;
-	char *buf = NULL;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		/* one byte of room past the cap tells "exactly at cap" from "over" */
-		if (n == cap) {
-			size_t new_cap = cap ? cap * 2 : READ_CHUNK;
-			char *p;
-
-			if (new_cap > max + 1)
-				new_cap = max + 1;
-			if (new_cap == cap) {
-				err = -EFBIG;
-				goto err_free;
-			}
-			p = realloc(buf, new_cap);
-			if (!p) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			buf = p;
-			cap = new_cap;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			goto err_free;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	if (n > max) {
-		err = -EFBIG;
-		goto err_free;
-	}
-	close(fd);
-	*text = buf;
-	*len = n;
-	return 0;
-
-err_free:
-	free(buf);
-	close(fd);
-	return err;
-}
-
 struct kallsyms *kallsyms__load(void)
 {
 	struct kallsyms *ks;
@@ -352,7 +296,7 @@ struct kallsyms *kallsyms__load(void)
 	size_t len = 0;
 	int err;
 
-	err = read_file("/proc/kallsyms", KALLSYMS_MAX_TEXT, &text, &len);
+	err = read_capped("/proc/kallsyms", KALLSYMS_MAX_TEXT, READ_CHUNK, &text, &len);
 	if (err)
 		return errno = -err, NULL;
 	ks = kallsyms__parse(text, len);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc_maps.h"
+#include "read_capped.h"
 
 #define DELETED_SUFFIX " (deleted)"
 #define READ_CHUNK     (64u << 10)
@@ -316,63 +317,12 @@ err_free:
 int proc_maps__read_text(pid_t pid, char **text, size_t *len)
 {
 	char fname[32];
-	size_t n = 0, cap = 0;
-	char *buf = NULL;
-	int fd, err;
+	int err;
 
-	*text = NULL;
-	*len = 0;
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
-	fd = open(fname, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-
-	for (;;) {
-		ssize_t r;
-
-		/* one byte of room past the cap tells "exactly at cap" from "over" */
-		if (n == cap) {
-			size_t new_cap = cap ? cap * 2 : READ_CHUNK;
-			char *p;
-
-			if (new_cap > PROC_MAPS_MAX_TEXT + 1)
-				new_cap = PROC_MAPS_MAX_TEXT + 1;
-			if (new_cap == cap) {
-				err = -EFBIG;
-				goto err_free;
-			}
-			p = realloc(buf, new_cap);
-			if (!p) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			buf = p;
-			cap = new_cap;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno == ENOENT ? -ESRCH : -errno;
-			goto err_free;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	if (n > PROC_MAPS_MAX_TEXT) {
-		err = -EFBIG;
-		goto err_free;
-	}
-	close(fd);
-	*text = buf;
-	*len = n;
-	return 0;
-
-err_free:
-	free(buf);
-	close(fd);
-	return err;
+	err = read_capped(fname, PROC_MAPS_MAX_TEXT, READ_CHUNK, text, len);
+	/* the process is gone (mid-read a vanished process also says ENOENT) */
+	return err == -ENOENT ? -ESRCH : err;
 }
 
 struct proc_maps *proc_maps__read(pid_t pid)

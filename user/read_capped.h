@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * read_capped - read a whole /proc-style file, up to a size cap.
+ *
+ * /proc files report size 0, so they are read in growing chunks; a file
+ * larger than the cap is refused (-EFBIG) rather than read without end.
+ */
+#ifndef CTXPROF_READ_CAPPED_H
+#define CTXPROF_READ_CAPPED_H
+
+#include <stddef.h>
+
+/**
+ * read_capped() - read all of @path.
+ * @max: refuse a file longer than this many bytes
+ * @chunk: first buffer size (doubles as needed)
+ * @text: set to a malloc'ed buffer (not NUL-terminated) the caller frees
+ * @len: set to its length
+ * Return: 0, or -errno (-EFBIG past @max; the open's errno as is).
+ */
+int read_capped(const char *path, size_t max, size_t chunk, char **text, size_t *len);
+
+#endif /* CTXPROF_READ_CAPPED_H */
