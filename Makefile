@@ -140,7 +140,7 @@ check: $(UNIT_BINS) $(PPROF) $(UNIT_EXTRA) $(STRESS_BINS)
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh unit $(UNIT_BINS) $(STRESS_BINS)
 
 integration: all $(PPROF)
-	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh integration tests/integration/*.sh
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh integration tests/integration/test_*.sh
 
 fuzz: $(FUZZ_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
@@ -149,7 +149,7 @@ fuzz: $(FUZZ_BINS)
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh all \
-		$(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/*.sh
+		$(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)
