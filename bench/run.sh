@@ -17,7 +17,7 @@ OUTPUT=${OUTPUT:-build}
 case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
 B=$OUTPUT/bench
 REPS=${BENCH_REPS:-3}
-ITER=${BENCH_ITERATIONS:-300}
+ITER=${BENCH_ITERATIONS:-20000}
 mkdir -p "$B"
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf)"; exit 1; }
 command -v perf >/dev/null || { echo "bench: perf missing (make deps installs linux-perf)"; exit 1; }
@@ -70,7 +70,7 @@ cpu_line=$(grep 'collector CPU' "$B/ctxprof.log" || true)
 sysctl -q -w kernel.bpf_stats_enabled=1
 trap 'sysctl -q -w kernel.bpf_stats_enabled=0' EXIT
 prog_stats() { # <ids-before-file> -> "cnt ns" summed over new perf_event programs
-	"$B/progstat" | awk 'NR == FNR { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -
+	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -
 }
 "$B/progstat" > "$B/ids.before"
 $B/fixed_work --threads 2 --iterations 100000 --delay 0 > /dev/null & wl=$!
