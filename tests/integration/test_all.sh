@@ -69,4 +69,35 @@ n=$(grep -c "burn_00[1-4]" "$TMP/tree")
 grep -q leaf_ "$TMP/tree" && fail "--children profiled an unrelated process" ||
 	ok "--children left the unrelated process out"
 kill "$stranger" 2>/dev/null
+
+# 1000 process spawns a second for 30 s: the registry, the labels and the
+# mapping snapshots of exited processes are reclaimed, so the collector's
+# memory stops growing (continuous mode exports, and forgets, every 5 s)
+mkdir -p "$TMP/churn"
+"$COLLECTOR" --all --interval 5 --max-files 2 --frequency 99 --duration 34 \
+	--output-dir "$TMP/churn" 2>"$TMP/log3" &
+col=$!
+PIDS+=($col)
+sleep 2
+"$WORKLOADS/spawner" 1000 30 > "$TMP/spawned" &
+sp=$!
+rss=()
+for _ in 1 2 3 4 5 6; do
+	sleep 5
+	rss+=("$(awk '/^VmRSS/ { print $2 }' /proc/$col/status 2>/dev/null || echo 0)")
+done
+wait $sp
+wait $col
+rc=$?
+tail -4 "$TMP/log3"
+echo "$(cat "$TMP/spawned"); collector RSS every 5 s (KiB): ${rss[*]}"
+[ $rc -eq 0 ] && ok "--all under churn exited 0" || fail "--all under churn exited $rc"
+grep -q "spawned [0-9]\{5\}" "$TMP/spawned" && ok "over 10000 processes spawned" ||
+	fail "spawner did not reach its rate: $(cat "$TMP/spawned")"
+second=${rss[1]} last=${rss[-1]}
+if [ "$second" -gt 0 ] && [ "$last" -le $((second + second / 10)) ]; then
+	ok "RSS bounded under 1000 spawns/s: ${second} KiB at 10 s, ${last} KiB at 30 s"
+else
+	fail "RSS grew under churn: ${second} KiB at 10 s, ${last} KiB at 30 s"
+fi
 finish
