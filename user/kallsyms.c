@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "kallsyms.h"
 #include "read_capped.h"
 
@@ -65,31 +66,11 @@ static bool is_name_char(char c)
 	return u > ' ' && u != 0x7f;
 }
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 256;
-	void *p;
-
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap == *cap)
-		return 0;
-	p = realloc(*buf, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = new_cap;
-	return 0;
-}
-
 static int pool_add(struct ksyms_builder *b, const char *s, size_t len, uint32_t *off)
 {
 	int err;
 
-	err = grow((void **)&b->ks->strings, &b->pool_cap, b->pool_len + len + 1, 1);
+	err = array_grow((void **)&b->ks->strings, &b->pool_cap, b->pool_len + len + 1, 1, 256);
 	if (err)
 		return err;
 	memcpy(b->ks->strings + b->pool_len, s, len);
@@ -188,7 +169,7 @@ static int add_line(struct ksyms_builder *b, const struct line_fields *f)
 			b->last_module = module;
 		}
 	}
-	err = grow((void **)&ks->syms, &b->syms_cap, ks->nr + 1, sizeof(*ks->syms));
+	err = array_grow((void **)&ks->syms, &b->syms_cap, ks->nr + 1, sizeof(*ks->syms), 256);
 	if (err)
 		return err;
 	sym = &ks->syms[ks->nr];
@@ -247,7 +228,7 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 		return errno = ENOMEM, NULL;
 	b.ks = ks;
 	/* offset 0 is the empty module name of vmlinux symbols */
-	err = grow((void **)&ks->strings, &b.pool_cap, 1, 1);
+	err = array_grow((void **)&ks->strings, &b.pool_cap, 1, 1, 256);
 	if (err)
 		goto err_free;
 	ks->strings[0] = '\0';

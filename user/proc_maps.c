@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "proc_maps.h"
 #include "read_capped.h"
 
@@ -167,26 +168,6 @@ static bool parse_line(const char *p, const char *end, struct proc_map *m, const
 	return true;
 }
 
-static int builder_grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 16;
-	void *p;
-
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap == *cap)
-		return 0;
-	p = realloc(*buf, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = new_cap;
-	return 0;
-}
-
 /* Copy the path into the pool, sharing it with the previous line's if equal. */
 static int builder_add_path(struct maps_builder *b, const char *path, size_t len, size_t *off)
 {
@@ -202,7 +183,7 @@ static int builder_add_path(struct maps_builder *b, const char *path, size_t len
 		*off = b->last_path;
 		return 0;
 	}
-	err = builder_grow((void **)&pm->strings, &b->pool_cap, b->pool_len + len + 1, 1);
+	err = array_grow((void **)&pm->strings, &b->pool_cap, b->pool_len + len + 1, 1, 16);
 	if (err)
 		return err;
 	memcpy(pm->strings + b->pool_len, path, len);
@@ -263,7 +244,7 @@ struct proc_maps *proc_maps__parse(const char *text, size_t len)
 	if (!pm)
 		return errno = ENOMEM, NULL;
 	b.pm = pm;
-	err = builder_grow((void **)&pm->strings, &b.pool_cap, 1, 1);
+	err = array_grow((void **)&pm->strings, &b.pool_cap, 1, 1, 16);
 	if (err)
 		goto err_free;
 	pm->strings[0] = '\0';
@@ -295,8 +276,8 @@ struct proc_maps *proc_maps__parse(const char *text, size_t len)
 		p = nl + 1;
 		err = builder_add_path(&b, path, path_len, &off);
 		if (!err)
-			err = builder_grow((void **)&pm->maps, &b.maps_cap, pm->nr + 1,
-					   sizeof(*pm->maps));
+			err = array_grow((void **)&pm->maps, &b.maps_cap, pm->nr + 1,
+					 sizeof(*pm->maps), 16);
 		if (err)
 			goto err_free;
 		m.path = (char *)(uintptr_t)off;
