@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "errmsg.h"
 #include "lifecycle.h"
 #include "proc_scan.h"
 #include "lifecycle.skel.h"
@@ -38,17 +39,6 @@ static const char *const stat_names[LIFECYCLE_STAT_MAX] = {
 const char *lifecycle_stat_name(enum lifecycle_stat stat)
 {
 	return stat < LIFECYCLE_STAT_MAX ? stat_names[stat] : "unknown";
-}
-
-static void set_err(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
 }
 
 /* start_boottime (ns) in the clock ticks of /proc/PID/stat field 22: the

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "errmsg.h"
 #include "sampler.h"
 #include "cpus.h"
 #include "sampler.skel.h"
@@ -54,17 +55,6 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 const char *sampler_stat_name(enum sampler_stat stat)
 {
 	return stat < SAMPLER_STAT_MAX ? stat_names[stat] : "unknown";
-}
-
-static void set_err(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
 }
 
 static int handle_record(void *ctx, void *data, size_t size)
