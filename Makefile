@@ -18,7 +18,9 @@ CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
 INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
-LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -lz -lpthread -lm -lurcu-memb -lurcu-common
+# each library once: libbpf, libelf (ELF files), zlib (gzipped pprof), liburcu
+LIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) \
+	-lpthread -lm -lurcu-memb -lurcu-common
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -39,10 +41,13 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-# every user/*.c but the collector's main goes into one static library; test
-# and fuzz binaries link it, and the linker takes only the objects they use
-USER_SRCS := $(filter-out user/collector.c,$(wildcard user/*.c))
+# the collector, one folder per component (docs/ARCHITECTURE.md); every
+# user/*/*.c but the main goes into one static library; test and fuzz binaries
+# link it, and the linker takes only the objects they use
+USER_MAIN := user/collector/collector.c
+USER_SRCS := $(filter-out $(USER_MAIN),$(wildcard user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+USER_DIRS := $(sort $(dir $(USER_OBJS)))
 LIBCOLLECTOR := $(OUTPUT)/libcollector.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -84,7 +89,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # --- userspace
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(USER_DIRS) $(OUTPUT)/user/collector
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -92,7 +97,7 @@ $(LIBCOLLECTOR): $(USER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-collector: $(OUTPUT)/user/collector.o $(LIBCOLLECTOR)
+collector: $(OUTPUT)/user/collector/collector.o $(LIBCOLLECTOR)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
@@ -126,7 +131,8 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
 
--include tests/unit/*.mk
+include lib/ctxprof/ctxprof.mk bench/bench.mk
+-include tests/unit/*.mk tests/workloads/*.mk
 
 # workloads instrumented with libctxprof link it statically
 CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests
@@ -156,7 +162,7 @@ demo: deps
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(PPROF) $(UNIT_EXTRA)
+	$(Q)$(MAKE) --no-print-directory all $(PPROF) $(BENCH_BINS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 format:
@@ -168,11 +174,12 @@ lint:
 vmlinux:
 	$(Q)vmlinux/gen.sh $(ARCH)
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests $(OUTPUT)/workloads $(OUTPUT)/fuzz:
+$(OUTPUT) $(USER_DIRS) $(OUTPUT)/user/collector $(OUTPUT)/tests $(OUTPUT)/workloads \
+		$(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) collector
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "calltrace_storage.h"
+#include "storage/calltrace_storage.h"
 
 #define DEPTH	      24 /* frames per stack: 8 kernel, 16 user */
 #define NK	      8

@@ -3,11 +3,11 @@
  * registry_bench - thread registry lookups while a writer churns threads.
  *
  * Lookups per second with 1 and 2 reader threads while a writer inserts and
- * removes 10k threads/s, for user/thread_registry.c (RCU, both reclamation
- * modes) next to a pthread_rwlock registry written here over the same kind
- * of table, measured in the same run.  Then the writer alone, unpaced, for
- * the cost of an insert+remove with call_rcu or the reclaim thread, and how
- * many retired objects wait for their grace period.
+ * removes 10k threads/s, for user/processes/thread_registry.c (RCU,
+ * call_rcu reclamation) next to a pthread_rwlock registry written here over
+ * the same kind of table, measured in the same run.  Then the writer alone,
+ * unpaced, for the cost of an insert+remove, and how many retired objects
+ * wait for their grace period.
  *
  * The rwlock registry runs twice: glibc's default rwlock prefers readers (two
  * busy readers can starve the writer), the writer-preferring kind keeps the
@@ -17,7 +17,7 @@
  * round-robin with the others, and the median is printed (a 2-CPU VM is noisy).
  *
  * Usage: registry_bench [seconds per run, default 2] [only: rwlock | call_rcu |
- *        thread | batched | reclaim]  (one family, e.g. to count its syscalls)
+ *        batched | reclaim]  (one family, e.g. to count its syscalls)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "thread_registry.h"
+#include "processes/thread_registry.h"
 
 #define NR_LIVE		 10000 /* threads alive at any time */
 #define TID_BASE	 1000
@@ -343,10 +343,10 @@ struct result {
 	uint64_t max_backlog;
 };
 
-static struct result run(enum impl impl, enum thread_registry_reclaim mode, int nr_readers,
+static struct result run(enum impl impl, int nr_readers,
 			 int churn_rate)
 {
-	struct thread_registry_opts opts = {.reclaim = mode};
+	struct thread_registry_opts opts = {0};
 	struct bench b = {.impl = impl, .churn_rate = churn_rate};
 	struct reader rd[2] = {{.b = &b}, {.b = &b}};
 	struct writer w = {.b = &b};
@@ -405,7 +405,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* the unpaced writer REPEAT times: median ns/op, largest backlog */
-static void reclaim_run(enum thread_registry_reclaim mode, const char *name, int nr_readers)
+static void reclaim_run(const char *name, int nr_readers)
 {
 	double ns[REPEAT];
 	uint64_t backlog = 0;
@@ -413,7 +413,7 @@ static void reclaim_run(enum thread_registry_reclaim mode, const char *name, int
 	int i;
 
 	for (i = 0; i < REPEAT; i++) {
-		r = run(IMPL_RCU, mode, nr_readers, 0);
+		r = run(IMPL_RCU, nr_readers, 0);
 		ns[i] = r.ns_per_write;
 		if (r.max_backlog > backlog)
 			backlog = r.max_backlog;
@@ -453,21 +453,14 @@ static struct result median(struct result *r)
 int main(int argc, char **argv)
 {
 	static const char *const names[] = {
-		"pthread_rwlock (default)",  "pthread_rwlock (writer pref)",
-		"rcu visit (call_rcu)",	     "rcu visit (reclaim thread)",
+		"pthread_rwlock (default)",
+		"pthread_rwlock (writer pref)",
+		"rcu visit (call_rcu)",
 		"rcu, 1024 lookups/section",
 	};
-	static const char *const family[] = {"rwlock", "rwlock", "call_rcu", "thread", "batched"};
-	static const enum impl impl[] = {IMPL_RWLOCK, IMPL_RWLOCK_WPREF, IMPL_RCU, IMPL_RCU,
-					 IMPL_RCU_BATCHED};
-	static const enum thread_registry_reclaim mode[] = {
-		0,
-		0,
-		THREAD_REGISTRY_RECLAIM_CALL_RCU,
-		THREAD_REGISTRY_RECLAIM_THREAD,
-		THREAD_REGISTRY_RECLAIM_THREAD,
-	};
-	struct result runs[2][5][REPEAT], res[2][5], *rw, *rww, *rcu, *floor_;
+	static const char *const family[] = {"rwlock", "rwlock", "call_rcu", "batched"};
+	static const enum impl impl[] = {IMPL_RWLOCK, IMPL_RWLOCK_WPREF, IMPL_RCU, IMPL_RCU_BATCHED};
+	struct result runs[2][4][REPEAT], res[2][4], *rw, *rww, *rcu, *floor_;
 	int n, m, k;
 
 	if (argc > 1)
@@ -487,13 +480,13 @@ int main(int argc, char **argv)
 	memset(res, 0, sizeof(res));
 	for (k = 0; k < REPEAT; k++)
 		for (n = 1; n <= 2; n++)
-			for (m = 0; m < 5; m++)
+			for (m = 0; m < 4; m++)
 				if (wanted(family[m]))
-					runs[n - 1][m][k] = run(impl[m], mode[m], n, CHURN_RATE);
+					runs[n - 1][m][k] = run(impl[m], n, CHURN_RATE);
 	printf("%-28s %7s %12s %10s %6s %12s %14s\n", "registry", "readers", "lookups/s",
 	       "ns/lookup", "hits", "writer ops/s", "writer ns/op");
 	for (n = 1; n <= 2; n++)
-		for (m = 0; m < 5; m++) {
+		for (m = 0; m < 4; m++) {
 			if (!wanted(family[m]))
 				continue;
 			res[n - 1][m] = median(runs[n - 1][m]);
@@ -507,7 +500,7 @@ int main(int argc, char **argv)
 		rw = &res[n - 1][0];
 		rww = &res[n - 1][1];
 		rcu = &res[n - 1][2];
-		floor_ = &res[n - 1][4];
+		floor_ = &res[n - 1][3];
 		printf("%d reader%s: rcu/rwlock lookups %.1fx (default rwlock), %.1fx (writer "
 		       "pref)\n",
 		       n, n > 1 ? "s" : " ", rcu->lookups_per_s / rw->lookups_per_s,
@@ -530,10 +523,8 @@ int main(int argc, char **argv)
 	       REPEAT);
 	printf("%-16s %8s %10s %10s %10s %14s\n", "reclamation", "readers", "min", "median", "max",
 	       "max backlog");
-	for (n = 0; n <= 2; n += 2) {
-		reclaim_run(THREAD_REGISTRY_RECLAIM_CALL_RCU, "call_rcu", n);
-		reclaim_run(THREAD_REGISTRY_RECLAIM_THREAD, "reclaim thread", n);
-	}
+	for (n = 0; n <= 2; n += 2)
+		reclaim_run("call_rcu", n);
 out:
 	thread_registry__unregister_thread();
 	return 0;

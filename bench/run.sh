@@ -23,8 +23,7 @@ mkdir -p "$B"
 command -v perf >/dev/null || { echo "bench: perf missing (make deps installs linux-perf)"; exit 1; }
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make deps installs it)"; exit 1; }
 
-cc -O2 -g -fno-omit-frame-pointer -o "$B/fixed_work" "$ROOT/bench/fixed_work.c" -lpthread
-cc -O2 -g -o "$B/progstat" "$ROOT/bench/progstat.c" $(pkg-config --libs libbpf)
+[ -x "$B/fixed_work" ] && [ -x "$B/progstat" ] || { echo "bench: run through make bench"; exit 1; }
 W="$B/fixed_work --threads 2 --iterations $ITER --delay 1"
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

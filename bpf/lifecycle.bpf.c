@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "records.h"
+#include "stats.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -24,24 +25,14 @@ const volatile __u64 wakeup_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20); /* resized before load by user/lifecycle.c */
+	__uint(max_entries, 1 << 20); /* resized before load by user/processes/lifecycle.c */
 } lifecycle_ring SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LIFECYCLE_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} lifecycle_stats SEC(".maps");
+STATS_MAP(lifecycle_stats, LIFECYCLE_STAT_MAX);
 
 static __always_inline void inc_stat(__u32 stat)
 {
-	__u64 *v = bpf_map_lookup_elem(&lifecycle_stats, &stat);
-
-	/* tracing programs only disable migration: on a preemptible kernel
-	 * another task can run the same program on this CPU mid-increment */
-	if (v)
-		__sync_fetch_and_add(v, 1);
+	stat_add(&lifecycle_stats, stat, 1);
 }
 
 /* reserve a zeroed record and fill what every type shares; NULL: counted drop */

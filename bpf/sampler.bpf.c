@@ -12,10 +12,11 @@
 #include <bpf/bpf_tracing.h>
 #include "records.h"
 #include "ctxprof_abi.h"
+#include "stats.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* load-time knobs, written by user/sampler.c before load */
+/* load-time knobs, written by user/sampling/sampler.c before load */
 const volatile __u32 target_tgid = 0;	  /* 0: every task but the idle ones */
 const volatile bool filter_pids = false;  /* profile only the tgids in target_pids */
 const volatile bool kernel_stacks = true; /* capture kernel frames */
@@ -24,7 +25,7 @@ const volatile bool kernel_stacks = true; /* capture kernel frames */
 const volatile __u64 wakeup_bytes = 0;
 const volatile bool read_context = true; /* read libctxprof context slots */
 
-/* one ring buffer per possible CPU; user/sampler.c creates and inserts them */
+/* one ring buffer per possible CPU; user/sampling/sampler.c creates and inserts them */
 struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22); /* resized before load */
@@ -49,12 +50,7 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SAMPLER_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
+STATS_MAP(stats, SAMPLER_STAT_MAX);
 
 /* with filter_pids: the processes to profile (--children), kept by the collector */
 struct {
@@ -75,11 +71,7 @@ struct {
 
 static __always_inline void inc_stat(__u32 stat)
 {
-	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
-
-	/* per-CPU slot, and a perf_event program does not nest on its CPU */
-	if (v)
-		*v += 1;
+	stat_add_unnested(&stats, stat, 1);
 }
 
 /*

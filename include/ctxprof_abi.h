@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The application ABI: the registry region libctxprof creates in every
- * instrumented process, read by the collector (user/ctxprof_region.c) and, for
+ * instrumented process, read by the collector (user/appctx/ctxprof_region.c) and, for
  * the 64-byte context slot only, by the BPF sampler.
  * Seeds: thread-local-context (the context slot and its checksum) and
  * thread-registry-lanes (control block, thread registry, lane sets).

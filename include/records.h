@@ -95,7 +95,7 @@ enum sampler_stat {
 
 /*
  * Thread lifecycle records, written by bpf/lifecycle.bpf.c and applied by
- * user/lifecycle.c: one fixed-size record per fork, thread creation, exec,
+ * user/processes/lifecycle.c: one fixed-size record per fork, thread creation, exec,
  * exit and rename, all into ONE BPF ring buffer (the lifecycle ring), so the
  * collector sees them in the order the kernel reserved them.
  */

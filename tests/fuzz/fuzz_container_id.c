@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_scan.h"
-#include "thread_registry.h"
+#include "processes/proc_scan.h"
+#include "processes/thread_registry.h"
 
 static int is_alnum(char c)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctxprof_region.h"
+#include "appctx/ctxprof_region.h"
 
 static uint64_t sink;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target for user/elf_syms.c: any bytes may come from a hostile
+ * libFuzzer target for user/symbols/elf_syms.c: any bytes may come from a hostile
  * target's file.  Parsing must fail cleanly or give a self-consistent
  * result; ASan/UBSan catch the rest.
  *
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_syms.h"
+#include "symbols/elf_syms.h"
 
 static void check(int ok)
 {

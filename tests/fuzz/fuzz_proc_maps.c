@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_maps.h"
+#include "processes/proc_maps.h"
 
 static void check_invariants(const struct proc_maps *pm)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_scan.h"
+#include "processes/proc_scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

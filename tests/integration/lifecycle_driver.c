@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lifecycle.h"
-#include "proc_scan.h"
-#include "thread_registry.h"
+#include "processes/lifecycle.h"
+#include "processes/proc_scan.h"
+#include "processes/thread_registry.h"
 
 #define NR_CHILDREN 50
 #define NR_THREADS  20

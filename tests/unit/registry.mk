@@ -1,27 +1,21 @@
-# Thread registry, lifecycle and /proc scan: the registry stress test (TSan
-# and ASan+UBSan, built from the sources, not libcollector.a), the registry
-# benchmark, and the lifecycle integration driver.
+# Thread registry and lifecycle: the registry stress test (TSan and
+# ASan+UBSan, built from the sources, not libcollector.a) and the lifecycle
+# integration driver.
 # Variables here are REGISTRY_*: tests/unit/stress.mk owns the STRESS_* ones.
 
-# user/thread_registry.c calls liburcu (flavor urcu-memb).  These flags belong
-# in the Makefile's LIBS; until they are there, this keeps every binary that
-# links libcollector.a or the user sources (unit tests, fuzzers) linking.
-# Harmless once the Makefile has them.
 REGISTRY_LIBS := -lurcu-memb -lurcu-common
-LIBS += $(REGISTRY_LIBS)
 
-REGISTRY_STRESS_SRCS := tests/unit/stress_thread_registry.c user/thread_registry.c
-REGISTRY_STRESS_DEPS := $(REGISTRY_STRESS_SRCS) user/thread_registry.h tests/unit/registry.mk
+REGISTRY_STRESS_SRCS := tests/unit/stress_thread_registry.c user/processes/thread_registry.c
+REGISTRY_STRESS_DEPS := $(REGISTRY_STRESS_SRCS) user/processes/thread_registry.h tests/unit/registry.mk
 REGISTRY_STRESS_CFLAGS := -g -O1 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
 	$(EXTRA_CFLAGS)
 REGISTRY_STRESS := $(OUTPUT)/tests/stress_thread_registry_tsan \
 	$(OUTPUT)/tests/stress_thread_registry_asan
 REGISTRY_TSAN_SUPP := $(OUTPUT)/tests/tsan_suppressions.h
-REGISTRY_BENCH := $(OUTPUT)/bench/registry_bench
 LIFECYCLE_DRIVER := $(OUTPUT)/tests/lifecycle_driver
 
 STRESS_BINS += $(REGISTRY_STRESS)
-UNIT_EXTRA += $(REGISTRY_STRESS) $(REGISTRY_BENCH) $(LIFECYCLE_DRIVER)
+UNIT_EXTRA += $(REGISTRY_STRESS) $(LIFECYCLE_DRIVER)
 
 # tests/unit/tsan.supp compiled into the binary (__tsan_default_suppressions):
 # tests/run.sh runs it without any TSAN_OPTIONS
@@ -32,7 +26,7 @@ $(REGISTRY_TSAN_SUPP): tests/unit/tsan.supp tests/unit/registry.mk | $(OUTPUT)/t
 		printf '\t""\n'; } > $@
 
 # liburcu itself is not instrumented: see tests/unit/tsan.supp for the one
-# suppression its internals need, and user/thread_registry.c for how our code
+# suppression its internals need, and user/processes/thread_registry.c for how our code
 # tells TSan about grace periods
 $(OUTPUT)/tests/stress_thread_registry_tsan: $(REGISTRY_STRESS_DEPS) $(REGISTRY_TSAN_SUPP) \
 		| $(OUTPUT)/tests
@@ -48,14 +42,6 @@ $(OUTPUT)/tests/stress_thread_registry_asan: $(REGISTRY_STRESS_DEPS) | $(OUTPUT)
 	$(Q)$(CLANG) $(REGISTRY_STRESS_CFLAGS) -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -fno-omit-frame-pointer $(REGISTRY_STRESS_SRCS) \
 		$(REGISTRY_LIBS) -lpthread -o $@
-
-# -O2 like the collector; RCU lookups next to a rwlock registry, in one run
-$(REGISTRY_BENCH): bench/registry_bench.c user/thread_registry.c user/thread_registry.h \
-		tests/unit/registry.mk
-	$(call msg,BENCH,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
-		bench/registry_bench.c user/thread_registry.c $(REGISTRY_LIBS) -lpthread -o $@
 
 # run by tests/integration/test_lifecycle.sh (root: it loads BPF)
 $(LIFECYCLE_DRIVER): tests/integration/lifecycle_driver.c $(LIBCOLLECTOR) | $(OUTPUT)/tests

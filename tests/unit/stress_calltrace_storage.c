@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "calltrace_storage.h"
+#include "storage/calltrace_storage.h"
 
 #define WRITERS		  3
 #define PUTS_PER_INTERVAL 48 /* per writer between two rotations */

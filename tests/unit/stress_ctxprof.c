@@ -29,7 +29,7 @@
 
 #include "ctxprof.h"
 #include "ctxprof_abi.h"
-#include "ctxprof_region.h"
+#include "appctx/ctxprof_region.h"
 #include "internal.h"
 
 #define WRITERS	      2

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "thread_registry.h"
+#include "processes/thread_registry.h"
 
 #ifdef TSAN_SUPPRESSIONS_H
 #include TSAN_SUPPRESSIONS_H
@@ -291,9 +291,9 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int phase(enum thread_registry_reclaim mode, const char *name)
+static int phase(const char *name)
 {
-	struct thread_registry_opts opts = {.maps_free = maps_free, .reclaim = mode};
+	struct thread_registry_opts opts = {.maps_free = maps_free};
 	struct reader_stats rs[NR_READERS] = {0};
 	struct thread_registry_stats st;
 	pthread_t readers[NR_READERS];
@@ -356,8 +356,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	thread_registry__register_thread();
-	phase(THREAD_REGISTRY_RECLAIM_CALL_RCU, "call_rcu");
-	phase(THREAD_REGISTRY_RECLAIM_THREAD, "reclaim thread");
+	phase("call_rcu");
 	thread_registry__unregister_thread();
 	if (errors) {
 		printf("stress_thread_registry: FAIL: %d inconsistencies\n", errors);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "calltrace_storage.h"
+#include "storage/calltrace_storage.h"
 
 #define SEEN_MAX 4096
 

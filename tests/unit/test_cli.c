@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "cli.h"
+#include "collector/cli.h"
 
 static char out_buf[8192], err_buf[1024];
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "cpus.h"
+#include "sampling/cpus.h"
 
 static void cpus_parse_list__ranges_and_singles__mask(void **state)
 {

@@ -3,7 +3,7 @@
  * Unit tests for libctxprof (lib/ctxprof/): the checksum, the context write
  * protocol, thread registration and slot reuse, the lanes' SPSC queues and
  * the tag dictionary, read back through the collector's reader
- * (user/ctxprof_region.c) as the collector would.
+ * (user/appctx/ctxprof_region.c) as the collector would.
  * Every test starts from a fresh library (ctxprof__reset()).
  */
 #include <errno.h>
@@ -25,7 +25,7 @@
 
 #include "ctxprof.h"
 #include "ctxprof_abi.h"
-#include "ctxprof_region.h"
+#include "appctx/ctxprof_region.h"
 #include "internal.h"
 
 #define K_PAIR 0x5a5a5a5a12345678ull /* writers publish (x, x ^ K_PAIR) */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/ctxprof_region.c, the collector's reader of an
+ * Unit tests for user/appctx/ctxprof_region.c, the collector's reader of an
  * application's registry region.  Every test corrupts a copy of a real
  * region made by libctxprof (small geometry, two threads' worth of slots,
  * span events and dictionary records submitted) and checks that the reader
@@ -18,7 +18,7 @@
 
 #include "ctxprof.h"
 #include "ctxprof_abi.h"
-#include "ctxprof_region.h"
+#include "appctx/ctxprof_region.h"
 #include "internal.h"
 
 struct fixture {

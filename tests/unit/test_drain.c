@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "drain.h"
+#include "sampling/drain.h"
 
 struct rec_buf {
 	struct sample_record rec;

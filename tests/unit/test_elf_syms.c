@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/elf_syms.c against real ELF files built by
+ * Unit tests for user/symbols/elf_syms.c against real ELF files built by
  * tests/unit/elf_fixtures.mk.  The truth comes from binutils (nm, readelf,
  * objdump) run on the same files, so a parsing bug shows up as a mismatch.
  * Fixtures are looked up in $FIXTURES_DIR, else $OUTPUT/fixtures, else
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_syms.h"
+#include "symbols/elf_syms.h"
 
 #define FIXTURE_NOPIE	 "elf_fixture_nopie"
 #define FIXTURE_PIE	 "elf_fixture_pie"

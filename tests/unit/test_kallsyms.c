@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for user/kallsyms.c */
+/* Unit tests for user/symbols/kallsyms.c */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 /* in a buffer of exactly its length: no NUL terminator to lean on */
 static struct kallsyms *parse_str(const char *text)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for user/lifecycle.c: records applied to a registry, no BPF */
+/* Unit tests for user/processes/lifecycle.c: records applied to a registry, no BPF */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "lifecycle.h"
+#include "processes/lifecycle.h"
 
 /* start_boottime of @ticks clock ticks, as BPF reports it */
 static uint64_t ticks_ns(uint64_t ticks)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "outfiles.h"
+#include "export/outfiles.h"
 
 static void touch(const char *path)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/pprof.c.
+ * Unit tests for user/export/pprof.c.
  *
  * The encoding is checked three ways: exact bytes for small profiles, a
  * protobuf decoder written here for round trips, and the reference pprof tool
@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "pprof.h"
+#include "export/pprof.h"
 
 /* --- allocation failure injection */
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for user/proc_maps.c */
+/* Unit tests for user/processes/proc_maps.c */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "proc_maps.h"
+#include "processes/proc_maps.h"
 
 /*
  * Parse a copy of @text in a buffer of exactly its length, so the parser's

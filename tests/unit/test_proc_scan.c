@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for user/proc_scan.c */
+/* Unit tests for user/processes/proc_scan.c */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "proc_scan.h"
+#include "processes/proc_scan.h"
 
 /* the fields after ppid (5..), starttime 777, as a literal and as a format */
 #define STAT_TAIL     " 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 777 1000 10 18446744073709551615\n"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sample_table.h"
+#include "sampling/sample_table.h"
 
 struct sum {
 	uint64_t samples, rows;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbolizer.c: the test process symbolizes itself (and a
+ * Unit tests for user/symbols/symbolizer.c: the test process symbolizes itself (and a
  * child it forks), through the real proc_maps, safe_open and elf_syms.
  */
 #include <dlfcn.h>
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "symbolizer.h"
+#include "symbols/symbolizer.h"
 
 static char exe_path[PATH_MAX];
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for user/thread_registry.c */
+/* Unit tests for user/processes/thread_registry.c */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "thread_registry.h"
+#include "processes/thread_registry.h"
 
 static int maps_freed;
 
@@ -22,11 +22,10 @@ static void count_maps_free(void *maps)
 	free(maps);
 }
 
-static struct thread_registry *new_registry(enum thread_registry_reclaim reclaim)
+static struct thread_registry *new_registry(void)
 {
 	struct thread_registry_opts opts = {
 		.maps_free = count_maps_free,
-		.reclaim = reclaim,
 	};
 	struct thread_registry *r = thread_registry__new(&opts);
 
@@ -38,7 +37,7 @@ static int setup(void **state)
 {
 	thread_registry__register_thread();
 	maps_freed = 0;
-	*state = new_registry(THREAD_REGISTRY_RECLAIM_CALL_RCU);
+	*state = new_registry();
 	return 0;
 }
 
@@ -524,9 +523,9 @@ static void *hold_reader(void *arg)
 	return NULL;
 }
 
-static void reclaim_waits_for_reader(enum thread_registry_reclaim mode)
+static void thread_registry__remove__reader_inside__call_rcu_waits_for_it(void **state)
 {
-	struct thread_registry *r = new_registry(mode);
+	struct thread_registry *r = new_registry();
 	struct thread_registry_stats st;
 	struct holder h = {.r = r, .tid = 3000};
 	pthread_t th;
@@ -557,15 +556,6 @@ static void reclaim_waits_for_reader(enum thread_registry_reclaim mode)
 	thread_registry__free(r);
 }
 
-static void thread_registry__remove__reader_inside__call_rcu_waits_for_it(void **state)
-{
-	reclaim_waits_for_reader(THREAD_REGISTRY_RECLAIM_CALL_RCU);
-}
-
-static void thread_registry__remove__reader_inside__reclaim_thread_waits_for_it(void **state)
-{
-	reclaim_waits_for_reader(THREAD_REGISTRY_RECLAIM_THREAD);
-}
 
 #define STABLE_BASE 5000
 #define NR_STABLE   64
@@ -728,7 +718,6 @@ int main(void)
 		T(thread_registry__remove__parent_exits__children_go_to_init),
 		T(thread_registry__relink__children_scanned_first__linked),
 		T(thread_registry__remove__reader_inside__call_rcu_waits_for_it),
-		T(thread_registry__remove__reader_inside__reclaim_thread_waits_for_it),
 		T(thread_registry__for_each_thread__writer_churning__stable_seen_once),
 		T(thread_registry_parse_container_id__runtime_paths__id_found),
 		T(thread_registry_parse_container_id__no_container__empty),

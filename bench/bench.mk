@@ -1,0 +1,42 @@
+# Benchmarks (make bench runs bench/run.sh; bench/README.md has the figures).
+# Each micro-benchmark measures our structure next to its baseline in the same
+# run; all are -O2 like the collector.  Included by the top Makefile.
+
+CONTEXT_BENCH := $(OUTPUT)/bench/context_bench
+CALLTRACE_BENCH := $(OUTPUT)/bench/calltrace_bench
+REGISTRY_BENCH := $(OUTPUT)/bench/registry_bench
+# bench/run.sh's target (frame pointers: the perf and bpftrace baselines walk
+# them) and its reader of the kernel's BPF run-time statistics
+FIXED_WORK := $(OUTPUT)/bench/fixed_work
+PROGSTAT := $(OUTPUT)/bench/progstat
+BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) $(PROGSTAT)
+BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
+	-MMD -MP
+
+# ns per context update, ours next to the seed's seq_cst final store
+$(CONTEXT_BENCH): bench/context_bench.c $(LIBCTXPROF_A) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -Ilib/ctxprof $< $(LIBCTXPROF_A) -lpthread -o $@
+
+# call-trace put next to a mutex table
+$(CALLTRACE_BENCH): bench/calltrace_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
+
+# RCU registry lookups next to an rwlock registry
+$(REGISTRY_BENCH): bench/registry_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
+
+$(FIXED_WORK): bench/fixed_work.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -fno-omit-frame-pointer $< -lpthread -o $@
+
+$(PROGSTAT): bench/progstat.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBS) -o $@
+
+$(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+-include $(wildcard $(OUTPUT)/bench/*.d)

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector/cli.h"
+
+#define CTXPROF_VERSION "0.1.0"
+
+enum {
+	OPT_NO_KERNEL = 256,
+	OPT_RING_SIZE,
+	OPT_MAX_STACKS,
+	OPT_BTF,
+	OPT_STATUS,
+	OPT_NO_STATUS,
+	OPT_INTERVAL,
+	OPT_OUTPUT_DIR,
+	OPT_MAX_FILES,
+	OPT_DRAIN_THREADS,
+	OPT_NO_CONTEXT,
+	OPT_CHILDREN,
+};
+
+static const struct option long_opts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"all", no_argument, NULL, 'a'},
+	{"children", no_argument, NULL, OPT_CHILDREN},
+	{"frequency", required_argument, NULL, 'F'},
+	{"duration", required_argument, NULL, 'd'},
+	{"output", required_argument, NULL, 'o'},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+	{"max-files", required_argument, NULL, OPT_MAX_FILES},
+	{"drain-threads", required_argument, NULL, OPT_DRAIN_THREADS},
+	{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
+	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	{"btf", required_argument, NULL, OPT_BTF},
+	{"status", no_argument, NULL, OPT_STATUS},
+	{"no-status", no_argument, NULL, OPT_NO_STATUS},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{},
+};
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s --pid PID [--children] [OPTIONS]\n"
+		"       %s --all [OPTIONS]\n"
+		"\n"
+		"Sample the CPU stacks of every thread of process PID (or of every process,\n"
+		"--all) with eBPF and write a gzipped pprof profile (readable by pprof,\n"
+		"Pyroscope, Parca, speedscope).  Runs until --duration elapses, Ctrl-C /\n"
+		"SIGTERM, or the process exits (--pid alone); the profile collected so far is\n"
+		"written in every case.  Needs root (CAP_BPF and CAP_PERFMON, or\n"
+		"CAP_SYS_ADMIN; --all and --children also read every process's /proc) and a\n"
+		"kernel with BTF.\n"
+		"\n"
+		"What to profile (one of):\n"
+		"  -p, --pid PID          process to profile, all its threads\n"
+		"      --children         with --pid: also every descendant of PID, present\n"
+		"                         and future (runs until --duration or a signal)\n"
+		"  -a, --all              every process on the host; samples get comm and\n"
+		"                         container_id labels (what the DaemonSet runs)\n"
+		"\n"
+		"Options:\n"
+		"  -F, --frequency HZ     samples per second on each CPU, 1-%d (default %d;\n"
+		"                         an odd rate avoids lockstep with periodic work)\n"
+		"  -d, --duration SEC     stop after SEC seconds, fractions allowed\n"
+		"                         (default: run until Ctrl-C or the process exits)\n"
+		"  -o, --output FILE      pprof file to write (default ctxprof-PID.pb.gz)\n"
+		"\n"
+		"Continuous mode:\n"
+		"  -i, --interval SEC     write one profile every SEC seconds (>= 1) instead of\n"
+		"                         one at the end; files are named\n"
+		"                         ctxprof-PID-<UTC start time>.pb.gz\n"
+		"      --output-dir DIR   where interval files go (default: current directory)\n"
+		"      --max-files N      keep only the N newest interval files written by this\n"
+		"                         run, deleting older ones; 0 keeps all (default %u)\n"
+		"\n"
+		"Tuning:\n"
+		"      --drain-threads N  threads reading the per-CPU ring buffers, each owning\n"
+		"                         a subset of the CPUs, 1-%d (default %d: one thread\n"
+		"                         keeps up with well over 100k samples/s)\n"
+		"      --no-kernel        do not capture kernel frames\n"
+		"      --no-context       do not read the trace context (span ids, tags) that\n"
+		"                         applications publish through libctxprof\n"
+		"      --ring-size KIB    per-CPU ring buffer size in KiB, a power of two\n"
+		"                         >= 64 (default %d); raise it if ring_full drops show\n"
+		"      --max-stacks N     distinct stacks kept per interval, and (stack, thread)\n"
+		"                         pairs per drain thread (default %u); more are counted\n"
+		"                         as dropped (stack_table_full, sample_table_full)\n"
+		"      --btf FILE         kernel BTF to use when /sys/kernel/btf/vmlinux is "
+		"missing\n"
+		"      --status           print a status line every second on stderr\n"
+		"      --no-status        never print it (default: only when stderr is a "
+		"terminal)\n"
+		"  -v, --verbose          print libbpf's messages; twice for its debug output\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n"
+		"\n"
+		"At exit a summary shows samples, drops by reason and unique stacks.\n"
+		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
+		"          pprof -top cpu.pb.gz\n",
+		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_MAX_FILES,
+		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
+		CLI_DEFAULT_MAX_STACKS, prog);
+}
+
+/* a whole decimal number in [min, max]; nothing else accepted */
+static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(FILE *err, const char *prog, const char *opt, const char *arg, const char *want)
+{
+	fprintf(err, "%s: %s: '%s' is not %s (see --help)\n", prog, opt, arg ? arg : "", want);
+	return -EINVAL;
+}
+
+static void set_defaults(struct collector_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->frequency = CLI_DEFAULT_FREQUENCY;
+	opts->kernel = true;
+	opts->context = true;
+	opts->ring_kib = CLI_DEFAULT_RING_KIB;
+	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
+	opts->status = -1;
+	opts->max_files = CLI_DEFAULT_MAX_FILES;
+	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
+}
+
+/* a finite number of seconds in [min, a year] */
+static int parse_seconds(const char *s, double min, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > 31536000.0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FILE *err)
+{
+	const char *prog = "collector";
+	unsigned long v;
+	int c;
+
+	set_defaults(opts);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:aF:d:o:i:vhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_ulong(optarg, 1, INT_MAX, &v))
+				return bad(err, prog, "--pid", optarg, "a process id");
+			opts->pid = v;
+			break;
+		case 'F':
+			if (parse_ulong(optarg, 1, CLI_MAX_FREQUENCY, &v))
+				return bad(err, prog, "--frequency", optarg,
+					   "a whole number of Hz between 1 and 100000");
+			opts->frequency = v;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, 0.001, &opts->duration))
+				return bad(err, prog, "--duration", optarg,
+					   "a number of seconds above 0 (at most a year)");
+			break;
+		case 'i':
+		case OPT_INTERVAL:
+			if (parse_seconds(optarg, 1, &opts->interval))
+				return bad(err, prog, "--interval", optarg,
+					   "a number of seconds, at least 1");
+			break;
+		case OPT_OUTPUT_DIR:
+			if (!*optarg)
+				return bad(err, prog, "--output-dir", optarg, "a directory");
+			opts->output_dir = optarg;
+			break;
+		case OPT_MAX_FILES:
+			if (parse_ulong(optarg, 0, 1000000, &v))
+				return bad(err, prog, "--max-files", optarg,
+					   "a number between 0 and 1000000");
+			opts->max_files = v;
+			break;
+		case OPT_DRAIN_THREADS:
+			if (parse_ulong(optarg, 1, CLI_MAX_DRAIN_THREADS, &v))
+				return bad(err, prog, "--drain-threads", optarg,
+					   "a number between 1 and 64");
+			opts->drain_threads = v;
+			break;
+		case 'o':
+			if (!*optarg)
+				return bad(err, prog, "--output", optarg, "a file name");
+			opts->output = optarg;
+			break;
+		case 'a':
+			opts->all = true;
+			break;
+		case OPT_CHILDREN:
+			opts->children = true;
+			break;
+		case OPT_NO_KERNEL:
+			opts->kernel = false;
+			break;
+		case OPT_NO_CONTEXT:
+			opts->context = false;
+			break;
+		case OPT_RING_SIZE:
+			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))
+				return bad(err, prog, "--ring-size", optarg,
+					   "a power of two of KiB between 64 and 1048576");
+			opts->ring_kib = v;
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_ulong(optarg, 16, 1u << 28, &v))
+				return bad(err, prog, "--max-stacks", optarg,
+					   "a number between 16 and 268435456");
+			opts->max_stacks = v;
+			break;
+		case OPT_BTF:
+			opts->btf_path = optarg;
+			break;
+		case OPT_STATUS:
+			opts->status = 1;
+			break;
+		case OPT_NO_STATUS:
+			opts->status = 0;
+			break;
+		case 'v':
+			opts->verbose++;
+			break;
+		case 'h':
+			usage(out, prog);
+			return CLI_EXIT_OK;
+		case 'V':
+			fprintf(out, "ctxprof collector %s\n", CTXPROF_VERSION);
+			return CLI_EXIT_OK;
+		case ':':
+			fprintf(err, "%s: option %s needs a value (see --help)\n", prog,
+				argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(err, "%s: unknown option '%s' (see --help)\n", prog,
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(err, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		return -EINVAL;
+	}
+	if (opts->all && opts->pid) {
+		fprintf(err, "%s: --all and --pid exclude each other (see --help)\n", prog);
+		return -EINVAL;
+	}
+	if (!opts->pid && !opts->all) {
+		fprintf(err, "%s: --pid PID or --all is required (see --help)\n", prog);
+		return -EINVAL;
+	}
+	if (opts->children && !opts->pid) {
+		fprintf(err, "%s: --children needs --pid PID (see --help)\n", prog);
+		return -EINVAL;
+	}
+	if (opts->interval && opts->output) {
+		fprintf(err, "%s: --output names one file: with --interval use --output-dir\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->interval && opts->output_dir) {
+		fprintf(err, "%s: --output-dir is for --interval files: use --output FILE\n", prog);
+		return -EINVAL;
+	}
+	return 0;
+}

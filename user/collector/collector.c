@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * collector - profile one process with the BPF sampler and write pprof.
+ *
+ * Drain threads (user/drain.c) empty the per-CPU rings: each stack goes into
+ * the shared call-trace storage, each sample into the drain's sample table.
+ * The main thread keeps time: once a second it refreshes the target's
+ * mapping snapshot and the status line; at each interval (continuous mode)
+ * and at the end (duration, signal or target exit) it exports: rotate the
+ * storage, flip the drains' sample tables, symbolize, write pprof.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "appctx/app_context.h"
+#include "storage/calltrace_storage.h"
+#include "collector/cli.h"
+#include "sampling/drain.h"
+#include "export/export.h"
+#include "export/outfiles.h"
+#include "sampling/sample_table.h"
+#include "sampling/sampler.h"
+#include "symbols/symbolizer.h"
+#include "processes/tracker.h"
+
+#define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
+
+struct collector {
+	struct collector_opts opts;
+	struct calltrace_storage *traces;
+	struct drains *drains;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct outfiles *files;
+	struct app_context *app; /* NULL with --no-context */
+	struct tracker *tracker; /* --all and --children only */
+	/* the symbolizer is shared with the tracker's exec snapshots */
+	pthread_mutex_t sym_lock;
+	uint64_t exported; /* samples written into profiles so far */
+	uint64_t no_trace; /* samples left out: their trace was not handed over */
+	uint64_t traces_exported;
+	struct export_result last; /* the latest file's counts */
+};
+
+static volatile sig_atomic_t stop_signal;
+static int verbose;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* root alone is not enough in a container: name the missing capability */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	fprintf(stderr,
+		"collector: missing capability %s: run as root (sudo) or grant "
+		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
+		!has_cap(data, CAP_BPF) && !has_cap(data, CAP_PERFMON) ? "CAP_BPF and CAP_PERFMON"
+		: !has_cap(data, CAP_BPF)			       ? "CAP_BPF"
+								       : "CAP_PERFMON");
+	return -EPERM;
+}
+
+static int check_kernel(const struct collector_opts *o)
+{
+	if (o->btf_path) {
+		if (access(o->btf_path, R_OK)) {
+			fprintf(stderr, "collector: --btf %s: %s\n", o->btf_path, strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr,
+			"collector: kernel has no BTF (/sys/kernel/btf/vmlinux: %s): needs a "
+			"kernel "
+			"built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE\n",
+			strerror(errno));
+		return -ENOENT;
+	}
+	if (access("/proc/sys/kernel/perf_event_paranoid", R_OK)) {
+		fprintf(stderr, "collector: kernel has no perf events (CONFIG_PERF_EVENTS)\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* fail before profiling, not after an hour of it, when the output cannot be written */
+static int check_output(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "collector: cannot write %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int check_dir(const char *dir)
+{
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "collector: cannot write into --output-dir %s: %s\n", dir,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int open_target(pid_t pid)
+{
+	int fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0) {
+		if (errno == ESRCH)
+			fprintf(stderr, "collector: no process with pid %d\n", pid);
+		else
+			fprintf(stderr, "collector: cannot watch pid %d: %s\n", pid,
+				strerror(errno));
+		return -errno;
+	}
+	return fd;
+}
+
+static double now_s(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t sum_drops(const uint64_t *bpf, const struct drain_counters *dc,
+			  const struct collector *c)
+{
+	uint64_t n = c->no_trace;
+	int i;
+
+	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
+		n += bpf[i];
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		n += dc->drops[i];
+	return n;
+}
+
+static void print_status(const struct collector *c, double elapsed, uint64_t *last_samples,
+			 double *last_t)
+{
+	uint64_t st[SAMPLER_STAT_MAX];
+	struct calltrace_storage_stats cs;
+	struct drain_counters dc;
+	double dt = elapsed - *last_t;
+
+	if (sampler__read_stats(c->sampler, st))
+		return;
+	drains__counters(c->drains, &dc);
+	calltrace_storage__stats(c->traces, &cs);
+	fprintf(stderr,
+		"\r\033[Kctxprof: %6.1fs  %7.0f samples/s  %llu samples  %llu dropped  "
+		"%llu stacks",
+		elapsed, dt > 0 ? (st[SAMPLER_STAT_SAMPLES] - *last_samples) / dt : 0.0,
+		(unsigned long long)st[SAMPLER_STAT_SAMPLES],
+		(unsigned long long)sum_drops(st, &dc, c), (unsigned long long)cs.traces);
+	if (c->files)
+		fprintf(stderr, "  %lu files", outfiles__count(c->files));
+	*last_samples = st[SAMPLER_STAT_SAMPLES];
+	*last_t = elapsed;
+}
+
+static void print_summary(const struct collector *c, const uint64_t *st,
+			  const struct drain_counters *dc, double elapsed, const char *why,
+			  double cpu_s)
+{
+	const struct export_result *res = &c->last;
+	struct symbolizer_stats ss;
+	int i;
+
+	symbolizer__stats(c->sym, &ss);
+	fprintf(stderr, "ctxprof: stopped after %.1fs (%s)\n", elapsed, why);
+	fprintf(stderr, "ctxprof: samples: %llu taken, %llu in profile, %llu dropped\n",
+		(unsigned long long)st[SAMPLER_STAT_SAMPLES], (unsigned long long)c->exported,
+		(unsigned long long)sum_drops(st, dc, c));
+	fprintf(stderr, "ctxprof: dropped by reason:");
+	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
+		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		fprintf(stderr, " %s=%llu", drain_drop_name(i), (unsigned long long)dc->drops[i]);
+	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)c->no_trace);
+	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
+		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
+		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
+	if (c->tracker) {
+		struct tracker_stats ts;
+
+		tracker__stats(c->tracker, &ts);
+		fprintf(stderr,
+			"ctxprof: processes: %llu live, %llu threads; %llu lifecycle events, "
+			"%llu lost; %llu exec/fork snapshots\n",
+			(unsigned long long)ts.processes, (unsigned long long)ts.threads,
+			(unsigned long long)ts.events, (unsigned long long)ts.dropped,
+			(unsigned long long)ts.snapshots);
+		if (c->opts.children)
+			fprintf(stderr, "ctxprof: %llu processes followed in the tree of pid %d\n",
+				(unsigned long long)ts.tracked, c->opts.pid);
+	}
+	if (c->app) {
+		struct app_context_stats as;
+
+		app_context__stats(c->app, &as);
+		/* an application that never used libctxprof: nothing to say */
+		if (as.regions || as.regions_rejected || st[SAMPLER_STAT_CTX_OK] ||
+		    st[SAMPLER_STAT_CTX_EMPTY] || st[SAMPLER_STAT_CTX_TORN] ||
+		    st[SAMPLER_STAT_CTX_READ_ERR])
+			fprintf(stderr,
+				"ctxprof: trace context: %llu samples with a valid context, %llu "
+				"empty, "
+				"%llu torn (rejected), %llu unreadable; %llu regions (%llu "
+				"refused), "
+				"%llu threads, %llu tags, %llu span events, %llu lane errors\n",
+				(unsigned long long)st[SAMPLER_STAT_CTX_OK],
+				(unsigned long long)st[SAMPLER_STAT_CTX_EMPTY],
+				(unsigned long long)st[SAMPLER_STAT_CTX_TORN],
+				(unsigned long long)st[SAMPLER_STAT_CTX_READ_ERR],
+				(unsigned long long)as.regions,
+				(unsigned long long)as.regions_rejected,
+				(unsigned long long)as.threads, (unsigned long long)as.tags,
+				(unsigned long long)as.span_events,
+				(unsigned long long)as.lane_errors);
+	}
+	fprintf(stderr,
+		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
+		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
+		(unsigned long long)c->traces_exported, res->locations, res->functions,
+		res->mappings, c->files ? " in the last file" : "", (unsigned long long)ss.unnamed,
+		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
+		(unsigned long long)(ss.elf_open_failed + ss.elf_parse_failed));
+	fprintf(stderr,
+		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
+		"%.3f s, %.2f us per sample\n",
+		cpu_s, dc->cpu_ns / 1e9, dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
+	if (c->files)
+		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
+			c->opts.output_dir ? c->opts.output_dir : ".");
+	else
+		fprintf(stderr, "ctxprof: wrote %s\n", c->opts.output);
+}
+
+/* user + system CPU time the collector itself has used */
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void add_table(void *ctx, struct sample_table *t)
+{
+	struct exporter *e = ctx;
+
+	exporter__add_samples(e, t);
+}
+
+static void clear_table(void *ctx, struct sample_table *t)
+{
+	sample_table__clear(t);
+}
+
+/*
+ * Write one profile covering [start, start + duration).  The storage is
+ * rotated first, then the drains flip: every sample in the tables exported
+ * here was counted before the flip, so its trace was put before it too.
+ * @final: the drains are stopped; export every table.
+ */
+static int tag_name(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value)
+{
+	return app_context__tag(ctx, pid, id, key, value);
+}
+
+static int proc_labels(void *ctx, uint32_t pid, char comm[16], char container_id[65])
+{
+	return tracker__labels(ctx, pid, comm, container_id);
+}
+
+static int export_profile(struct collector *c, const char *path, int64_t wall_start,
+			  double duration, bool final)
+{
+	uint64_t st[SAMPLER_STAT_MAX] = {};
+	char comment[256];
+	const char *comments[] = {comment, NULL};
+	struct export_result res;
+	struct exporter *e;
+	int err;
+
+	sampler__read_stats(c->sampler, st);
+	/* the dictionary may have named new tags since the last poll */
+	if (c->app)
+		app_context__poll(c->app);
+	snprintf(comment, sizeof(comment),
+		 "ctxprof collector: %s %d%s, %u Hz, %.1f s; %llu samples taken since start",
+		 c->opts.all ? "all processes" : "pid", c->opts.all ? 0 : c->opts.pid,
+		 c->opts.children ? " and its descendants" : "", c->opts.frequency, duration,
+		 (unsigned long long)st[SAMPLER_STAT_SAMPLES]);
+	pthread_mutex_lock(&c->sym_lock);
+	e = exporter__begin(c->traces, c->sym,
+			    &(struct export_opts){
+				    .period_ns = 1000000000ull / c->opts.frequency,
+				    .time_nanos = wall_start,
+				    .duration_nanos = (int64_t)(duration * 1e9),
+				    .comments = comments,
+				    .tag_name = c->app ? tag_name : NULL,
+				    .tag_ctx = c->app,
+				    .proc_labels = c->tracker ? proc_labels : NULL,
+				    .proc_ctx = c->tracker,
+			    });
+	pthread_mutex_unlock(&c->sym_lock);
+	if (!e)
+		return -errno;
+	if (!final) {
+		err = drains__flip(c->drains);
+		if (err)
+			goto out;
+	}
+	drains__for_each_table(c->drains, final, add_table, e);
+	err = exporter__write(e, path, &res);
+	if (err)
+		goto out;
+	drains__for_each_table(c->drains, final, clear_table, NULL);
+	c->exported += res.samples;
+	c->no_trace += res.no_trace;
+	c->traces_exported += res.traces;
+	c->last = res;
+	/* processes that exited before this export are no longer needed */
+	if (c->tracker)
+		tracker__exported(c->tracker);
+out:
+	exporter__free(e);
+	return err;
+}
+
+static int export_interval(struct collector *c, int64_t wall_start, double duration, bool final)
+{
+	const char *path = outfiles__path(c->files, (time_t)(wall_start / 1000000000));
+	int err;
+
+	if (!path)
+		return -errno;
+	err = export_profile(c, path, wall_start, duration, final);
+	if (err)
+		return err;
+	err = outfiles__written(c->files);
+	if (err)
+		fprintf(stderr, "\ncollector: cannot delete an old profile: %s\n", strerror(-err));
+	return 0;
+}
+
+/* a process sampled for the first time gets its mappings snapshotted; the
+ * ones already known are refreshed (cheap when unchanged) at most once a
+ * second, which catches libraries loaded after exec */
+struct recent_ctx {
+	struct collector *c;
+	bool refresh;
+};
+
+static void snapshot_recent(void *ctx, uint32_t pid)
+{
+	struct recent_ctx *rc = ctx;
+	struct collector *c = rc->c;
+
+	if (!rc->refresh && symbolizer__knows(c->sym, pid))
+		return;
+	pthread_mutex_lock(&c->sym_lock);
+	symbolizer__snapshot(c->sym, pid);
+	pthread_mutex_unlock(&c->sym_lock);
+}
+
+static int64_t wall_ns(void)
+{
+	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
+}
+
+/* wait up to POLL_MS for the target to exit (just sleep without one, -1);
+ * true once it has */
+static bool wait_target(int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	return poll(&p, pidfd >= 0, POLL_MS) > 0 && (p.revents & POLLIN);
+}
+
+static int setup(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct collector_opts *o = &c->opts;
+	struct sampler_opts so = {
+		.pid = o->all ? 0 : o->pid,
+		.filter_pids = o->children,
+		.frequency = o->frequency,
+		.kernel_stacks = o->kernel,
+		.ring_bytes = o->ring_kib * 1024,
+		.btf_path = o->btf_path,
+		.nr_parts = o->drain_threads,
+		.read_context = o->context,
+	};
+
+	c->sym = symbolizer__new(o->kernel);
+	c->traces = calltrace_storage__new(o->max_stacks);
+	/* a row is a (stack, thread) pair: as many as stacks is ample, and each
+	 * table stays small (10 MiB at the default) */
+	c->drains = drains__new(o->drain_threads, c->traces, o->max_stacks);
+	{
+		char who[16];
+
+		snprintf(who, sizeof(who), o->all ? "all" : "%d", o->pid);
+		c->files = o->interval ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
+						       o->max_files)
+				       : NULL;
+	}
+	if (!c->sym || !c->traces || !c->drains || (o->interval && !c->files)) {
+		snprintf(err_msg, err_len, "out of memory setting up tables");
+		return -ENOMEM;
+	}
+	/* map the target before the first sample, so that even a target that
+	 * exits at once is symbolized */
+	if (o->pid && symbolizer__snapshot(c->sym, o->pid) == -ESRCH) {
+		snprintf(err_msg, err_len, "no process with pid %d", o->pid);
+		return -ESRCH;
+	}
+	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
+	if (!c->sampler)
+		return -errno;
+	if (o->all || o->children) {
+		struct tracker_opts to = {
+			.root = o->pid,
+			.children = o->children,
+			.pid_map_fd = sampler__pid_map_fd(c->sampler),
+			.btf_path = o->btf_path,
+			.sym = c->sym,
+			.sym_lock = &c->sym_lock,
+		};
+
+		c->tracker = tracker__start(&to, err_msg, err_len);
+		if (!c->tracker)
+			return -errno;
+	}
+	/* trace context is read for one process (--pid); --all: future work */
+	if (o->context && o->pid && !o->children) {
+		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
+		if (!c->app) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		app_context__scan(c->app, o->pid);
+		app_context__poll(c->app);
+	}
+	return drains__start(c->drains, c->sampler, POLL_MS);
+}
+
+int main(int argc, char **argv)
+{
+	struct collector c = {};
+	struct collector_opts *o = &c.opts;
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct drain_counters dc;
+	char err_msg[256] = "", default_out[64];
+	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
+	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	int64_t wall_start, wall_interval;
+	const char *why = "target exited";
+	int pidfd = -1, err, n;
+	bool status;
+
+	err = cli__parse(argc, argv, o, stdout, stderr);
+	if (err)
+		return err == CLI_EXIT_OK ? 0 : 2;
+	if (!o->output && !o->interval) {
+		if (o->all)
+			snprintf(default_out, sizeof(default_out), "ctxprof-all.pb.gz");
+		else
+			snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
+		o->output = default_out;
+	}
+	pthread_mutex_init(&c.sym_lock, NULL);
+	status = o->status < 0 ? isatty(STDERR_FILENO) : o->status;
+	verbose = o->verbose;
+	libbpf_set_print(libbpf_print);
+
+	err = check_privileges();
+	if (err)
+		goto cleanup;
+	err = check_kernel(o);
+	if (err)
+		goto cleanup;
+	err = o->interval ? check_dir(o->output_dir ? o->output_dir : ".")
+			  : check_output(o->output);
+	if (err)
+		goto cleanup;
+	if (o->pid) {
+		pidfd = open_target(o->pid);
+		if (pidfd < 0) {
+			err = pidfd;
+			goto cleanup;
+		}
+	}
+	err = setup(&c, err_msg, sizeof(err_msg));
+	if (err) {
+		fprintf(stderr, "collector: %s\n", err_msg[0] ? err_msg : strerror(-err));
+		goto cleanup;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	wall_start = wall_interval = wall_ns();
+	start = now_s(CLOCK_MONOTONIC);
+	if (o->all)
+		fprintf(stderr, "ctxprof: profiling all processes");
+	else
+		fprintf(stderr, "ctxprof: profiling pid %d%s", o->pid,
+			o->children ? " and its descendants" : "");
+	fprintf(stderr, " at %u Hz on %d CPUs%s%s; Ctrl-C to stop\n", o->frequency,
+		sampler__nr_cpus(c.sampler), o->kernel ? "" : " (no kernel stacks)",
+		o->interval ? ", one profile per interval" : "");
+
+	for (;;) {
+		/* --children outlives its root: the tree may go on without it */
+		bool exited = wait_target(pidfd) && !o->children;
+
+		elapsed = now_s(CLOCK_MONOTONIC) - start;
+		if (exited)
+			break;
+		if (stop_signal) {
+			why = stop_signal == SIGINT ? "interrupted" : "terminated";
+			break;
+		}
+		if (o->duration && elapsed >= o->duration) {
+			why = "duration reached";
+			break;
+		}
+		err = drains__error(c.drains);
+		if (err) {
+			fprintf(stderr, "\ncollector: reading the ring buffers: %s\n",
+				strerror(-err));
+			why = "ring buffer error";
+			break;
+		}
+		if (c.tracker) {
+			struct recent_ctx rc = {&c, elapsed - last_tick >= 1.0};
+
+			drains__recent_pids(c.drains, snapshot_recent, &rc);
+		}
+		if (elapsed - last_tick >= 1.0) {
+			/* catch libraries loaded since: cheap when the maps text is unchanged */
+			if (!c.tracker) {
+				pthread_mutex_lock(&c.sym_lock);
+				symbolizer__snapshot(c.sym, o->pid);
+				pthread_mutex_unlock(&c.sym_lock);
+			}
+			/* and a libctxprof region created since */
+			if (c.app)
+				app_context__scan(c.app, o->pid);
+			last_tick = elapsed;
+		}
+		/* new threads get their slot into the sampler's map within a poll */
+		if (c.app)
+			app_context__poll(c.app);
+		if (o->interval && elapsed - interval_start >= o->interval) {
+			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
+			if (err) {
+				fprintf(stderr, "\ncollector: cannot write a profile: %s\n",
+					strerror(-err));
+				why = "write error";
+				break;
+			}
+			interval_start = elapsed;
+			wall_interval = wall_ns();
+		}
+		if (status && elapsed - last_status >= 1.0)
+			print_status(&c, elapsed, &last_samples, &last_status);
+	}
+	if (status)
+		fputc('\n', stderr);
+
+	drains__stop(c.drains);
+	n = sampler__stop(c.sampler);
+	/* samples of processes never snapshotted yet: try while they may live */
+	if (c.tracker) {
+		struct recent_ctx rc = {&c, false};
+
+		drains__recent_pids(c.drains, snapshot_recent, &rc);
+	}
+	if (n < 0)
+		fprintf(stderr, "collector: draining the ring buffers: %s\n", strerror(-n));
+	n = sampler__read_stats(c.sampler, st);
+	if (n) {
+		err = n;
+		fprintf(stderr, "collector: cannot read the sampler's counters: %s\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	n = o->interval ? export_interval(&c, wall_interval, elapsed - interval_start, true)
+			: export_profile(&c, o->output, wall_start, elapsed, true);
+	if (n) {
+		err = n;
+		fprintf(stderr, "collector: cannot write %s: %s\n",
+			o->interval ? "the last profile" : o->output, strerror(-err));
+		goto cleanup;
+	}
+	drains__counters(c.drains, &dc);
+	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
+
+cleanup:
+	tracker__free(c.tracker);
+	drains__free(c.drains);
+	app_context__free(c.app);
+	sampler__free(c.sampler);
+	symbolizer__free(c.sym);
+	calltrace_storage__free(c.traces);
+	outfiles__free(c.files);
+	if (pidfd >= 0)
+		close(pidfd);
+	return err ? 1 : 0;
+}

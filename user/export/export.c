@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export/export.h"
+#include "export/pprof.h"
+
+/* trace id -> its pprof location ids, built while the storage hands traces over */
+struct trace_locs {
+	uint64_t trace_id; /* 0: empty */
+	size_t first;	   /* index into exporter.locs */
+	size_t nr;
+};
+
+struct exporter {
+	struct pprof *p;
+	struct symbolizer *sym;
+	struct trace_locs *map;
+	size_t map_cap; /* power of two */
+	size_t map_nr;
+	uint64_t *locs;
+	size_t nr_locs, cap_locs;
+	uint64_t period_ns;
+	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value);
+	void *tag_ctx;
+	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
+	void *proc_ctx;
+	struct calltrace_storage *traces;
+	int err;
+	struct export_result *res;
+	struct export_result result;
+};
+
+static uint64_t id_hash(uint64_t id)
+{
+	id *= 0x9e3779b97f4a7c15ULL;
+	return id ^ (id >> 31);
+}
+
+static int map_grow(struct exporter *st)
+{
+	size_t i, j, cap = st->map_cap ? st->map_cap * 2 : 1024;
+	struct trace_locs *m = calloc(cap, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	for (i = 0; i < st->map_cap; i++) {
+		if (!st->map[i].trace_id)
+			continue;
+		for (j = id_hash(st->map[i].trace_id) & (cap - 1); m[j].trace_id;
+		     j = (j + 1) & (cap - 1))
+			;
+		m[j] = st->map[i];
+	}
+	free(st->map);
+	st->map = m;
+	st->map_cap = cap;
+	return 0;
+}
+
+static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr)
+{
+	size_t j;
+
+	if ((st->map_nr + 1) * 2 > st->map_cap && map_grow(st))
+		return -ENOMEM;
+	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
+	     j = (j + 1) & (st->map_cap - 1))
+		;
+	st->map[j] = (struct trace_locs){trace_id, first, nr};
+	st->map_nr++;
+	return 0;
+}
+
+static const struct trace_locs *map_get(const struct exporter *st, uint64_t trace_id)
+{
+	size_t j;
+
+	if (!st->map_cap)
+		return NULL;
+	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
+	     j = (j + 1) & (st->map_cap - 1))
+		if (st->map[j].trace_id == trace_id)
+			return &st->map[j];
+	return NULL;
+}
+
+static int push_loc(struct exporter *st, uint64_t loc)
+{
+	uint64_t *n;
+
+	if (!loc)
+		return -ENOMEM;
+	if (st->nr_locs == st->cap_locs) {
+		st->cap_locs = st->cap_locs ? st->cap_locs * 2 : 4096;
+		n = realloc(st->locs, st->cap_locs * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->locs = n;
+	}
+	st->locs[st->nr_locs++] = loc;
+	return 0;
+}
+
+/* one frame -> one pprof location: mapping and function as far as known */
+static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, uint64_t addr)
+{
+	struct pprof_mapping m = {
+		.memory_start = f->map_start,
+		.memory_limit = f->map_end,
+		.file_offset = f->map_pgoff,
+		.filename = f->mapping_path,
+		.build_id = f->build_id,
+		.has_functions = f->function != NULL,
+	};
+	uint64_t mapping = 0, function = 0;
+
+	if (f->mapping_path) {
+		mapping = pprof__mapping(st->p, &m);
+		if (!mapping)
+			return 0;
+	}
+	if (f->function) {
+		function = pprof__function(st->p, f->function, f->function, NULL);
+		if (!function)
+			return 0;
+	}
+	return pprof__location(st->p, mapping, addr, function);
+}
+
+static void add_trace(void *ctx, const struct calltrace *t)
+{
+	struct exporter *st = ctx;
+	size_t first = st->nr_locs;
+	struct sym_frame f;
+	unsigned int i;
+	uint64_t addr;
+
+	if (st->err)
+		return;
+	for (i = 0; i < t->nr_kframes; i++) {
+		addr = t->frames[i];
+		symbolizer__kernel(st->sym, addr, i > 0, &f);
+		st->err = push_loc(st, frame_location(st, &f, addr));
+		if (st->err)
+			return;
+	}
+	for (i = 0; i < t->nr_uframes; i++) {
+		addr = t->frames[t->nr_kframes + i];
+		/* every user frame but the interrupted instruction is a return address */
+		if (symbolizer__user(st->sym, t->pid, addr, i > 0, &f))
+			memset(&f, 0, sizeof(f));
+		st->err = push_loc(st, frame_location(st, &f, addr));
+		if (st->err)
+			return;
+	}
+	st->err = map_put(st, t->trace_id, first, st->nr_locs - first);
+	st->res->traces++;
+}
+
+/* labels of a row: thread, process, and its trace context when it has one */
+static size_t row_labels(const struct exporter *st, const struct sample_row *row,
+			 struct pprof_label *labels, char (*hex)[17], char *comm, char *container)
+{
+	const char *key, *value;
+	size_t n = 0;
+	int i;
+
+	labels[n++] = (struct pprof_label){.key = "thread_id", .num = row->tid};
+	labels[n++] = (struct pprof_label){.key = "thread_name", .str = row->comm};
+	labels[n++] = (struct pprof_label){.key = "pid", .num = row->pid};
+	if (st->proc_labels && !st->proc_labels(st->proc_ctx, row->pid, comm, container)) {
+		if (comm[0])
+			labels[n++] = (struct pprof_label){.key = "comm", .str = comm};
+		if (container[0])
+			labels[n++] = (struct pprof_label){.key = "container_id", .str = container};
+	}
+	if (!row->has_context)
+		return n;
+	if (row->span_id) {
+		snprintf(hex[0], sizeof(hex[0]), "%016llx", (unsigned long long)row->span_id);
+		labels[n++] = (struct pprof_label){.key = "span_id", .str = hex[0]};
+	}
+	if (row->local_root_span_id) {
+		snprintf(hex[1], sizeof(hex[1]), "%016llx",
+			 (unsigned long long)row->local_root_span_id);
+		labels[n++] = (struct pprof_label){.key = "local_root_span_id", .str = hex[1]};
+	}
+	for (i = 0; i < SAMPLER_NR_TAGS; i++) {
+		if (!row->tags[i])
+			continue;
+		if (st->tag_name &&
+		    !st->tag_name(st->tag_ctx, row->pid, row->tags[i], &key, &value))
+			labels[n++] = (struct pprof_label){.key = key, .str = value};
+		else
+			labels[n++] =
+				(struct pprof_label){.key = "ctxprof_tag_id", .num = row->tags[i]};
+	}
+	return n;
+}
+
+static void add_row(void *ctx, const struct sample_row *row)
+{
+	struct exporter *st = ctx;
+	const struct trace_locs *tl;
+	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
+	char hex[2][17], comm[16], container[65];
+	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
+	size_t n;
+
+	if (st->err)
+		return;
+	tl = map_get(st, row->trace_id);
+	if (!tl) {
+		/* put after the rotation, counted before the flip: still ACTIVE */
+		const struct calltrace *t = calltrace_storage__lookup(st->traces, row->trace_id);
+
+		if (t) {
+			add_trace(st, t);
+			st->res->traces--; /* handed over again with its interval */
+			tl = map_get(st, row->trace_id);
+		}
+	}
+	if (!tl) {
+		st->res->no_trace += row->count;
+		return;
+	}
+	n = row_labels(st, row, labels, hex, comm, container);
+	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
+	if (st->err)
+		return;
+	st->res->samples += row->count;
+	st->res->rows++;
+}
+
+struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,
+				 const struct export_opts *opts)
+{
+	static const struct pprof_value_type types[] = {
+		{"samples", "count"},
+		{"cpu", "nanoseconds"},
+	};
+	struct exporter *e;
+	const char *const *c;
+	int err = 0;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->sym = sym;
+	e->period_ns = opts->period_ns;
+	e->tag_name = opts->tag_name;
+	e->tag_ctx = opts->tag_ctx;
+	e->proc_labels = opts->proc_labels;
+	e->proc_ctx = opts->proc_ctx;
+	e->traces = traces;
+	e->res = &e->result;
+	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
+	if (!e->p) {
+		err = -errno;
+		goto err_free;
+	}
+	pprof__set_time(e->p, opts->time_nanos, opts->duration_nanos);
+	for (c = opts->comments; c && *c; c++) {
+		err = pprof__add_comment(e->p, *c);
+		if (err)
+			goto err_free;
+	}
+	calltrace_storage__process(traces, add_trace, e);
+	err = e->err;
+	if (err)
+		goto err_free;
+	return e;
+
+err_free:
+	exporter__free(e);
+	errno = -err;
+	return NULL;
+}
+
+int exporter__add_samples(struct exporter *e, const struct sample_table *samples)
+{
+	sample_table__for_each(samples, add_row, e);
+	return e->err;
+}
+
+int exporter__write(struct exporter *e, const char *path, struct export_result *res)
+{
+	int err;
+
+	e->result.locations = pprof__nr_locations(e->p);
+	e->result.functions = pprof__nr_functions(e->p);
+	e->result.mappings = pprof__nr_mappings(e->p);
+	err = pprof__write_gz(e->p, path);
+	*res = e->result;
+	return err;
+}
+
+void exporter__free(struct exporter *e)
+{
+	if (!e)
+		return;
+	pprof__free(e->p);
+	free(e->map);
+	free(e->locs);
+	free(e);
+}

@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pprof - build a profile.proto message and write it gzipped.
+ *
+ * Strings, mappings, functions and locations live in flat arrays, each
+ * deduplicated through an open-addressing hash table of indexes.  Samples'
+ * location ids, values and labels are appended to shared flat arrays, so
+ * adding a sample allocates only when an array doubles.  The protobuf is
+ * written by hand: every field we emit is a varint or length-delimited, and a
+ * nested message is written in place and then shifted right to make room for
+ * its length prefix.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "export/pprof.h"
+
+/* field numbers from profile.proto */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+	LABEL_NUM_UNIT = 4,
+
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+
+	LINE_FUNCTION_ID = 1,
+
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+enum {
+	WIRE_VARINT = 0,
+	WIRE_LEN = 2,
+};
+
+/* table indexes are stored as uint32_t; this many entries at most */
+#define PPROF_MAX_ENTRIES (UINT32_MAX - 1)
+
+#define GZ_CHUNK (64 * 1024)
+
+/* one slot of an index table; ref is index + 1, 0 marks an empty slot */
+struct id_slot {
+	uint32_t hash;
+	uint32_t ref;
+};
+
+/* open-addressing (linear probing) set of indexes into one entry array */
+struct id_table {
+	struct id_slot *slots;
+	size_t cap; /* power of two, or 0 before the first insert */
+	size_t nr;
+};
+
+struct pprof_string {
+	char *s;
+	size_t len;
+};
+
+/* string fields are string table indexes, as in the encoded message */
+struct mapping_ent {
+	uint64_t memory_start;
+	uint64_t memory_limit;
+	uint64_t file_offset;
+	uint32_t filename;
+	uint32_t build_id;
+	bool has_functions;
+};
+
+struct function_ent {
+	uint32_t name;
+	uint32_t system_name;
+	uint32_t filename;
+};
+
+struct location_ent {
+	uint64_t address;
+	uint32_t mapping_id;
+	uint32_t function_id;
+};
+
+struct label_ent {
+	int64_t num;
+	uint32_t key;
+	uint32_t str;
+	uint32_t num_unit;
+};
+
+/* a sample's location ids, values and labels are runs in shared arrays */
+struct sample_ent {
+	size_t loc_off;
+	size_t label_off;
+	uint32_t nr_locs;
+	uint32_t nr_labels;
+};
+
+struct pprof {
+	size_t nr_types;
+	uint32_t *types; /* nr_types (type, unit) string index pairs */
+	uint32_t period_type[2];
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+
+	struct pprof_string *strs;
+	size_t nr_strs, strs_cap;
+	struct id_table str_idx;
+
+	struct mapping_ent *mappings;
+	size_t nr_mappings, mappings_cap;
+	struct id_table mapping_idx;
+
+	struct function_ent *functions;
+	size_t nr_functions, functions_cap;
+	struct id_table function_idx;
+
+	struct location_ent *locations;
+	size_t nr_locations, locations_cap;
+	struct id_table location_idx;
+
+	struct sample_ent *samples;
+	size_t nr_samples, samples_cap;
+	uint32_t *sample_locs;
+	size_t nr_sample_locs, sample_locs_cap;
+	int64_t *sample_values;
+	size_t nr_sample_values, sample_values_cap;
+	struct label_ent *sample_labels;
+	size_t nr_sample_labels, sample_labels_cap;
+
+	uint32_t *comments;
+	size_t nr_comments, comments_cap;
+};
+
+/* --- growable arrays */
+
+/* return @arr reallocated to hold at least @need elements, or NULL */
+static void *array_grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+	size_t new_cap = *cap ? *cap : 16;
+	void *tmp;
+
+	/* doubling keeps appends amortized O(1) */
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2) {
+			new_cap = need;
+			break;
+		}
+		new_cap *= 2;
+	}
+	if (new_cap > SIZE_MAX / size)
+		return NULL;
+	tmp = realloc(arr, new_cap * size);
+	if (!tmp)
+		return NULL;
+	*cap = new_cap;
+	return tmp;
+}
+
+/*
+ * Make room for @need elements in array @arr of capacity @cap.  Evaluates to
+ * 0 or -ENOMEM; on failure @arr and @cap are left as they were.
+ */
+#define ARRAY_RESERVE(arr, cap, need)                                                              \
+	({                                                                                         \
+		int __err = 0;                                                                     \
+		if ((need) > (cap)) {                                                              \
+			size_t __cap = (cap);                                                      \
+			void *__new = array_grow((arr), &__cap, (need), sizeof(*(arr)));           \
+			if (__new) {                                                               \
+				(arr) = __new;                                                     \
+				(cap) = __cap;                                                     \
+			} else {                                                                   \
+				__err = -ENOMEM;                                                   \
+			}                                                                          \
+		}                                                                                  \
+		__err;                                                                             \
+	})
+
+/* --- hashing */
+
+static uint64_t hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* murmur3's finalizer: spreads every input bit over the bits we mask with */
+static uint32_t hash_final(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return hash_final(h ^ len);
+}
+
+/* --- index tables */
+
+typedef bool (*id_table_eq_fn)(const struct pprof *p, uint32_t idx, const void *key);
+
+/* Return: the slot holding an entry equal to @key, or NULL. */
+static struct id_slot *id_table__lookup(const struct id_table *t, uint32_t hash, id_table_eq_fn eq,
+					const struct pprof *p, const void *key)
+{
+	size_t mask = t->cap - 1;
+	size_t i;
+
+	if (!t->cap)
+		return NULL;
+	/* the load factor stays below 3/4, so an empty slot ends every probe */
+	for (i = hash & mask; t->slots[i].ref; i = (i + 1) & mask) {
+		if (t->slots[i].hash == hash && eq(p, t->slots[i].ref - 1, key))
+			return &t->slots[i];
+	}
+	return NULL;
+}
+
+static void id_table__place(struct id_slot *slots, size_t mask, uint32_t hash, uint32_t ref)
+{
+	size_t i;
+
+	for (i = hash & mask; slots[i].ref; i = (i + 1) & mask)
+		;
+	slots[i].hash = hash;
+	slots[i].ref = ref;
+}
+
+/*
+ * Record that entry @idx, known to be absent, hashes to @hash; grows the
+ * table first when needed.  Return: 0 or -ENOMEM.
+ */
+static int id_table__insert(struct id_table *t, uint32_t hash, uint32_t idx)
+{
+	if ((t->nr + 1) * 4 > t->cap * 3) {
+		size_t new_cap = t->cap ? t->cap * 2 : 64;
+		struct id_slot *slots;
+		size_t i;
+
+		if (new_cap > SIZE_MAX / sizeof(*slots))
+			return -ENOMEM;
+		slots = calloc(new_cap, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		/* slots carry their hash, so rehashing needs no entry access */
+		for (i = 0; i < t->cap; i++) {
+			if (t->slots[i].ref)
+				id_table__place(slots, new_cap - 1, t->slots[i].hash,
+						t->slots[i].ref);
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = new_cap;
+	}
+	id_table__place(t->slots, t->cap - 1, hash, idx + 1);
+	t->nr++;
+	return 0;
+}
+
+static void id_table__free(struct id_table *t)
+{
+	free(t->slots);
+}
+
+/* --- interning */
+
+struct str_key {
+	const char *s;
+	size_t len;
+};
+
+static bool str_eq(const struct pprof *p, uint32_t idx, const void *key)
+{
+	const struct str_key *k = key;
+
+	return p->strs[idx].len == k->len && !memcmp(p->strs[idx].s, k->s, k->len);
+}
+
+/*
+ * Intern @s (NULL reads as "") into the string table.
+ * Return: 0 with *@idx set, or -ENOMEM.
+ */
+static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
+{
+	struct str_key key;
+	struct id_slot *slot;
+	uint32_t hash;
+	char *copy;
+	int err;
+
+	/* "" is string_table[0] and is never hashed */
+	if (!s || !*s) {
+		*idx = 0;
+		return 0;
+	}
+	key.s = s;
+	key.len = strlen(s);
+	hash = hash_bytes(s, key.len);
+	slot = id_table__lookup(&p->str_idx, hash, str_eq, p, &key);
+	if (slot) {
+		*idx = slot->ref - 1;
+		return 0;
+	}
+	if (p->nr_strs >= PPROF_MAX_ENTRIES)
+		return -ENOMEM;
+	err = ARRAY_RESERVE(p->strs, p->strs_cap, p->nr_strs + 1);
+	if (err)
+		return err;
+	copy = malloc(key.len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, key.len + 1);
+	err = id_table__insert(&p->str_idx, hash, p->nr_strs);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	p->strs[p->nr_strs].s = copy;
+	p->strs[p->nr_strs].len = key.len;
+	*idx = p->nr_strs++;
+	return 0;
+}
+
+static bool mapping_eq(const struct pprof *p, uint32_t idx, const void *key)
+{
+	const struct mapping_ent *a = &p->mappings[idx], *b = key;
+
+	return a->memory_start == b->memory_start && a->memory_limit == b->memory_limit &&
+	       a->file_offset == b->file_offset && a->filename == b->filename &&
+	       a->build_id == b->build_id;
+}
+
+static bool function_eq(const struct pprof *p, uint32_t idx, const void *key)
+{
+	const struct function_ent *a = &p->functions[idx], *b = key;
+
+	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
+}
+
+static bool location_eq(const struct pprof *p, uint32_t idx, const void *key)
+{
+	const struct location_ent *a = &p->locations[idx], *b = key;
+
+	return a->address == b->address && a->mapping_id == b->mapping_id &&
+	       a->function_id == b->function_id;
+}
+
+/* --- builder */
+
+struct pprof *pprof__new(const struct pprof_value_type *sample_types, size_t nr_sample_types,
+			 struct pprof_value_type period_type, int64_t period)
+{
+	struct pprof *p;
+	size_t i;
+	int err;
+
+	if (!sample_types || !nr_sample_types || nr_sample_types > PPROF_MAX_ENTRIES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* string_table[0] must be "" */
+	err = ARRAY_RESERVE(p->strs, p->strs_cap, 1);
+	if (err)
+		goto err_free;
+	p->strs[0].s = calloc(1, 1);
+	if (!p->strs[0].s) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	p->strs[0].len = 0;
+	p->nr_strs = 1;
+
+	p->types = calloc(nr_sample_types, 2 * sizeof(*p->types));
+	if (!p->types) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	p->nr_types = nr_sample_types;
+	for (i = 0; i < nr_sample_types; i++) {
+		err = intern_string(p, sample_types[i].type, &p->types[2 * i]);
+		if (err)
+			goto err_free;
+		err = intern_string(p, sample_types[i].unit, &p->types[2 * i + 1]);
+		if (err)
+			goto err_free;
+	}
+	err = intern_string(p, period_type.type, &p->period_type[0]);
+	if (err)
+		goto err_free;
+	err = intern_string(p, period_type.unit, &p->period_type[1]);
+	if (err)
+		goto err_free;
+	p->period = period;
+	return p;
+
+err_free:
+	pprof__free(p);
+	errno = -err;
+	return NULL;
+}
+
+void pprof__free(struct pprof *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nr_strs; i++)
+		free(p->strs[i].s);
+	free(p->strs);
+	id_table__free(&p->str_idx);
+	free(p->mappings);
+	id_table__free(&p->mapping_idx);
+	free(p->functions);
+	id_table__free(&p->function_idx);
+	free(p->locations);
+	id_table__free(&p->location_idx);
+	free(p->samples);
+	free(p->sample_locs);
+	free(p->sample_values);
+	free(p->sample_labels);
+	free(p->comments);
+	free(p->types);
+	free(p);
+}
+
+void pprof__set_time(struct pprof *p, int64_t time_nanos, int64_t duration_nanos)
+{
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+}
+
+int pprof__add_comment(struct pprof *p, const char *comment)
+{
+	uint32_t idx;
+	int err;
+
+	err = ARRAY_RESERVE(p->comments, p->comments_cap, p->nr_comments + 1);
+	if (err)
+		return err;
+	err = intern_string(p, comment, &idx);
+	if (err)
+		return err;
+	p->comments[p->nr_comments++] = idx;
+	return 0;
+}
+
+uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
+{
+	struct mapping_ent key = {
+		.memory_start = m->memory_start,
+		.memory_limit = m->memory_limit,
+		.file_offset = m->file_offset,
+		.has_functions = m->has_functions != 0,
+	};
+	struct id_slot *slot;
+	uint32_t hash;
+	uint64_t h;
+
+	if (intern_string(p, m->filename, &key.filename) ||
+	    intern_string(p, m->build_id, &key.build_id))
+		return 0;
+	h = hash_mix(key.memory_start, key.memory_limit);
+	h = hash_mix(h, key.file_offset);
+	h = hash_mix(h, (uint64_t)key.filename << 32 | key.build_id);
+	hash = hash_final(h);
+	slot = id_table__lookup(&p->mapping_idx, hash, mapping_eq, p, &key);
+	if (slot) {
+		/* one unnamed frame is enough to let pprof symbolize the mapping again */
+		p->mappings[slot->ref - 1].has_functions &= key.has_functions;
+		return slot->ref;
+	}
+	if (p->nr_mappings >= PPROF_MAX_ENTRIES ||
+	    ARRAY_RESERVE(p->mappings, p->mappings_cap, p->nr_mappings + 1) ||
+	    id_table__insert(&p->mapping_idx, hash, p->nr_mappings))
+		return 0;
+	p->mappings[p->nr_mappings++] = key;
+	return p->nr_mappings;
+}
+
+uint64_t pprof__function(struct pprof *p, const char *name, const char *system_name,
+			 const char *filename)
+{
+	struct function_ent key;
+	struct id_slot *slot;
+	uint32_t hash;
+
+	if (intern_string(p, name, &key.name) || intern_string(p, system_name, &key.system_name) ||
+	    intern_string(p, filename, &key.filename))
+		return 0;
+	hash = hash_final(hash_mix(((uint64_t)key.name << 32) | key.system_name, key.filename));
+	slot = id_table__lookup(&p->function_idx, hash, function_eq, p, &key);
+	if (slot)
+		return slot->ref;
+	if (p->nr_functions >= PPROF_MAX_ENTRIES ||
+	    ARRAY_RESERVE(p->functions, p->functions_cap, p->nr_functions + 1) ||
+	    id_table__insert(&p->function_idx, hash, p->nr_functions))
+		return 0;
+	p->functions[p->nr_functions++] = key;
+	return p->nr_functions;
+}
+
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			 uint64_t function_id)
+{
+	struct location_ent key;
+	struct id_slot *slot;
+	uint32_t hash;
+
+	/* a dangling id would make pprof reject the whole profile */
+	if (mapping_id > p->nr_mappings || function_id > p->nr_functions)
+		return 0;
+	key.address = address;
+	key.mapping_id = mapping_id;
+	key.function_id = function_id;
+	hash = hash_final(hash_mix(address, (mapping_id << 32) | function_id));
+	slot = id_table__lookup(&p->location_idx, hash, location_eq, p, &key);
+	if (slot)
+		return slot->ref;
+	if (p->nr_locations >= PPROF_MAX_ENTRIES ||
+	    ARRAY_RESERVE(p->locations, p->locations_cap, p->nr_locations + 1) ||
+	    id_table__insert(&p->location_idx, hash, p->nr_locations))
+		return 0;
+	p->locations[p->nr_locations++] = key;
+	return p->nr_locations;
+}
+
+int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_locations,
+		      const int64_t *values, const struct pprof_label *labels, size_t nr_labels)
+{
+	struct sample_ent *s;
+	struct label_ent *l;
+	size_t i;
+	int err;
+
+	if ((nr_locations && !locations) || !values || (nr_labels && !labels) ||
+	    nr_locations > UINT32_MAX || nr_labels > UINT32_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr_locations; i++) {
+		if (!locations[i] || locations[i] > p->nr_locations)
+			return -EINVAL;
+	}
+	for (i = 0; i < nr_labels; i++) {
+		if (!labels[i].key)
+			return -EINVAL;
+	}
+
+	/* reserve everything first, so a failure leaves no partial sample */
+	if (ARRAY_RESERVE(p->samples, p->samples_cap, p->nr_samples + 1) ||
+	    ARRAY_RESERVE(p->sample_locs, p->sample_locs_cap, p->nr_sample_locs + nr_locations) ||
+	    ARRAY_RESERVE(p->sample_values, p->sample_values_cap,
+			  p->nr_sample_values + p->nr_types) ||
+	    ARRAY_RESERVE(p->sample_labels, p->sample_labels_cap, p->nr_sample_labels + nr_labels))
+		return -ENOMEM;
+
+	/* labels go past the end of the array until the sample is committed */
+	for (i = 0; i < nr_labels; i++) {
+		l = &p->sample_labels[p->nr_sample_labels + i];
+		err = intern_string(p, labels[i].key, &l->key);
+		if (err)
+			return err;
+		l->str = 0;
+		l->num = 0;
+		l->num_unit = 0;
+		if (labels[i].str) {
+			err = intern_string(p, labels[i].str, &l->str);
+		} else {
+			l->num = labels[i].num;
+			err = intern_string(p, labels[i].num_unit, &l->num_unit);
+		}
+		if (err)
+			return err;
+	}
+
+	s = &p->samples[p->nr_samples++];
+	s->loc_off = p->nr_sample_locs;
+	s->nr_locs = nr_locations;
+	s->label_off = p->nr_sample_labels;
+	s->nr_labels = nr_labels;
+	for (i = 0; i < nr_locations; i++)
+		p->sample_locs[p->nr_sample_locs++] = locations[i];
+	memcpy(&p->sample_values[p->nr_sample_values], values, p->nr_types * sizeof(*values));
+	p->nr_sample_values += p->nr_types;
+	p->nr_sample_labels += nr_labels;
+	return 0;
+}
+
+size_t pprof__nr_samples(const struct pprof *p)
+{
+	return p->nr_samples;
+}
+
+size_t pprof__nr_locations(const struct pprof *p)
+{
+	return p->nr_locations;
+}
+
+size_t pprof__nr_functions(const struct pprof *p)
+{
+	return p->nr_functions;
+}
+
+size_t pprof__nr_mappings(const struct pprof *p)
+{
+	return p->nr_mappings;
+}
+
+/* --- protobuf encoding */
+
+/* an output buffer whose first failure sticks, so writers need no checks */
+struct pb_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+	int err;
+};
+
+static bool pb_reserve(struct pb_buf *b, size_t n)
+{
+	if (b->err)
+		return false;
+	if (n > SIZE_MAX - b->len || ARRAY_RESERVE(b->data, b->cap, b->len + n)) {
+		b->err = -ENOMEM;
+		return false;
+	}
+	return true;
+}
+
+static size_t varint_put(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+static void pb_varint(struct pb_buf *b, uint64_t v)
+{
+	if (pb_reserve(b, 10))
+		b->len += varint_put(b->data + b->len, v);
+}
+
+static void pb_key(struct pb_buf *b, unsigned int field, unsigned int wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+/* proto3 scalars: a zero value is the default and is not written */
+static void pb_uint64(struct pb_buf *b, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+/* int64 is encoded as its two's complement uint64: negatives take 10 bytes */
+static void pb_int64(struct pb_buf *b, unsigned int field, int64_t v)
+{
+	pb_uint64(b, field, (uint64_t)v);
+}
+
+static void pb_bytes(struct pb_buf *b, unsigned int field, const void *data, size_t len)
+{
+	pb_key(b, field, WIRE_LEN);
+	pb_varint(b, len);
+	if (pb_reserve(b, len)) {
+		memcpy(b->data + b->len, data, len);
+		b->len += len;
+	}
+}
+
+/* start a length-delimited field (message or packed run); pair with pb_end() */
+static size_t pb_begin(struct pb_buf *b)
+{
+	return b->len;
+}
+
+/*
+ * Close the field begun at @start: its body is already in place, so shift it
+ * right by the size of the key and length prefix, then write those in front.
+ */
+static void pb_end(struct pb_buf *b, unsigned int field, size_t start)
+{
+	uint8_t hdr[20];
+	size_t body, n;
+
+	if (b->err)
+		return;
+	body = b->len - start;
+	n = varint_put(hdr, (uint64_t)field << 3 | WIRE_LEN);
+	n += varint_put(hdr + n, body);
+	if (!pb_reserve(b, n))
+		return;
+	memmove(b->data + start + n, b->data + start, body);
+	memcpy(b->data + start, hdr, n);
+	b->len += n;
+}
+
+static void pb_value_type(struct pb_buf *b, unsigned int field, const uint32_t type_unit[2])
+{
+	size_t msg = pb_begin(b);
+
+	pb_int64(b, VALUE_TYPE_TYPE, type_unit[0]);
+	pb_int64(b, VALUE_TYPE_UNIT, type_unit[1]);
+	pb_end(b, field, msg);
+}
+
+static void encode_sample(const struct pprof *p, struct pb_buf *b, size_t idx)
+{
+	const struct sample_ent *s = &p->samples[idx];
+	const int64_t *values = &p->sample_values[idx * p->nr_types];
+	size_t msg, run, lmsg, i;
+
+	msg = pb_begin(b);
+	if (s->nr_locs) {
+		run = pb_begin(b);
+		for (i = 0; i < s->nr_locs; i++)
+			pb_varint(b, p->sample_locs[s->loc_off + i]);
+		pb_end(b, SAMPLE_LOCATION_ID, run);
+	}
+	run = pb_begin(b);
+	for (i = 0; i < p->nr_types; i++)
+		pb_varint(b, (uint64_t)values[i]);
+	pb_end(b, SAMPLE_VALUE, run);
+	for (i = 0; i < s->nr_labels; i++) {
+		const struct label_ent *l = &p->sample_labels[s->label_off + i];
+
+		lmsg = pb_begin(b);
+		pb_int64(b, LABEL_KEY, l->key);
+		pb_int64(b, LABEL_STR, l->str);
+		pb_int64(b, LABEL_NUM, l->num);
+		pb_int64(b, LABEL_NUM_UNIT, l->num_unit);
+		pb_end(b, SAMPLE_LABEL, lmsg);
+	}
+	pb_end(b, PROFILE_SAMPLE, msg);
+}
+
+static void encode_mapping(const struct pprof *p, struct pb_buf *b, size_t idx)
+{
+	const struct mapping_ent *m = &p->mappings[idx];
+	size_t msg = pb_begin(b);
+
+	pb_uint64(b, MAPPING_ID, idx + 1);
+	pb_uint64(b, MAPPING_MEMORY_START, m->memory_start);
+	pb_uint64(b, MAPPING_MEMORY_LIMIT, m->memory_limit);
+	pb_uint64(b, MAPPING_FILE_OFFSET, m->file_offset);
+	pb_int64(b, MAPPING_FILENAME, m->filename);
+	pb_int64(b, MAPPING_BUILD_ID, m->build_id);
+	pb_uint64(b, MAPPING_HAS_FUNCTIONS, m->has_functions);
+	pb_end(b, PROFILE_MAPPING, msg);
+}
+
+static void encode_location(const struct pprof *p, struct pb_buf *b, size_t idx)
+{
+	const struct location_ent *l = &p->locations[idx];
+	size_t msg = pb_begin(b), line;
+
+	pb_uint64(b, LOCATION_ID, idx + 1);
+	pb_uint64(b, LOCATION_MAPPING_ID, l->mapping_id);
+	pb_uint64(b, LOCATION_ADDRESS, l->address);
+	if (l->function_id) {
+		line = pb_begin(b);
+		pb_uint64(b, LINE_FUNCTION_ID, l->function_id);
+		pb_end(b, LOCATION_LINE, line);
+	}
+	pb_end(b, PROFILE_LOCATION, msg);
+}
+
+static void encode_function(const struct pprof *p, struct pb_buf *b, size_t idx)
+{
+	const struct function_ent *f = &p->functions[idx];
+	size_t msg = pb_begin(b);
+
+	pb_uint64(b, FUNCTION_ID, idx + 1);
+	pb_int64(b, FUNCTION_NAME, f->name);
+	pb_int64(b, FUNCTION_SYSTEM_NAME, f->system_name);
+	pb_int64(b, FUNCTION_FILENAME, f->filename);
+	pb_end(b, PROFILE_FUNCTION, msg);
+}
+
+int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len)
+{
+	struct pb_buf b = {};
+	size_t i, run;
+
+	for (i = 0; i < p->nr_types; i++)
+		pb_value_type(&b, PROFILE_SAMPLE_TYPE, &p->types[2 * i]);
+	for (i = 0; i < p->nr_samples; i++)
+		encode_sample(p, &b, i);
+	for (i = 0; i < p->nr_mappings; i++)
+		encode_mapping(p, &b, i);
+	for (i = 0; i < p->nr_locations; i++)
+		encode_location(p, &b, i);
+	for (i = 0; i < p->nr_functions; i++)
+		encode_function(p, &b, i);
+	/* repeated strings are written even when empty: index 0 must be "" */
+	for (i = 0; i < p->nr_strs; i++)
+		pb_bytes(&b, PROFILE_STRING_TABLE, p->strs[i].s, p->strs[i].len);
+	pb_int64(&b, PROFILE_TIME_NANOS, p->time_nanos);
+	pb_int64(&b, PROFILE_DURATION_NANOS, p->duration_nanos);
+	pb_value_type(&b, PROFILE_PERIOD_TYPE, p->period_type);
+	pb_int64(&b, PROFILE_PERIOD, p->period);
+	if (p->nr_comments) {
+		run = pb_begin(&b);
+		for (i = 0; i < p->nr_comments; i++)
+			pb_varint(&b, p->comments[i]);
+		pb_end(&b, PROFILE_COMMENT, run);
+	}
+	/* default_sample_type stays 0: pprof then shows the last sample type */
+
+	if (b.err) {
+		free(b.data);
+		return b.err;
+	}
+	*buf = b.data;
+	*len = b.len;
+	return 0;
+}
+
+/* --- gzip file output */
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		data += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* gzip @len bytes of @data into @fd, streaming through a fixed-size buffer */
+static int gzip_to_fd(int fd, const uint8_t *data, size_t len)
+{
+	z_stream zs = {};
+	uint8_t *out;
+	size_t chunk;
+	int ret, flush, err = 0;
+
+	out = malloc(GZ_CHUNK);
+	if (!out)
+		return -ENOMEM;
+	/* windowBits 15 + 16 asks zlib for a gzip header and trailer */
+	ret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	if (ret != Z_OK) {
+		free(out);
+		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+	}
+	do {
+		/* avail_in is a uInt: feed inputs over 4 GiB in pieces */
+		if (!zs.avail_in && len) {
+			chunk = len < (1U << 30) ? len : (1U << 30);
+			zs.next_in = (Bytef *)data;
+			zs.avail_in = chunk;
+			data += chunk;
+			len -= chunk;
+		}
+		flush = len ? Z_NO_FLUSH : Z_FINISH;
+		zs.next_out = out;
+		zs.avail_out = GZ_CHUNK;
+		ret = deflate(&zs, flush);
+		if (ret == Z_STREAM_ERROR) {
+			err = -EINVAL;
+			break;
+		}
+		err = write_all(fd, out, GZ_CHUNK - zs.avail_out);
+		if (err)
+			break;
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&zs);
+	free(out);
+	return err;
+}
+
+int pprof__write_gz(struct pprof *p, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
+	size_t path_len = strlen(path);
+	char *tmp = NULL;
+	uint8_t *buf = NULL;
+	size_t len;
+	int fd, err;
+
+	err = pprof__encode(p, &buf, &len);
+	if (err)
+		return err;
+	/*
+	 * "dir/.name.XXXXXX": in the same directory, so rename() is atomic, and
+	 * hidden, so readers globbing for profiles never see a partial file
+	 */
+	tmp = malloc(path_len + sizeof(".") + sizeof(".XXXXXX"));
+	if (!tmp) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	memcpy(tmp, path, dir_len);
+	sprintf(tmp + dir_len, ".%s.XXXXXX", path + dir_len);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out_free;
+	}
+	err = gzip_to_fd(fd, buf, len);
+	if (close(fd) && !err)
+		err = -errno;
+	if (err)
+		goto out_unlink;
+	if (rename(tmp, path)) {
+		err = -errno;
+		goto out_unlink;
+	}
+	goto out_free;
+
+out_unlink:
+	unlink(tmp);
+out_free:
+	free(tmp);
+	free(buf);
+	return err;
+}

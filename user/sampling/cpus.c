@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sampling/cpus.h"
+
+static int parse_cpu(const char **p, int n)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)**p))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(*p, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (v >= n)
+		return -ERANGE;
+	*p = end;
+	return (int)v;
+}
+
+int cpus_parse_list(const char *text, bool *mask, int n)
+{
+	const char *p = text;
+	int a, b, i;
+
+	memset(mask, 0, n * sizeof(*mask));
+	while (*p && *p != '\n') {
+		a = parse_cpu(&p, n);
+		if (a < 0)
+			return a;
+		b = a;
+		if (*p == '-') {
+			p++;
+			b = parse_cpu(&p, n);
+			if (b < 0)
+				return b;
+			if (b < a)
+				return -EINVAL;
+		}
+		for (i = a; i <= b; i++)
+			mask[i] = true;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int cpus_online(bool *mask, int n)
+{
+	char buf[4096];
+	ssize_t len;
+	int fd, err;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	err = len < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[len] = '\0';
+	return cpus_parse_list(buf, mask, n);
+}

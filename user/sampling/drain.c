@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sampling/drain.h"
+
+struct drain {
+	struct drains *set;
+	pthread_t thread;
+	int part;
+	struct sample_table *tables[2];
+	_Atomic unsigned int active;   /* index of the table being written */
+	_Atomic unsigned int flip_req; /* bumped by the exporter */
+	_Atomic unsigned int flip_ack; /* = flip_req once the switch is done */
+	/* single writer (the drain); relaxed so status reads are race-free */
+	_Atomic uint64_t received;
+	_Atomic uint64_t drops[DRAIN_DROP_MAX];
+	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
+	/* processes sampled lately, lossy (a slot per pid hash): the main
+	 * thread takes them to snapshot processes it has not mapped yet */
+	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
+} __attribute__((aligned(64)));
+
+struct drains {
+	struct drain *d;
+	void **ctxs;
+	int n; /* drains in use (<= nr_alloc) */
+	int nr_alloc;
+	int started;
+	int poll_ms;
+	struct sampler *sampler;
+	struct calltrace_storage *traces;
+	_Atomic int stopping;
+	_Atomic int error;
+};
+
+static const char *const drop_names[DRAIN_DROP_MAX] = {
+	[DRAIN_DROP_MALFORMED] = "malformed_record",
+	[DRAIN_DROP_STACK_TABLE_FULL] = "stack_table_full",
+	[DRAIN_DROP_SAMPLE_TABLE_FULL] = "sample_table_full",
+};
+
+const char *drain_drop_name(enum drain_drop drop)
+{
+	return drop < DRAIN_DROP_MAX ? drop_names[drop] : "unknown";
+}
+
+/* one writer: a plain load/add/store, no locked instruction */
+static inline void bump(_Atomic uint64_t *v)
+{
+	atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+void drains__record(void *ctx, const struct sample_record *rec, size_t size)
+{
+	struct drain *d = ctx;
+	struct sample_table *t;
+	uint64_t trace_id;
+
+	bump(&d->received);
+	/* load first: the slot's cache line is written only when the pid changes */
+	if (atomic_load_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], memory_order_relaxed) !=
+	    rec->pid)
+		atomic_store_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], rec->pid,
+				      memory_order_relaxed);
+	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
+	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
+	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64)) {
+		bump(&d->drops[DRAIN_DROP_MALFORMED]);
+		return;
+	}
+	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->frames, rec->nr_kframes,
+					  rec->nr_uframes, rec->flags);
+	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
+		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
+		return;
+	}
+	t = d->tables[atomic_load_explicit(&d->active, memory_order_relaxed)];
+	if (sample_table__add(t, trace_id, rec))
+		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
+}
+
+static void serve_flip(struct drain *d)
+{
+	unsigned int req = atomic_load_explicit(&d->flip_req, memory_order_acquire);
+
+	if (req == atomic_load_explicit(&d->flip_ack, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&d->active, !atomic_load_explicit(&d->active, memory_order_relaxed),
+			      memory_order_relaxed);
+	/* release: the exporter sees every row written to the old table */
+	atomic_store_explicit(&d->flip_ack, req, memory_order_release);
+}
+
+static void *drain_thread(void *arg)
+{
+	struct drain *d = arg;
+	struct drains *set = d->set;
+	struct timespec ts;
+	int n;
+
+	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
+		serve_flip(d);
+		n = sampler__poll(set->sampler, d->part, set->poll_ms);
+		if (n < 0 && n != -EINTR) {
+			int expected = 0;
+
+			atomic_compare_exchange_strong(&set->error, &expected, n);
+			break;
+		}
+	}
+	/* a flip asked for while stopping must not hang the exporter */
+	serve_flip(d);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	d->cpu_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return NULL;
+}
+
+struct drains *drains__new(int n, struct calltrace_storage *traces, size_t max_rows)
+{
+	struct drains *set;
+	int i, j;
+
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return NULL;
+	set->n = set->nr_alloc = n;
+	set->traces = traces;
+	set->d = aligned_alloc(64, sizeof(*set->d) * n);
+	set->ctxs = calloc(n, sizeof(*set->ctxs));
+	if (!set->d || !set->ctxs)
+		goto err_free;
+	memset(set->d, 0, sizeof(*set->d) * n);
+	for (i = 0; i < n; i++) {
+		set->d[i].set = set;
+		set->d[i].part = i;
+		set->ctxs[i] = &set->d[i];
+		for (j = 0; j < 2; j++) {
+			set->d[i].tables[j] = sample_table__new(max_rows);
+			if (!set->d[i].tables[j])
+				goto err_free;
+		}
+	}
+	return set;
+
+err_free:
+	drains__free(set);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void *const *drains__ctxs(const struct drains *d)
+{
+	return d->ctxs;
+}
+
+int drains__start(struct drains *set, struct sampler *s, int poll_ms)
+{
+	sigset_t block, old;
+	int i, err = 0;
+
+	set->sampler = s;
+	set->poll_ms = poll_ms;
+	/* the drains poll fewer parts than asked when CPUs are few */
+	set->n = sampler__nr_parts(s) < set->n ? sampler__nr_parts(s) : set->n;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < set->n; i++) {
+		err = -pthread_create(&set->d[i].thread, NULL, drain_thread, &set->d[i]);
+		if (err)
+			break;
+		set->started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		drains__stop(set);
+	return err;
+}
+
+int drains__flip(struct drains *set)
+{
+	unsigned int req;
+	int i;
+
+	for (i = 0; i < set->started; i++)
+		atomic_fetch_add_explicit(&set->d[i].flip_req, 1, memory_order_release);
+	for (i = 0; i < set->started; i++) {
+		req = atomic_load_explicit(&set->d[i].flip_req, memory_order_relaxed);
+		/* bounded: a drain checks at least once per poll period, or has exited */
+		while (atomic_load_explicit(&set->d[i].flip_ack, memory_order_acquire) != req) {
+			if (atomic_load_explicit(&set->error, memory_order_relaxed))
+				return atomic_load(&set->error);
+			usleep(1000);
+		}
+	}
+	return 0;
+}
+
+void drains__for_each_table(struct drains *set, bool all,
+			    void (*fn)(void *ctx, struct sample_table *t), void *ctx)
+{
+	unsigned int active;
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		active = atomic_load_explicit(&set->d[i].active, memory_order_acquire);
+		if (all)
+			fn(ctx, set->d[i].tables[active]);
+		fn(ctx, set->d[i].tables[!active]);
+	}
+}
+
+void drains__stop(struct drains *set)
+{
+	int i;
+
+	atomic_store_explicit(&set->stopping, 1, memory_order_release);
+	for (i = 0; i < set->started; i++)
+		pthread_join(set->d[i].thread, NULL);
+	set->started = 0;
+}
+
+void drains__counters(const struct drains *set, struct drain_counters *out)
+{
+	int i, j;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < set->n; i++) {
+		out->cpu_ns += set->d[i].cpu_ns;
+		out->received += atomic_load_explicit(&set->d[i].received, memory_order_relaxed);
+		for (j = 0; j < DRAIN_DROP_MAX; j++)
+			out->drops[j] +=
+				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
+	}
+}
+
+void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid), void *ctx)
+{
+	uint32_t pid;
+	int i, j;
+
+	for (i = 0; i < set->n; i++)
+		for (j = 0; j < DRAIN_RECENT_PIDS; j++) {
+			if (!atomic_load_explicit(&set->d[i].recent[j], memory_order_relaxed))
+				continue;
+			pid = atomic_exchange_explicit(&set->d[i].recent[j], 0,
+						       memory_order_relaxed);
+			if (pid)
+				fn(ctx, pid);
+		}
+}
+
+int drains__error(const struct drains *set)
+{
+	return atomic_load(&set->error);
+}
+
+void drains__free(struct drains *set)
+{
+	int i;
+
+	if (!set)
+		return;
+	if (set->started)
+		drains__stop(set);
+	if (set->d)
+		for (i = 0; i < set->nr_alloc; i++) {
+			sample_table__free(set->d[i].tables[0]);
+			sample_table__free(set->d[i].tables[1]);
+		}
+	free(set->d);
+	free(set->ctxs);
+	free(set);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * drain - the threads that empty the sampler's per-CPU rings.
+ *
+ * Each drain thread owns one sampler part (a fixed subset of the CPUs' rings)
+ * and, per record: validates it, puts its stack into the shared call-trace
+ * storage (lock-free) and counts it in the thread's own sample table.  No
+ * allocation, lock or syscall per record.
+ *
+ * Every drain owns two sample tables: it writes the active one while the
+ * exporter reads the other.  drains__flip() asks every thread to switch and
+ * waits until each has (a thread checks between two polls, so within one
+ * poll period); after it, the tables the threads left are the exporter's.
+ */
+#ifndef CTXPROF_DRAIN_H
+#define CTXPROF_DRAIN_H
+
+#include <stdint.h>
+#include "storage/calltrace_storage.h"
+#include "sampling/sample_table.h"
+#include "sampling/sampler.h"
+
+/* reasons a drain drops a record the BPF side emitted */
+enum drain_drop {
+	DRAIN_DROP_MALFORMED,	      /* record size and frame counts disagree */
+	DRAIN_DROP_STACK_TABLE_FULL,  /* the storage answered CALLTRACE_DROPPED_TRACE_ID */
+	DRAIN_DROP_SAMPLE_TABLE_FULL, /* the drain's sample table is full */
+	DRAIN_DROP_MAX,
+};
+
+/* slots of the lossy "recently sampled processes" set of each drain */
+#define DRAIN_RECENT_PIDS 256
+
+struct drain_counters {
+	uint64_t received; /* records handed to the drains */
+	uint64_t cpu_ns;   /* drain threads' CPU time, once they are stopped */
+	uint64_t drops[DRAIN_DROP_MAX];
+};
+
+struct drains;
+
+/**
+ * drains__new() - set up @n drains (no thread yet).
+ * @traces: the shared storage every drain puts into
+ * @max_rows: rows per sample table
+ * Return: the drains, or NULL with errno set.  Pair with drains__free().
+ */
+struct drains *drains__new(int n, struct calltrace_storage *traces, size_t max_rows);
+
+/** drains__ctxs() - the per-part callback arguments for sampler__open(). */
+void *const *drains__ctxs(const struct drains *d);
+
+/** drains__record() - the sampler_record_fn to pass with drains__ctxs(). */
+void drains__record(void *ctx, const struct sample_record *rec, size_t size);
+
+/**
+ * drains__start() - start one thread per sampler part, polling every @poll_ms.
+ * The threads block SIGINT and SIGTERM: the caller's thread gets them.
+ * Return: 0 or -errno (no thread left running).
+ */
+int drains__start(struct drains *d, struct sampler *s, int poll_ms);
+
+/**
+ * drains__flip() - switch every drain to its other sample table and wait
+ * until all have.  Call from one thread (the exporter) while the drains run.
+ * Return: 0, or -errno when a drain thread has failed (see drains__error()).
+ */
+int drains__flip(struct drains *d);
+
+/**
+ * drains__for_each_table() - call @fn on the tables the drains are not
+ * writing (after drains__flip()), or on all of them once drains__stop()
+ * returned (@all true).
+ */
+void drains__for_each_table(struct drains *d, bool all,
+			    void (*fn)(void *ctx, struct sample_table *t), void *ctx);
+
+/**
+ * drains__stop() - ask the threads to finish and join them.  Records still
+ * in the rings afterwards are consumed by sampler__stop() on the caller's
+ * thread, still counted into the drains.
+ */
+void drains__stop(struct drains *d);
+
+/** drains__counters() - sum of every drain's counters (relaxed reads). */
+void drains__counters(const struct drains *d, struct drain_counters *out);
+
+/**
+ * drains__recent_pids() - call @fn with each process sampled since the last
+ * call (lossy: two processes may share a slot; a process sampled again comes
+ * back).  Call from one thread.
+ */
+void drains__recent_pids(struct drains *d, void (*fn)(void *ctx, uint32_t pid), void *ctx);
+
+/** drains__error() - first error a drain thread stopped on, or 0. */
+int drains__error(const struct drains *d);
+
+/** drain_drop_name() - stable short name of a drop reason. */
+const char *drain_drop_name(enum drain_drop drop);
+
+void drains__free(struct drains *d);
+
+#endif /* CTXPROF_DRAIN_H */
