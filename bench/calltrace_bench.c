@@ -2,7 +2,7 @@
 /*
  * calltrace_bench: calltrace_storage__put() throughput next to a baseline
  * measured in the same run: one open-addressing table behind one
- * pthread_mutex, which stores traces the same way (same hash, computed outside
+ * pthread_mutex, which stores traces the same way (same hash, 0, computed outside
  * the lock; bump arena; memcmp).
  *  hit:  every stack is stored already (HIT_STACKS of them, shuffled per thread)
  *  miss: every put is a new stack; a full table is rotated (ours: process()
@@ -142,7 +142,7 @@ static void mtable_clear(struct mtable *m)
 static uint64_t mtable_put(struct mtable *m, uint32_t pid, const __u64 *frames, uint16_t nk,
 			   uint16_t nu, uint32_t flags, bool rotate)
 {
-	uint64_t h = calltrace_hash(pid, frames, nk, nu, flags), id;
+	uint64_t h = calltrace_hash(pid, 0, frames, nk, nu, flags), id;
 	size_t i = h & m->mask, size = sizeof(struct calltrace) + (nk + nu) * sizeof(__u64);
 	struct calltrace *t;
 
@@ -202,7 +202,7 @@ static uint64_t put(struct bench *b, struct worker *w, const __u64 *f)
 
 	if (b->impl == MUTEX)
 		return mtable_put(b->m, 1, f, NK, DEPTH - NK, 0, b->path == MISS);
-	id = calltrace_storage__put(b->s, 1, f, NK, DEPTH - NK, 0);
+	id = calltrace_storage__put(b->s, 1, 0, f, NK, DEPTH - NK, 0);
 	/* full: one thread at a time rotates, the others carry on */
 	if (id == CALLTRACE_DROPPED_TRACE_ID && b->path == MISS &&
 	    !atomic_exchange_explicit(&b->rotating, true, memory_order_acquire)) {

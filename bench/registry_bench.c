@@ -343,8 +343,7 @@ struct result {
 	uint64_t max_backlog;
 };
 
-static struct result run(enum impl impl, int nr_readers,
-			 int churn_rate)
+static struct result run(enum impl impl, int nr_readers, int churn_rate)
 {
 	struct thread_registry_opts opts = {0};
 	struct bench b = {.impl = impl, .churn_rate = churn_rate};
@@ -459,7 +458,8 @@ int main(int argc, char **argv)
 		"rcu, 1024 lookups/section",
 	};
 	static const char *const family[] = {"rwlock", "rwlock", "call_rcu", "batched"};
-	static const enum impl impl[] = {IMPL_RWLOCK, IMPL_RWLOCK_WPREF, IMPL_RCU, IMPL_RCU_BATCHED};
+	static const enum impl impl[] = {IMPL_RWLOCK, IMPL_RWLOCK_WPREF, IMPL_RCU,
+					 IMPL_RCU_BATCHED};
 	struct result runs[2][4][REPEAT], res[2][4], *rw, *rww, *rcu, *floor_;
 	int n, m, k;
 

@@ -22,6 +22,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* wake the collector only once the ring holds this many bytes; below it the
  * collector picks records up on its poll timer (per-event wakeups are costly) */
 const volatile __u64 wakeup_bytes = 0;
+/* events of this process alone (the collector's --pid mode); 0: every one */
+const volatile __u32 only_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -40,6 +42,8 @@ static __always_inline struct lifecycle_record *record_begin(__u32 type, struct 
 {
 	struct lifecycle_record *rec;
 
+	if (only_tgid && BPF_CORE_READ(task, tgid) != only_tgid)
+		return NULL;
 	inc_stat(LIFECYCLE_STAT_EVENTS);
 	rec = bpf_ringbuf_reserve(&lifecycle_ring, sizeof(*rec), 0);
 	if (!rec) {
@@ -59,6 +63,8 @@ static __always_inline struct lifecycle_record *record_begin(__u32 type, struct 
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		rec->flags |= LIFECYCLE_F_KTHREAD;
 	BPF_CORE_READ_STR_INTO(&rec->comm, task, comm);
+	/* exec has bumped it by now; fork and clone copied the parent's */
+	rec->exec_id = BPF_CORE_READ(task, self_exec_id);
 	return rec;
 }
 

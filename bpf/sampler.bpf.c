@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "records.h"
 #include "ctxprof_abi.h"
 #include "stats.bpf.h"
@@ -153,7 +154,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	rec->tid = tid;
 	rec->cpu = cpu;
 	rec->flags = 0;
-	rec->reserved = 0;
+	rec->exec_id = BPF_CORE_READ(bpf_get_current_task_btf(), self_exec_id);
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	if (read_context)
 		read_ctx(rec, tid);

@@ -38,14 +38,17 @@
  * are return addresses.
  */
 struct sample_record {
-	__u64 time_ns;		     /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
-	__u32 pid;		     /* thread group id, what userspace calls the pid */
-	__u32 tid;		     /* kernel task id, what userspace calls the tid */
-	__u32 cpu;		     /* CPU the sample was taken on */
-	__u16 nr_kframes;	     /* kernel frames following the header */
-	__u16 nr_uframes;	     /* user frames following the kernel frames */
-	__u32 flags;		     /* SAMPLE_F_* */
-	__u32 reserved;		     /* zero; keeps frames 8-byte aligned */
+	__u64 time_ns;	  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u32 pid;	  /* thread group id, what userspace calls the pid */
+	__u32 tid;	  /* kernel task id, what userspace calls the tid */
+	__u32 cpu;	  /* CPU the sample was taken on */
+	__u16 nr_kframes; /* kernel frames following the header */
+	__u16 nr_uframes; /* user frames following the kernel frames */
+	__u32 flags;	  /* SAMPLE_F_* */
+	/* the process image: the task's self_exec_id (low 32 bits), which
+	 * every exec increments and fork and clone copy, so (pid, exec_id)
+	 * names what one exec made of a process */
+	__u32 exec_id;
 	char comm[SAMPLER_COMM_LEN]; /* thread name at sample time */
 	/* the thread's trace context, read from its libctxprof slot; all zero
 	 * unless flags has SAMPLE_F_CONTEXT */
@@ -140,12 +143,14 @@ struct lifecycle_record {
 	__u32 tid;	 /* subject's task id */
 	__u32 ppid;	 /* subject's parent process (real_parent's tgid) */
 	__u32 ptid;	 /* FORK/THREAD: creating thread; EXEC: tid before exec; else 0 */
+	__u32 exec_id;	 /* subject's self_exec_id, low 32 bits (sample_record.exec_id) */
+	__u32 pad;	 /* zero */
 	char comm[LIFECYCLE_COMM_LEN];	       /* subject's comm; RENAME: the new one */
 	char filename[LIFECYCLE_FILENAME_LEN]; /* EXEC: bprm->filename, cut; else "" */
 };
 
-_Static_assert(sizeof(struct lifecycle_record) == 200, "lifecycle_record ABI");
-_Static_assert(__builtin_offsetof(struct lifecycle_record, comm) == 56, "lifecycle_record ABI");
+_Static_assert(sizeof(struct lifecycle_record) == 208, "lifecycle_record ABI");
+_Static_assert(__builtin_offsetof(struct lifecycle_record, comm) == 64, "lifecycle_record ABI");
 
 /*
  * Per-CPU counters kept by the lifecycle programs, indexed by enum

@@ -57,17 +57,17 @@ enum unwind_cmd {
 
 /* Where the caller's rbp is (its other registers are not needed). */
 enum unwind_rbp {
-	UNWIND_RBP_SAME = 0, /* unchanged by this frame */
-	UNWIND_RBP_CFA,	     /* saved at CFA + rbp_off */
-	UNWIND_RBP_RBP,	     /* saved at rbp + rbp_off (DW_CFA_expression DW_OP_breg6 off) */
+	UNWIND_RBP_SAME = 0,  /* unchanged by this frame */
+	UNWIND_RBP_CFA,	      /* saved at CFA + rbp_off */
+	UNWIND_RBP_RBP,	      /* saved at rbp + rbp_off (DW_CFA_expression DW_OP_breg6 off) */
 	UNWIND_RBP_UNDEFINED, /* not recoverable: a later CFA on rbp fails */
 	UNWIND_RBP_MAX,
 };
 
 struct unwind_rule {
-	__u8 cmd;     /* enum unwind_cmd */
-	__u8 rbp;     /* enum unwind_rbp */
-	__u16 pad;    /* zero */
+	__u8 cmd;      /* enum unwind_cmd */
+	__u8 rbp;      /* enum unwind_rbp */
+	__u16 pad;     /* zero */
 	__s32 cfa_off; /* see enum unwind_cmd */
 	__s32 rbp_off; /* see enum unwind_rbp; UNWIND_CMD_PLT: the threshold */
 	__u32 pad2;    /* zero: rules are compared and hashed as bytes */

@@ -209,7 +209,7 @@ static void *writer_run(void *arg)
 		rec = &w->log[w->n++];
 		rec->key = key;
 		rec->completed_before = atomic_load(&completed);
-		id = calltrace_storage__put(storage, pid, frames, nk, nu, 0);
+		id = calltrace_storage__put(storage, pid, 0, frames, nk, nu, 0);
 		rec->started_after = atomic_load(&started);
 		rec->id = id;
 		done++;

@@ -49,7 +49,7 @@ struct maps {
 static struct thread_registry *reg;
 static int stop;
 static int errors;
-static uint64_t maps_installed, maps_freed;
+static uint64_t maps_installed, state_freed;
 
 #define fail(...)                                                                                  \
 	do {                                                                                       \
@@ -58,7 +58,7 @@ static uint64_t maps_installed, maps_freed;
 		__atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED);                                  \
 	} while (0)
 
-static void maps_free(void *p)
+static void state_free(void *ctx, void *p)
 {
 	struct maps *m = p;
 
@@ -66,7 +66,7 @@ static void maps_free(void *p)
 		fail("maps freed twice or corrupt");
 	m->magic = 0;
 	free(m);
-	__atomic_fetch_add(&maps_freed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&state_freed, 1, __ATOMIC_RELAXED);
 }
 
 static uint32_t expected_pid(uint32_t tid)
@@ -98,7 +98,7 @@ static void check_process(const struct process_info *p)
 	snprintf(want, sizeof(want), "/bin/p%u", p->pid);
 	if (strncmp(img->exe, want, strlen(want)) || strlen(img->comm) >= sizeof(img->comm))
 		fail("process %u: image exe '%s'", p->pid, img->exe);
-	m = process_image__maps(img);
+	m = process_image__state(img);
 	if (m && (m->magic != MAPS_MAGIC || m->pid != p->pid))
 		fail("process %u: bad maps", p->pid);
 }
@@ -122,12 +122,12 @@ static int install_maps(void *ctx, const struct thread_info *t)
 	const struct process_image *img = process_info__image(t->proc);
 	struct maps *m;
 
-	if (process_image__maps(img))
+	if (process_image__state(img))
 		return 0;
 	m = malloc(sizeof(*m));
 	m->magic = MAPS_MAGIC;
 	m->pid = t->pid;
-	if (process_image__set_maps(img, m))
+	if (process_image__set_state(img, m))
 		__atomic_fetch_add(&maps_installed, 1, __ATOMIC_RELAXED);
 	else
 		free(m);
@@ -293,7 +293,7 @@ static double now(void)
 
 static int phase(const char *name)
 {
-	struct thread_registry_opts opts = {.maps_free = maps_free};
+	struct thread_registry_opts opts = {.state_free = state_free};
 	struct reader_stats rs[NR_READERS] = {0};
 	struct thread_registry_stats st;
 	pthread_t readers[NR_READERS];
@@ -346,9 +346,9 @@ static int phase(const char *name)
 		fail("%s: a thread made no progress, or nothing was re-parented", name);
 	thread_registry__free(reg);
 	/* every maps object installed was freed exactly once */
-	if (maps_installed != maps_freed)
+	if (maps_installed != state_freed)
 		fail("%s: %llu maps installed, %llu freed", name,
-		     (unsigned long long)maps_installed, (unsigned long long)maps_freed);
+		     (unsigned long long)maps_installed, (unsigned long long)state_freed);
 	return 0;
 }
 

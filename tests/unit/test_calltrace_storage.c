@@ -43,7 +43,7 @@ static long seen_find(const struct seen *s, uint64_t id)
 
 static uint64_t put1(struct calltrace_storage *s, __u64 frame)
 {
-	return calltrace_storage__put(s, 1, &frame, 0, 1, 0);
+	return calltrace_storage__put(s, 1, 0, &frame, 0, 1, 0);
 }
 
 static void put__same_stack__same_id(void **state)
@@ -53,14 +53,14 @@ static void put__same_stack__same_id(void **state)
 	uint64_t ia, ib;
 
 	assert_non_null(s);
-	ia = calltrace_storage__put(s, 10, a, 1, 2, 0);
-	ib = calltrace_storage__put(s, 10, b, 1, 2, 0);
+	ia = calltrace_storage__put(s, 10, 0, a, 1, 2, 0);
+	ib = calltrace_storage__put(s, 10, 0, b, 1, 2, 0);
 	assert_int_not_equal(ia, ib);
-	assert_int_equal(calltrace_storage__put(s, 10, a, 1, 2, 0), ia);
+	assert_int_equal(calltrace_storage__put(s, 10, 0, a, 1, 2, 0), ia);
 	/* same frames, other split between kernel and user, other pid, other flags */
-	assert_int_not_equal(calltrace_storage__put(s, 10, a, 0, 3, 0), ia);
-	assert_int_not_equal(calltrace_storage__put(s, 11, a, 1, 2, 0), ia);
-	assert_int_not_equal(calltrace_storage__put(s, 10, a, 1, 2, 1), ia);
+	assert_int_not_equal(calltrace_storage__put(s, 10, 0, a, 0, 3, 0), ia);
+	assert_int_not_equal(calltrace_storage__put(s, 11, 0, a, 1, 2, 0), ia);
+	assert_int_not_equal(calltrace_storage__put(s, 10, 0, a, 1, 2, 1), ia);
 	calltrace_storage__free(s);
 }
 
@@ -68,7 +68,7 @@ static void put__ids__epoch_in_upper_bits_never_reserved(void **state)
 {
 	struct calltrace_storage *s = calltrace_storage__new(64);
 	__u64 f[] = {42};
-	uint64_t id = calltrace_storage__put(s, 1, f, 0, 1, 0);
+	uint64_t id = calltrace_storage__put(s, 1, 0, f, 0, 1, 0);
 
 	assert_true(id >> 32 >= 1);
 	assert_true((id & 0xffffffffu) < 64);
@@ -88,7 +88,7 @@ static void process__hands_every_trace_once__then_empty(void **state)
 	for (i = 0; i < 100; i++) {
 		f[0] = i;
 		f[1] = i * 7;
-		ids[i] = calltrace_storage__put(s, 5, f, 0, 2, 0);
+		ids[i] = calltrace_storage__put(s, 5, 0, f, 0, 2, 0);
 	}
 	assert_int_equal(calltrace_storage__process(s, collect, seen), 100);
 	for (i = 0; i < 100; i++) {
@@ -176,8 +176,8 @@ static void put__max_depth_and_empty__stored(void **state)
 
 	for (i = 0; i < 191; i++)
 		f[i] = 0xffffffff81000000ull + i;
-	big = calltrace_storage__put(s, 1, f, 64, 127, 3);
-	empty = calltrace_storage__put(s, 1, f, 0, 0, 0);
+	big = calltrace_storage__put(s, 1, 0, f, 64, 127, 3);
+	empty = calltrace_storage__put(s, 1, 0, f, 0, 0, 0);
 	assert_int_not_equal(big, empty);
 	assert_int_not_equal(big, CALLTRACE_DROPPED_TRACE_ID);
 	calltrace_storage__process(s, collect, seen);
@@ -222,7 +222,7 @@ static void put__arena_exhausted__dropped_counted_then_reused(void **state)
 		stored = 0;
 		for (i = 0; i < 100; i++) {
 			f[0] = i;
-			id = calltrace_storage__put(s, 1, f, 0, 10, 0);
+			id = calltrace_storage__put(s, 1, 0, f, 0, 10, 0);
 			if (id != CALLTRACE_DROPPED_TRACE_ID)
 				stored++;
 			if (i == 0)
@@ -237,7 +237,7 @@ static void put__arena_exhausted__dropped_counted_then_reused(void **state)
 		assert_int_equal(st.dropped_table_full, 0);
 		/* a stored stack still resolves, and a failed insert left no trace behind */
 		f[0] = 0;
-		assert_int_equal(calltrace_storage__put(s, 1, f, 0, 10, 0), first);
+		assert_int_equal(calltrace_storage__put(s, 1, 0, f, 0, 10, 0), first);
 		/* a rotation resets the arena the next ACTIVE uses */
 		assert_int_equal(calltrace_storage__process(s, ignore, NULL), 36);
 		calltrace_storage__stats(s, &st);
@@ -293,7 +293,7 @@ static void *hammer_run(void *arg)
 		f[0] = i % 64;
 		f[1] = 0xabc;
 		f[2] = 0xdef;
-		id = calltrace_storage__put(h->s, 1, f, 1, 2, 0);
+		id = calltrace_storage__put(h->s, 1, 0, f, 1, 2, 0);
 		if (id == CALLTRACE_DROPPED_TRACE_ID) {
 			h->dropped++;
 			continue;

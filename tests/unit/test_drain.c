@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "processes/thread_registry.h"
 #include "sampling/drain.h"
+
+static struct thread_registry *reg;
 
 struct rec_buf {
 	struct sample_record rec;
@@ -37,7 +40,7 @@ static void sum_table(void *ctx, struct sample_table *t)
 static void drains__record__valid_and_malformed__counted_by_reason(void **state)
 {
 	struct calltrace_storage *cs = calltrace_storage__new(64);
-	struct drains *d = drains__new(1, cs, 64);
+	struct drains *d = drains__new(1, cs, reg, 64);
 	void *ctx = drains__ctxs(d)[0];
 	struct drain_counters dc;
 	struct rec_buf b;
@@ -68,7 +71,7 @@ static void drains__record__valid_and_malformed__counted_by_reason(void **state)
 static void drains__record__full_tables__dropped_with_reason(void **state)
 {
 	struct calltrace_storage *cs = calltrace_storage__new(16);
-	struct drains *d = drains__new(1, cs, 16);
+	struct drains *d = drains__new(1, cs, reg, 16);
 	void *ctx = drains__ctxs(d)[0];
 	struct drain_counters dc;
 	struct rec_buf b;
@@ -100,6 +103,21 @@ static void drains__record__full_tables__dropped_with_reason(void **state)
 	calltrace_storage__free(cs);
 }
 
+/* records look their thread up: an empty registry, every process unread */
+static int setup(void **state)
+{
+	thread_registry__register_thread();
+	reg = thread_registry__new(NULL);
+	return reg ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	thread_registry__free(reg);
+	thread_registry__unregister_thread();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,5 +125,5 @@ int main(void)
 		cmocka_unit_test(drains__record__full_tables__dropped_with_reason),
 	};
 
-	return cmocka_run_group_tests_name("drain", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("drain", tests, setup, teardown);
 }

@@ -14,18 +14,18 @@
 
 #include "processes/thread_registry.h"
 
-static int maps_freed;
+static int state_freed;
 
-static void count_maps_free(void *maps)
+static void count_state_free(void *ctx, void *maps)
 {
-	__atomic_fetch_add(&maps_freed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&state_freed, 1, __ATOMIC_RELAXED);
 	free(maps);
 }
 
 static struct thread_registry *new_registry(void)
 {
 	struct thread_registry_opts opts = {
-		.maps_free = count_maps_free,
+		.state_free = count_state_free,
 	};
 	struct thread_registry *r = thread_registry__new(&opts);
 
@@ -36,7 +36,7 @@ static struct thread_registry *new_registry(void)
 static int setup(void **state)
 {
 	thread_registry__register_thread();
-	maps_freed = 0;
+	state_freed = 0;
 	*state = new_registry();
 	return 0;
 }
@@ -368,10 +368,10 @@ static void thread_registry__rename__live_thread__replaced_old_reclaimed(void **
 
 static int set_maps(void *ctx, const struct thread_info *t)
 {
-	return process_image__set_maps(process_info__image(t->proc), ctx) ? 0 : 1;
+	return process_image__set_state(process_info__image(t->proc), ctx) ? 0 : 1;
 }
 
-static void thread_registry__exec__leader__new_image_old_maps_freed(void **state)
+static void thread_registry__exec__leader__new_image_old_state_freed(void **state)
 {
 	struct thread_registry *r = *state;
 	struct exec_desc ed = {.tid = 1000, .old_tid = 1000};
@@ -392,7 +392,7 @@ static void thread_registry__exec__leader__new_image_old_maps_freed(void **state
 	assert_string_equal(s.img.comm, "true");
 	assert_string_equal(s.exe, "/usr/bin/true");
 	thread_registry__barrier(r);
-	assert_int_equal(maps_freed, 1);
+	assert_int_equal(state_freed, 1);
 }
 
 static void thread_registry__exec__non_leader__takes_over_the_pid(void **state)
@@ -530,7 +530,7 @@ static void thread_registry__remove__reader_inside__call_rcu_waits_for_it(void *
 	struct holder h = {.r = r, .tid = 3000};
 	pthread_t th;
 
-	maps_freed = 0;
+	state_freed = 0;
 	assert_int_equal(add(r, 3000, 3000, 1, 1, "held", 0), 0);
 	assert_int_equal(thread_registry__visit(r, 3000, set_maps, malloc(8)), 0);
 	assert_int_equal(pthread_create(&th, NULL, hold_reader, &h), 0);
@@ -544,7 +544,7 @@ static void thread_registry__remove__reader_inside__call_rcu_waits_for_it(void *
 	thread_registry__stats(r, &st);
 	assert_int_equal(st.retired, 2); /* the thread and its process */
 	assert_int_equal(st.reclaimed, 0);
-	assert_int_equal(__atomic_load_n(&maps_freed, __ATOMIC_RELAXED), 0);
+	assert_int_equal(__atomic_load_n(&state_freed, __ATOMIC_RELAXED), 0);
 
 	__atomic_store_n(&h.state, 2, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
@@ -552,10 +552,9 @@ static void thread_registry__remove__reader_inside__call_rcu_waits_for_it(void *
 	thread_registry__barrier(r);
 	thread_registry__stats(r, &st);
 	assert_int_equal(st.reclaimed, 2);
-	assert_int_equal(maps_freed, 1);
+	assert_int_equal(state_freed, 1);
 	thread_registry__free(r);
 }
-
 
 #define STABLE_BASE 5000
 #define NR_STABLE   64
@@ -711,7 +710,7 @@ int main(void)
 		T(thread_registry__insert__scan_non_leader_first__leader_joins),
 		T(thread_registry__remove__last_known_thread_not_leader__leader_scannable),
 		T(thread_registry__rename__live_thread__replaced_old_reclaimed),
-		T(thread_registry__exec__leader__new_image_old_maps_freed),
+		T(thread_registry__exec__leader__new_image_old_state_freed),
 		T(thread_registry__exec__non_leader__takes_over_the_pid),
 		T(thread_registry__exec__unknown_process__created),
 		T(thread_registry__insert__fork__inherits_parent_image),

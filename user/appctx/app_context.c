@@ -26,8 +26,10 @@ struct tag_ent {
 	char *value;
 };
 
-struct region {
-	struct region *next;
+struct app_region {
+	struct app_context *a;
+	struct app_region *next, **pprev; /* in a->regions */
+	struct app_region *next_in_proc;  /* the process's other regions */
 	pid_t pid;
 	uint64_t start; /* where the application maps it */
 	size_t size;
@@ -46,7 +48,7 @@ struct app_context {
 	int map_fd;
 	int verbose;
 	uint32_t epoch;
-	struct region *regions;
+	struct app_region *regions; /* every region of every process */
 	struct app_context_stats st;
 };
 
@@ -61,12 +63,20 @@ struct app_context *app_context__new(int ctx_map_fd, int verbose)
 	return a;
 }
 
-static void region_free(struct region *r)
+static void region_free(struct app_region *r)
 {
 	size_t i;
 
 	if (!r)
 		return;
+	if (r->slot_tid)
+		for (i = 0; i < r->geom.max_threads; i++) {
+			if (!r->slot_tid[i])
+				continue;
+			/* the process is gone: its tids must not keep a slot address */
+			bpf_map_delete_elem(r->a->map_fd, &r->slot_tid[i]);
+			r->a->st.threads--;
+		}
 	if (r->base)
 		munmap(r->base, r->size);
 	for (i = 0; i < r->tags_cap; i++) {
@@ -100,10 +110,10 @@ static bool same_pid_namespace(pid_t pid)
 }
 
 /* open, check and map one region the maps line names; NULL when refused */
-static struct region *map_region(struct app_context *a, pid_t pid, const struct proc_map *m)
+static struct app_region *map_region(struct app_context *a, pid_t pid, const struct proc_map *m)
 {
 	const char *why = "out of memory";
-	struct region *r;
+	struct app_region *r;
 	char path[96];
 	struct stat st;
 	int fd, seals;
@@ -134,6 +144,7 @@ static struct region *map_region(struct app_context *a, pid_t pid, const struct 
 		close(fd);
 		goto err_refuse;
 	}
+	r->a = a;
 	r->pid = pid;
 	r->start = m->start;
 	r->size = st.st_size;
@@ -167,10 +178,26 @@ err_refuse:
 	return NULL;
 }
 
-int app_context__scan(struct app_context *a, pid_t pid)
+static void region_link(struct app_context *a, struct app_region *r)
+{
+	r->next = a->regions;
+	if (r->next)
+		r->next->pprev = &r->next;
+	r->pprev = &a->regions;
+	a->regions = r;
+}
+
+static void region_unlink(struct app_region *r)
+{
+	*r->pprev = r->next;
+	if (r->next)
+		r->next->pprev = r->pprev;
+}
+
+int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions)
 {
 	struct proc_maps *pm = proc_maps__read(pid);
-	struct region *r;
+	struct app_region *r;
 	size_t i;
 
 	if (!pm)
@@ -180,14 +207,15 @@ int app_context__scan(struct app_context *a, pid_t pid)
 
 		if (!m->deleted || m->pgoff || strcmp(m->path, "/memfd:" CTXPROF_REGION_NAME))
 			continue;
-		for (r = a->regions; r && !(r->pid == pid && r->start == m->start); r = r->next)
+		for (r = *regions; r && r->start != m->start; r = r->next_in_proc)
 			;
 		if (r)
 			continue;
 		r = map_region(a, pid, m);
 		if (r) {
-			r->next = a->regions;
-			a->regions = r;
+			region_link(a, r);
+			r->next_in_proc = *regions;
+			*regions = r;
 		}
 	}
 	proc_maps__free(pm);
@@ -226,7 +254,7 @@ static uint32_t task_ns_tid(pid_t pid, const char *task)
  * host) the claim is the namespace's tid: find the task whose NSpid ends
  * with it.  That scan costs a read per thread, once per new claim.
  */
-static uint32_t resolve_tid(const struct region *r, uint32_t claim)
+static uint32_t resolve_tid(const struct app_region *r, uint32_t claim)
 {
 	char path[96];
 	struct dirent *de;
@@ -253,7 +281,7 @@ static uint32_t resolve_tid(const struct region *r, uint32_t claim)
 	return host;
 }
 
-static void map_slot(struct app_context *a, struct region *r, const struct ctxprof_slot_view *v)
+static void map_slot(struct app_context *a, struct app_region *r, const struct ctxprof_slot_view *v)
 {
 	uint64_t addr = r->start + v->offset;
 	uint32_t tid;
@@ -278,7 +306,7 @@ static void map_slot(struct app_context *a, struct region *r, const struct ctxpr
 	a->st.threads++;
 }
 
-static void sync_slots(struct app_context *a, struct region *r)
+static void sync_slots(struct app_context *a, struct app_region *r)
 {
 	struct ctxprof_slot_view v;
 	uint32_t cursor = 0, i;
@@ -301,7 +329,7 @@ static void sync_slots(struct app_context *a, struct region *r)
 	}
 }
 
-static struct tag_ent *tag_find(const struct region *r, uint32_t id)
+static struct tag_ent *tag_find(const struct app_region *r, uint32_t id)
 {
 	size_t mask = r->tags_cap - 1, i;
 
@@ -313,7 +341,7 @@ static struct tag_ent *tag_find(const struct region *r, uint32_t id)
 	return NULL;
 }
 
-static int tags_grow(struct region *r)
+static int tags_grow(struct app_region *r)
 {
 	size_t cap = r->tags_cap ? r->tags_cap * 2 : 64, i, j;
 	struct tag_ent *t = calloc(cap, sizeof(*t));
@@ -336,7 +364,7 @@ static int tags_grow(struct region *r)
 
 struct drain_ctx {
 	struct app_context *a;
-	struct region *r;
+	struct app_region *r;
 };
 
 static void on_span_event(void *ctx, const struct ctxprof_slot_view *slot,
@@ -351,7 +379,7 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 		   uint32_t key_len, const char *value, uint32_t value_len)
 {
 	struct drain_ctx *d = ctx;
-	struct region *r = d->r;
+	struct app_region *r = d->r;
 	struct tag_ent *t;
 	size_t i;
 
@@ -393,7 +421,7 @@ void app_context__poll(struct app_context *a)
 	};
 	struct drain_ctx d = {.a = a};
 	struct timespec ts;
-	struct region *r;
+	struct app_region *r;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* epoch 0 marks "never seen" */
@@ -407,15 +435,13 @@ void app_context__poll(struct app_context *a)
 	}
 }
 
-int app_context__tag(const struct app_context *a, pid_t pid, uint32_t id, const char **key,
+int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,
 		     const char **value)
 {
 	const struct tag_ent *t;
-	const struct region *r;
+	const struct app_region *r;
 
-	for (r = a->regions; r; r = r->next) {
-		if (r->pid != pid)
-			continue;
+	for (r = regions; r; r = r->next_in_proc) {
 		t = tag_find(r, id);
 		if (t) {
 			*key = t->key;
@@ -428,7 +454,7 @@ int app_context__tag(const struct app_context *a, pid_t pid, uint32_t id, const 
 
 void app_context__stats(const struct app_context *a, struct app_context_stats *st)
 {
-	const struct region *r;
+	const struct app_region *r;
 
 	*st = a->st;
 	st->lane_errors = 0;
@@ -438,15 +464,21 @@ void app_context__stats(const struct app_context *a, struct app_context_stats *s
 				   r->st.free_queue_full;
 }
 
+void app_context__release(struct app_region *regions)
+{
+	struct app_region *next;
+
+	for (; regions; regions = next) {
+		next = regions->next_in_proc;
+		region_unlink(regions);
+		region_free(regions);
+	}
+}
+
 void app_context__free(struct app_context *a)
 {
-	struct region *r, *next;
-
 	if (!a)
 		return;
-	for (r = a->regions; r; r = next) {
-		next = r->next;
-		region_free(r);
-	}
+	/* every region belongs to a process state, released before this */
 	free(a);
 }

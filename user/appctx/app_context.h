@@ -11,6 +11,10 @@
  * shows it is a thread of that process (else the app could make the sampler
  * read another task's memory at an address of its choosing).
  *
+ * A process's regions (struct app_region, a chain) are part of its state in
+ * the thread registry (processes/process_state.h: @app), which hands them
+ * back with app_context__release() when the process is gone.
+ *
  * Main thread only: no locks inside.
  */
 #ifndef CTXPROF_APP_CONTEXT_H
@@ -20,6 +24,7 @@
 #include <sys/types.h>
 
 struct app_context;
+struct app_region;
 
 struct app_context_stats {
 	uint64_t regions;	   /* regions mapped and validated */
@@ -42,11 +47,12 @@ struct app_context *app_context__new(int ctx_map_fd, int verbose);
 
 /**
  * app_context__scan() - look for libctxprof regions in @pid's mappings and
- * map the new ones.  Cheap when there is none; call now and then (a process
- * creates its region at its first ctxprof call).
+ * map the new ones, adding them to the process's chain @regions.  Cheap when
+ * there is none; call now and then (a process creates its region at its
+ * first ctxprof call).
  * Return: 0, or -errno (-ESRCH: the process is gone).
  */
-int app_context__scan(struct app_context *a, pid_t pid);
+int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions);
 
 /**
  * app_context__poll() - bring the tid -> slot map up to date with the
@@ -55,15 +61,22 @@ int app_context__scan(struct app_context *a, pid_t pid);
 void app_context__poll(struct app_context *a);
 
 /**
- * app_context__tag() - the key and value of tag @id of process @pid.
- * Return: 0 with *key and *value set (owned by @a, valid until free), or
- * -ENOENT when the dictionary has not (yet) named it.
+ * app_context__tag() - the key and value of tag @id in a process's @regions.
+ * Return: 0 with *key and *value set (valid until the regions are released),
+ * or -ENOENT when the dictionary has not (yet) named it.
  */
-int app_context__tag(const struct app_context *a, pid_t pid, uint32_t id, const char **key,
+int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,
 		     const char **value);
+
+/**
+ * app_context__release() - unmap a process's @regions and take its threads
+ * out of the sampler's map (the process is gone).  Accepts NULL.
+ */
+void app_context__release(struct app_region *regions);
 
 void app_context__stats(const struct app_context *a, struct app_context_stats *st);
 
+/** app_context__free() - after every region was released; accepts NULL. */
 void app_context__free(struct app_context *a);
 
 #endif /* CTXPROF_APP_CONTEXT_H */

@@ -2,18 +2,22 @@
 /*
  * collector - profile one process with the BPF sampler and write pprof.
  *
- * Drain threads (user/drain.c) empty the per-CPU rings: each stack goes into
- * the shared call-trace storage, each sample into the drain's sample table.
- * The main thread keeps time: once a second it refreshes the target's
- * mapping snapshot and the status line; at each interval (continuous mode)
- * and at the end (duration, signal or target exit) it exports: rotate the
- * storage, flip the drains' sample tables, symbolize, write pprof.
+ * Drain threads (sampling/drain.c) empty the per-CPU rings: each stack goes
+ * into the shared call-trace storage, each sample into the drain's sample
+ * table.  The tracker (processes/tracker.c) keeps the thread registry, where
+ * every profiled process has its state.  The main thread keeps time: it reads
+ * the mappings of processes the drains found unread or due, polls libctxprof
+ * regions, draws the status line; at each interval (continuous mode) and at
+ * the end (duration, signal or target exit) it exports: rotate the storage,
+ * flip the drains' sample tables, symbolize, write pprof.  See
+ * docs/ARCHITECTURE.md.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +28,23 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
-#include "storage/calltrace_storage.h"
 #include "collector/cli.h"
-#include "sampling/drain.h"
 #include "export/export.h"
 #include "export/outfiles.h"
+#include "processes/process_state.h"
+#include "processes/tracker.h"
+#include "sampling/drain.h"
 #include "sampling/sample_table.h"
 #include "sampling/sampler.h"
+#include "storage/calltrace_storage.h"
 #include "symbols/symbolizer.h"
-#include "processes/tracker.h"
 
 #define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
+/*
+ * How long the state of an exited (or exec'd) process is kept: its last
+ * samples may still sit in a ring for a poll period when an export begins.
+ */
+#define STATE_GRACE_NS 1000000000ull
 
 struct collector {
 	struct collector_opts opts;
@@ -42,11 +52,11 @@ struct collector {
 	struct drains *drains;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct process_states *states;
 	struct outfiles *files;
 	struct app_context *app; /* NULL with --no-context */
-	struct tracker *tracker; /* --all and --children only */
-	/* the symbolizer is shared with the tracker's exec snapshots */
-	pthread_mutex_t sym_lock;
+	struct thread_registry *reg;
+	struct tracker *tracker;
 	uint64_t exported; /* samples written into profiles so far */
 	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
@@ -231,7 +241,7 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
-	if (c->tracker) {
+	if (c->opts.all || c->opts.children) {
 		struct tracker_stats ts;
 
 		tracker__stats(c->tracker, &ts);
@@ -315,16 +325,6 @@ static void clear_table(void *ctx, struct sample_table *t)
  * here was counted before the flip, so its trace was put before it too.
  * @final: the drains are stopped; export every table.
  */
-static int tag_name(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value)
-{
-	return app_context__tag(ctx, pid, id, key, value);
-}
-
-static int proc_labels(void *ctx, uint32_t pid, char comm[16], char container_id[65])
-{
-	return tracker__labels(ctx, pid, comm, container_id);
-}
-
 static int export_profile(struct collector *c, const char *path, int64_t wall_start,
 			  double duration, bool final)
 {
@@ -333,8 +333,10 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
 	struct exporter *e;
+	uint64_t begin_ns;
 	int err;
 
+	begin_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	sampler__read_stats(c->sampler, st);
 	/* the dictionary may have named new tags since the last poll */
 	if (c->app)
@@ -344,19 +346,16 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 		 c->opts.all ? "all processes" : "pid", c->opts.all ? 0 : c->opts.pid,
 		 c->opts.children ? " and its descendants" : "", c->opts.frequency, duration,
 		 (unsigned long long)st[SAMPLER_STAT_SAMPLES]);
-	pthread_mutex_lock(&c->sym_lock);
 	e = exporter__begin(c->traces, c->sym,
 			    &(struct export_opts){
 				    .period_ns = 1000000000ull / c->opts.frequency,
 				    .time_nanos = wall_start,
 				    .duration_nanos = (int64_t)(duration * 1e9),
 				    .comments = comments,
-				    .tag_name = c->app ? tag_name : NULL,
-				    .tag_ctx = c->app,
-				    .proc_labels = c->tracker ? proc_labels : NULL,
-				    .proc_ctx = c->tracker,
+				    .states = c->states,
+				    .reg = c->reg,
+				    .proc_labels = c->opts.all || c->opts.children,
 			    });
-	pthread_mutex_unlock(&c->sym_lock);
 	if (!e)
 		return -errno;
 	if (!final) {
@@ -373,9 +372,9 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->last = res;
-	/* processes that exited before this export are no longer needed */
-	if (c->tracker)
-		tracker__exported(c->tracker);
+	/* images gone well before this export began have no samples left */
+	if (begin_ns > STATE_GRACE_NS)
+		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, app_context__release);
 out:
 	exporter__free(e);
 	return err;
@@ -397,24 +396,27 @@ static int export_interval(struct collector *c, int64_t wall_start, double durat
 	return 0;
 }
 
-/* a process sampled for the first time gets its mappings snapshotted; the
- * ones already known are refreshed (cheap when unchanged) at most once a
- * second, which catches libraries loaded after exec */
-struct recent_ctx {
-	struct collector *c;
-	bool refresh;
-};
-
+/* a process the drains found unread gets its mappings read; one read
+ * already is re-read at most once a second (PROCESS_STATE_REFRESH_NS), which
+ * catches libraries loaded since (cheap when nothing changed) */
 static void snapshot_recent(void *ctx, uint32_t pid)
 {
-	struct recent_ctx *rc = ctx;
-	struct collector *c = rc->c;
+	struct collector *c = ctx;
+	struct process_state *st;
 
-	if (!rc->refresh && symbolizer__knows(c->sym, pid))
-		return;
-	pthread_mutex_lock(&c->sym_lock);
-	symbolizer__snapshot(c->sym, pid);
-	pthread_mutex_unlock(&c->sym_lock);
+	st = process_states__get(c->states, c->reg, pid);
+	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9))
+		process_states__refresh(c->states, st);
+}
+
+/* the target's libctxprof region, once it has created one */
+static void scan_app(struct collector *c)
+{
+	struct process_state *st;
+
+	st = process_states__get(c->states, c->reg, c->opts.pid);
+	if (st)
+		app_context__scan(c->app, c->opts.pid, &st->app);
 }
 
 static int64_t wall_ns(void)
@@ -434,6 +436,7 @@ static bool wait_target(int pidfd)
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
+	struct process_state *st = NULL;
 	struct sampler_opts so = {
 		.pid = o->all ? 0 : o->pid,
 		.filter_pids = o->children,
@@ -446,10 +449,17 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	};
 
 	c->sym = symbolizer__new(o->kernel);
+	c->states = c->sym ? process_states__new(c->sym) : NULL;
+	if (c->states)
+		c->reg = thread_registry__new(&(struct thread_registry_opts){
+			.state_free = process_states_retire,
+			.state_ctx = c->states,
+		});
 	c->traces = calltrace_storage__new(o->max_stacks);
 	/* a row is a (stack, thread) pair: as many as stacks is ample, and each
 	 * table stays small (10 MiB at the default) */
-	c->drains = drains__new(o->drain_threads, c->traces, o->max_stacks);
+	if (c->reg)
+		c->drains = drains__new(o->drain_threads, c->traces, c->reg, o->max_stacks);
 	{
 		char who[16];
 
@@ -458,32 +468,34 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 						       o->max_files)
 				       : NULL;
 	}
-	if (!c->sym || !c->traces || !c->drains || (o->interval && !c->files)) {
+	if (!c->sym || !c->states || !c->reg || !c->traces || !c->drains ||
+	    (o->interval && !c->files)) {
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
-	}
-	/* map the target before the first sample, so that even a target that
-	 * exits at once is symbolized */
-	if (o->pid && symbolizer__snapshot(c->sym, o->pid) == -ESRCH) {
-		snprintf(err_msg, err_len, "no process with pid %d", o->pid);
-		return -ESRCH;
 	}
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
-	if (o->all || o->children) {
-		struct tracker_opts to = {
+	c->tracker = tracker__start(
+		&(struct tracker_opts){
 			.root = o->pid,
 			.children = o->children,
 			.pid_map_fd = sampler__pid_map_fd(c->sampler),
 			.btf_path = o->btf_path,
-			.sym = c->sym,
-			.sym_lock = &c->sym_lock,
-		};
-
-		c->tracker = tracker__start(&to, err_msg, err_len);
-		if (!c->tracker)
-			return -errno;
+			.reg = c->reg,
+			.states = c->states,
+		},
+		err_msg, err_len);
+	if (!c->tracker)
+		return -errno;
+	/* map the target before the first sample, so that even a target that
+	 * exits at once is symbolized */
+	if (o->pid) {
+		st = process_states__get(c->states, c->reg, o->pid);
+		if (!st || process_states__refresh(c->states, st) == -ESRCH) {
+			snprintf(err_msg, err_len, "no process with pid %d", o->pid);
+			return -ESRCH;
+		}
 	}
 	/* trace context is read for one process (--pid); --all: future work */
 	if (o->context && o->pid && !o->children) {
@@ -492,7 +504,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			snprintf(err_msg, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		app_context__scan(c->app, o->pid);
+		app_context__scan(c->app, o->pid, &st->app);
 		app_context__poll(c->app);
 	}
 	return drains__start(c->drains, c->sampler, POLL_MS);
@@ -522,8 +534,9 @@ int main(int argc, char **argv)
 			snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
 		o->output = default_out;
 	}
-	pthread_mutex_init(&c.sym_lock, NULL);
 	status = o->status < 0 ? isatty(STDERR_FILENO) : o->status;
+	/* the main thread reads the registry (exports, process states) */
+	thread_registry__register_thread();
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
@@ -584,21 +597,11 @@ int main(int argc, char **argv)
 			why = "ring buffer error";
 			break;
 		}
-		if (c.tracker) {
-			struct recent_ctx rc = {&c, elapsed - last_tick >= 1.0};
-
-			drains__recent_pids(c.drains, snapshot_recent, &rc);
-		}
+		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
-			/* catch libraries loaded since: cheap when the maps text is unchanged */
-			if (!c.tracker) {
-				pthread_mutex_lock(&c.sym_lock);
-				symbolizer__snapshot(c.sym, o->pid);
-				pthread_mutex_unlock(&c.sym_lock);
-			}
-			/* and a libctxprof region created since */
+			/* a libctxprof region created since */
 			if (c.app)
-				app_context__scan(c.app, o->pid);
+				scan_app(&c);
 			last_tick = elapsed;
 		}
 		/* new threads get their slot into the sampler's map within a poll */
@@ -623,12 +626,8 @@ int main(int argc, char **argv)
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
-	/* samples of processes never snapshotted yet: try while they may live */
-	if (c.tracker) {
-		struct recent_ctx rc = {&c, false};
-
-		drains__recent_pids(c.drains, snapshot_recent, &rc);
-	}
+	/* samples of processes never mapped yet: try while they may live */
+	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)
 		fprintf(stderr, "collector: draining the ring buffers: %s\n", strerror(-n));
 	n = sampler__read_stats(c.sampler, st);
@@ -650,8 +649,14 @@ int main(int argc, char **argv)
 	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
 
 cleanup:
-	tracker__free(c.tracker);
+	/* the drains read the registry; freeing the registry retires every state */
 	drains__free(c.drains);
+	tracker__free(c.tracker);
+	thread_registry__free(c.reg);
+	thread_registry__unregister_thread();
+	if (c.states)
+		process_states__collect(c.states, UINT64_MAX, app_context__release);
+	process_states__free(c.states);
 	app_context__free(c.app);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);

@@ -3,14 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "appctx/app_context.h"
 #include "export/export.h"
 #include "export/pprof.h"
+#include "symbols/maps_history.h"
 
 /* trace id -> its pprof location ids, built while the storage hands traces over */
 struct trace_locs {
 	uint64_t trace_id; /* 0: empty */
 	size_t first;	   /* index into exporter.locs */
 	size_t nr;
+	struct process_state *ps; /* its process image, NULL when unknown */
 };
 
 struct exporter {
@@ -22,10 +25,9 @@ struct exporter {
 	uint64_t *locs;
 	size_t nr_locs, cap_locs;
 	uint64_t period_ns;
-	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value);
-	void *tag_ctx;
-	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
-	void *proc_ctx;
+	struct process_states *states;
+	struct thread_registry *reg;
+	bool proc_labels;
 	struct calltrace_storage *traces;
 	int err;
 	struct export_result *res;
@@ -59,7 +61,8 @@ static int map_grow(struct exporter *st)
 	return 0;
 }
 
-static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr)
+static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr,
+		   struct process_state *ps)
 {
 	size_t j;
 
@@ -68,7 +71,7 @@ static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t 
 	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
 	     j = (j + 1) & (st->map_cap - 1))
 		;
-	st->map[j] = (struct trace_locs){trace_id, first, nr};
+	st->map[j] = (struct trace_locs){trace_id, first, nr, ps};
 	st->map_nr++;
 	return 0;
 }
@@ -129,10 +132,40 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 	return pprof__location(st->p, mapping, addr, function);
 }
 
+/* the user frames of @t, named from its process image's mappings */
+static void add_user_frames(struct exporter *st, const struct calltrace *t,
+			    struct process_state *ps)
+{
+	const struct sym_map *m;
+	struct sym_frame f;
+	unsigned int i;
+	uint64_t addr;
+	bool ra;
+
+	if (ps)
+		pthread_mutex_lock(&ps->lock);
+	for (i = 0; i < t->nr_uframes && !st->err; i++) {
+		addr = t->frames[t->nr_kframes + i];
+		/* every user frame but the interrupted instruction is a return address */
+		ra = i > 0;
+		m = ps && addr >= ra ? maps_history__find(&ps->maps, addr - ra, UINT64_MAX) : NULL;
+		if (m) {
+			symbolizer__user(st->sym, m, addr, ra, &f);
+		} else {
+			symbolizer__unmapped(st->sym);
+			memset(&f, 0, sizeof(f));
+		}
+		st->err = push_loc(st, frame_location(st, &f, addr));
+	}
+	if (ps)
+		pthread_mutex_unlock(&ps->lock);
+}
+
 static void add_trace(void *ctx, const struct calltrace *t)
 {
 	struct exporter *st = ctx;
 	size_t first = st->nr_locs;
+	struct process_state *ps;
 	struct sym_frame f;
 	unsigned int i;
 	uint64_t addr;
@@ -146,22 +179,18 @@ static void add_trace(void *ctx, const struct calltrace *t)
 		if (st->err)
 			return;
 	}
-	for (i = 0; i < t->nr_uframes; i++) {
-		addr = t->frames[t->nr_kframes + i];
-		/* every user frame but the interrupted instruction is a return address */
-		if (symbolizer__user(st->sym, t->pid, addr, i > 0, &f))
-			memset(&f, 0, sizeof(f));
-		st->err = push_loc(st, frame_location(st, &f, addr));
-		if (st->err)
-			return;
-	}
-	st->err = map_put(st, t->trace_id, first, st->nr_locs - first);
+	ps = process_states__find(st->states, st->reg, t->pid, t->exec_id);
+	add_user_frames(st, t, ps);
+	if (st->err)
+		return;
+	st->err = map_put(st, t->trace_id, first, st->nr_locs - first, ps);
 	st->res->traces++;
 }
 
 /* labels of a row: thread, process, and its trace context when it has one */
 static size_t row_labels(const struct exporter *st, const struct sample_row *row,
-			 struct pprof_label *labels, char (*hex)[17], char *comm, char *container)
+			 const struct process_state *ps, struct pprof_label *labels,
+			 char (*hex)[17])
 {
 	const char *key, *value;
 	size_t n = 0;
@@ -170,11 +199,12 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	labels[n++] = (struct pprof_label){.key = "thread_id", .num = row->tid};
 	labels[n++] = (struct pprof_label){.key = "thread_name", .str = row->comm};
 	labels[n++] = (struct pprof_label){.key = "pid", .num = row->pid};
-	if (st->proc_labels && !st->proc_labels(st->proc_ctx, row->pid, comm, container)) {
-		if (comm[0])
-			labels[n++] = (struct pprof_label){.key = "comm", .str = comm};
-		if (container[0])
-			labels[n++] = (struct pprof_label){.key = "container_id", .str = container};
+	if (st->proc_labels && ps) {
+		if (ps->comm[0])
+			labels[n++] = (struct pprof_label){.key = "comm", .str = ps->comm};
+		if (ps->container_id[0])
+			labels[n++] = (struct pprof_label){.key = "container_id",
+							   .str = ps->container_id};
 	}
 	if (!row->has_context)
 		return n;
@@ -190,8 +220,7 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	for (i = 0; i < SAMPLER_NR_TAGS; i++) {
 		if (!row->tags[i])
 			continue;
-		if (st->tag_name &&
-		    !st->tag_name(st->tag_ctx, row->pid, row->tags[i], &key, &value))
+		if (ps && !app_context__tag(ps->app, row->tags[i], &key, &value))
 			labels[n++] = (struct pprof_label){.key = key, .str = value};
 		else
 			labels[n++] =
@@ -205,7 +234,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	struct exporter *st = ctx;
 	const struct trace_locs *tl;
 	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
-	char hex[2][17], comm[16], container[65];
+	char hex[2][17];
 	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
 	size_t n;
 
@@ -226,7 +255,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 		st->res->no_trace += row->count;
 		return;
 	}
-	n = row_labels(st, row, labels, hex, comm, container);
+	n = row_labels(st, row, tl->ps, labels, hex);
 	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
 	if (st->err)
 		return;
@@ -250,10 +279,9 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 		return NULL;
 	e->sym = sym;
 	e->period_ns = opts->period_ns;
-	e->tag_name = opts->tag_name;
-	e->tag_ctx = opts->tag_ctx;
+	e->states = opts->states;
+	e->reg = opts->reg;
 	e->proc_labels = opts->proc_labels;
-	e->proc_ctx = opts->proc_ctx;
 	e->traces = traces;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);

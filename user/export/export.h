@@ -19,8 +19,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "storage/calltrace_storage.h"
+#include "processes/process_state.h"
 #include "sampling/sample_table.h"
+#include "storage/calltrace_storage.h"
 #include "symbols/symbolizer.h"
 
 struct export_opts {
@@ -28,14 +29,11 @@ struct export_opts {
 	int64_t time_nanos;	     /* wall-clock start of the profile */
 	int64_t duration_nanos;	     /* its length */
 	const char *const *comments; /* NULL-terminated, may be NULL */
-	/* names tag @id of process @pid: 0 with *key, *value set, else -ENOENT;
-	 * NULL when no tag can be named */
-	int (*tag_name)(void *ctx, uint32_t pid, uint32_t id, const char **key, const char **value);
-	void *tag_ctx;
-	/* the process name and container id of @pid ("" when none): 0, else
-	 * -ENOENT; NULL when process labels are not wanted (--pid mode) */
-	int (*proc_labels)(void *ctx, uint32_t pid, char comm[16], char container_id[65]);
-	void *proc_ctx;
+	/* where each trace's process image is found: its mappings name the user
+	 * frames, its labels and libctxprof tag dictionary label the samples */
+	struct process_states *states;
+	struct thread_registry *reg;
+	bool proc_labels; /* comm and container_id labels (--all, --children) */
 };
 
 struct export_result {
@@ -53,7 +51,8 @@ struct exporter;
 /**
  * exporter__begin() - start a profile: take every trace the storage hands
  * over (calltrace_storage__process(): a rotation) and symbolize it.
- * Call from the thread that owns @sym and runs the storage's processing.
+ * Call from the thread that runs the storage's processing and collects the
+ * process states (process_states__collect()); registered as a registry reader.
  * Return: the exporter, or NULL with errno set.  Pair with exporter__free().
  */
 struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,

@@ -99,6 +99,7 @@ static int apply_fork(struct thread_registry *r, const struct lifecycle_record *
 		.pid = rec->pid,
 		.ppid = rec->ppid,
 		.start = ns_to_ticks(rec->pstart_ns),
+		.exec_id = rec->exec_id,
 	};
 	struct proc_process *proc = NULL;
 	uint64_t parent_id;
@@ -136,6 +137,7 @@ static int apply_exec(struct thread_registry *r, const struct lifecycle_record *
 				/* the path given to execve: relative, or a script's */
 				.exe = rec->filename,
 				.cgroup_id = rec->cgroup_id,
+				.exec_id = rec->exec_id,
 			},
 	};
 	struct proc_process *proc;
@@ -277,6 +279,7 @@ struct lifecycle *lifecycle__open(const struct lifecycle_opts *opts, struct thre
 	}
 	/* wake us when a quarter full: far from overflowing, yet rare */
 	l->skel->rodata->wakeup_bytes = ring_bytes / 4;
+	l->skel->rodata->only_tgid = opts->only_pid;
 	err = bpf_map__set_max_entries(l->skel->maps.lifecycle_ring, ring_bytes);
 	if (err) {
 		set_err(err_msg, err_len, "bad lifecycle ring size %zu: %s", ring_bytes,
@@ -334,7 +337,8 @@ int lifecycle__consume(struct lifecycle *l)
 
 int lifecycle__read_stats(struct lifecycle *l, uint64_t *out)
 {
-	return percpu_stats__read(bpf_map__fd(l->skel->maps.lifecycle_stats), LIFECYCLE_STAT_MAX, out);
+	return percpu_stats__read(bpf_map__fd(l->skel->maps.lifecycle_stats), LIFECYCLE_STAT_MAX,
+				  out);
 }
 
 void lifecycle__counters(const struct lifecycle *l, struct lifecycle_counters *out)

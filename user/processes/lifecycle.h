@@ -34,6 +34,7 @@ struct lifecycle_opts {
 	size_t ring_bytes;	     /* a power of two >= the page size; 0: 4 MiB */
 	const char *btf_path;	     /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
 	const char *proc_root;	     /* where exec details are read; NULL: "/proc" */
+	uint32_t only_pid;	     /* events of this process alone (--pid); 0: every one */
 	lifecycle_event_fn on_event; /* may be NULL */
 	void *ctx;		     /* on_event's argument */
 };

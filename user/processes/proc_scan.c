@@ -379,6 +379,8 @@ int proc_scan__run(struct thread_registry *r, const struct proc_scan_opts *opts,
 	while ((de = readdir(dir))) {
 		if (!parse_pid_name(de->d_name, &pid))
 			continue;
+		if (opts && opts->only_pid && pid != opts->only_pid)
+			continue;
 		scan_process(r, dirfd(dir), de->d_name, pid, proc, buf, &st);
 		if (opts && opts->tick && ++n % every == 0)
 			opts->tick(opts->tick_ctx);

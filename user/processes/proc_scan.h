@@ -55,6 +55,7 @@ struct proc_scan_opts {
 	void (*tick)(void *ctx);
 	void *tick_ctx;
 	unsigned int tick_every; /* 0: 64 */
+	uint32_t only_pid;	 /* scan this process alone (--pid); 0: every process */
 };
 
 struct proc_scan_stats {

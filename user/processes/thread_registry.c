@@ -98,7 +98,8 @@ struct thread_registry {
 	/* read-mostly, first: what every lookup touches */
 	uintptr_t **chunks; /* THREAD_REGISTRY_NR_CHUNKS atomic pointers */
 	uint32_t max_tid;
-	void (*maps_free)(void *maps);
+	void (*state_free)(void *ctx, void *state);
+	void *state_ctx;
 
 	struct cds_list_head threads;	    /* RCU: every thread */
 	struct cds_list_head processes;	    /* RCU: every process */
@@ -236,8 +237,8 @@ static void reclaim_end(struct thread_registry *r)
 
 static void free_image(struct image *img)
 {
-	if (img->pub.maps && img->r->maps_free)
-		img->r->maps_free(img->pub.maps);
+	if (img->pub.state && img->r->state_free)
+		img->r->state_free(img->r->state_ctx, img->pub.state);
 	free(img);
 }
 
@@ -321,7 +322,8 @@ struct thread_registry *thread_registry__new(const struct thread_registry_opts *
 	r->max_tid = THREAD_REGISTRY_MAX_TID;
 	if (opts && opts->max_tid && opts->max_tid < THREAD_REGISTRY_MAX_TID)
 		r->max_tid = opts->max_tid;
-	r->maps_free = opts ? opts->maps_free : NULL;
+	r->state_free = opts ? opts->state_free : NULL;
+	r->state_ctx = opts ? opts->state_ctx : NULL;
 	CDS_INIT_LIST_HEAD(&r->threads);
 	CDS_INIT_LIST_HEAD(&r->processes);
 	CDS_INIT_LIST_HEAD(&r->orphans);
@@ -474,7 +476,7 @@ static char *put_string(struct thread_registry *r, char *dst, const char *s, siz
 }
 
 static struct image *image_new(struct thread_registry *r, const char *comm, const char *exe,
-			       const char *cgroup, uint64_t cgroup_id)
+			       const char *cgroup, uint64_t cgroup_id, uint32_t exec_id)
 {
 	size_t exe_len = strnlen(exe, THREAD_REGISTRY_MAX_PATH);
 	size_t cg_len = strnlen(cgroup, THREAD_REGISTRY_MAX_PATH);
@@ -492,6 +494,7 @@ static struct image *image_new(struct thread_registry *r, const char *comm, cons
 	img->pub.cgroup = s;
 	put_string(r, s, cgroup, cg_len);
 	img->pub.cgroup_id = cgroup_id;
+	img->pub.exec_id = exec_id;
 	thread_registry_parse_container_id(img->pub.cgroup, img->pub.container_id);
 	return img;
 }
@@ -629,7 +632,7 @@ static struct process *process_new(struct thread_registry *r, const struct proce
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	img = image_new(r, pd->comm[0] ? pd->comm : comm, exe, cgroup, cgroup_id);
+	img = image_new(r, pd->comm[0] ? pd->comm : comm, exe, cgroup, cgroup_id, pd->exec_id);
 	if (!img) {
 		free(p);
 		return NULL;
@@ -938,7 +941,8 @@ static int exec_locked(struct thread_registry *r, const struct exec_desc *ed)
 	 * a new one was read; learn the id if it was not known */
 	img = image_new(r, pd->comm, pd->exe ? pd->exe : "",
 			pd->cgroup ? pd->cgroup : old->pub.cgroup,
-			pd->cgroup || !old->pub.cgroup_id ? pd->cgroup_id : old->pub.cgroup_id);
+			pd->cgroup || !old->pub.cgroup_id ? pd->cgroup_id : old->pub.cgroup_id,
+			pd->exec_id);
 	if (!img)
 		return -ENOMEM;
 	__atomic_store_n(&p->pub.image, &img->pub, __ATOMIC_RELEASE);

@@ -28,7 +28,8 @@
  *
  *   Each process has one struct process_info shared by its threads, holding
  *   an RCU-replaced struct process_image (what the last exec made of it:
- *   comm, exe, cgroup, container id, and the collector's maps slot).
+ *   comm, exe, cgroup, container id, and the collector's state slot: the
+ *   per-process facts the collector keeps, processes/process_state.h).
  *   Intrusive RCU lists (urcu's struct cds_list_head, walked with
  *   cds_list_for_each_entry_rcu) link all threads, all processes, each
  *   process's threads (its thread group) and each process's children.
@@ -40,7 +41,7 @@
  *     thread_registry__visit() and the for_each functions, which take it;
  *   - pointers obtained inside a read-side critical section are valid until
  *     its end, never after; nothing a reader sees changes under it except
- *     the fields documented as updated in place (ppid) and the maps slot;
+ *     the fields documented as updated in place (ppid) and the state slot;
  *   - never block, sleep long or call a writer function inside one (a
  *     writer may wait for readers: see thread_registry__remove()).
  *   Readers are wait-free and never blocked by writers.
@@ -109,9 +110,9 @@
 struct thread_registry;
 
 /*
- * What one exec made of a process.  Immutable once published, except @maps;
- * replaced as a whole (RCU) on exec, freed a grace period later together
- * with its maps.
+ * What one exec made of a process.  Immutable once published, except @state;
+ * replaced as a whole (RCU) on exec, freed a grace period later, when its
+ * state is handed to opts->state_free.
  */
 struct process_image {
 	char comm[THREAD_REGISTRY_COMM_LEN]; /* name at exec (or at the scan) */
@@ -119,7 +120,8 @@ struct process_image {
 	const char *cgroup;		     /* cgroup v2 path (or first v1 path); "" if unknown */
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1]; /* "" when none */
 	uint64_t cgroup_id; /* cgroup v2 id the path belongs to, 0 if unknown */
-	void *maps;	    /* collector slot: process_image__maps() */
+	uint32_t exec_id;   /* the image's self_exec_id (sample_record.exec_id); 0: unknown */
+	void *state;	    /* collector slot: process_image__state() */
 };
 
 /*
@@ -165,13 +167,15 @@ struct process_desc {
 	const char *cgroup;		     /* NULL: the parent's (exec: the process's own) */
 	uint64_t cgroup_id;		     /* id of @cgroup; with a NULL @cgroup, the id of */
 					     /* the inherited path when known, else 0 */
+	uint32_t exec_id;		     /* the image's self_exec_id; 0: unknown (the scan) */
 };
 
 struct thread_registry_opts {
 	uint32_t max_tid; /* tids >= this are refused; 0 or above the maximum: the maximum */
-	/* frees the collector's maps slot of an image, after its grace period;
-	 * runs on the reclaim thread: must not call into the registry */
-	void (*maps_free)(void *maps);
+	/* takes the collector's state slot of an image back, after its grace
+	 * period; runs on the reclaim thread: must not call into the registry */
+	void (*state_free)(void *ctx, void *state);
+	void *state_ctx; /* its first argument */
 };
 
 /* thread_registry__insert() flags */
@@ -206,7 +210,7 @@ struct thread_registry *thread_registry__new(const struct thread_registry_opts *
 
 /**
  * thread_registry__free() - remove everything, wait for every pending
- * reclamation (maps_free included), free the registry.  Accepts NULL.
+ * reclamation (state_free included), free the registry.  Accepts NULL.
  * No reader or writer may use @r any more; call outside a read-side section.
  */
 void thread_registry__free(struct thread_registry *r);
@@ -300,27 +304,28 @@ static inline uint32_t thread_info__ppid(const struct thread_info *t)
 }
 
 /**
- * process_image__maps() - the collector's maps slot of @img, or NULL.
- * Inside a read-side section; the maps live until the image is reclaimed.
+ * process_image__state() - the collector's state slot of @img, or NULL.
+ * Inside a read-side section; the state is handed to opts->state_free when
+ * the image is reclaimed.
  */
-static inline void *process_image__maps(const struct process_image *img)
+static inline void *process_image__state(const struct process_image *img)
 {
-	return __atomic_load_n(&img->maps, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&img->state, __ATOMIC_ACQUIRE);
 }
 
 /**
- * process_image__set_maps() - install @maps in an empty slot.  Any thread,
- * inside a read-side section.  The registry owns @maps on success and frees
- * it with opts->maps_free when the image is reclaimed (the process exec'd or
+ * process_image__set_state() - install @state in an empty slot.  Any thread,
+ * inside a read-side section.  The registry owns @state on success and hands
+ * it to opts->state_free when the image is reclaimed (the process exec'd or
  * died, plus a grace period).
  * Return: true if installed; false if the slot was taken: the caller keeps
- * @maps (free it, and use process_image__maps()).
+ * @state (free it, and use process_image__state()).
  */
-static inline bool process_image__set_maps(const struct process_image *img, void *maps)
+static inline bool process_image__set_state(const struct process_image *img, void *state)
 {
 	void *expected = NULL;
 
-	return __atomic_compare_exchange_n((void **)&img->maps, &expected, maps, false,
+	return __atomic_compare_exchange_n((void **)&img->state, &expected, state, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
@@ -381,8 +386,8 @@ struct exec_desc {
 
 /**
  * thread_registry__exec() - process @ed->pd.pid replaced its image.
- * Installs a new image (comm, exe, cgroup; an empty maps slot), retires the
- * old one with its maps, leaves the process with its one thread @ed->tid
+ * Installs a new image (comm, exe, cgroup; an empty state slot), retires the
+ * old one with its state, leaves the process with its one thread @ed->tid
  * (exec kills the others: their exits normally came first), renamed to
  * @ed->pd.comm.  An unknown process is created.  Takes the writer lock.
  * Return: 0, -ERANGE, -EINVAL, -ENOMEM.

@@ -12,17 +12,6 @@
 
 #define POLL_MS 20 /* lifecycle ring wait; exec snapshots must beat short lives */
 
-/* a process's labels, kept past its exit until the next export */
-struct label_ent {
-	struct label_ent *next;
-	pid_t pid;
-	bool exited;
-	char comm[16];
-	char container_id[TRACKER_CONTAINER_ID_LEN + 1];
-};
-
-#define LABEL_BUCKETS 4096
-
 struct tracker {
 	struct tracker_opts o;
 	struct thread_registry *reg;
@@ -30,69 +19,8 @@ struct tracker {
 	pthread_t thread;
 	bool started;
 	_Atomic int stop;
-	pthread_mutex_t labels_lock; /* tracker thread writes, exporter reads */
-	struct label_ent *labels[LABEL_BUCKETS];
-	_Atomic uint64_t snapshots, tracked, labels_kept;
+	_Atomic uint64_t snapshots, tracked;
 };
-
-static struct label_ent **label_slot(struct tracker *t, pid_t pid)
-{
-	struct label_ent **pp = &t->labels[(uint32_t)pid % LABEL_BUCKETS];
-
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
-}
-
-/* copy the registry's view of @pid into the label table */
-static void keep_labels(struct tracker *t, pid_t pid)
-{
-	const struct process_info *p;
-	const struct process_image *img;
-	struct label_ent **pp, *e;
-
-	pthread_mutex_lock(&t->labels_lock);
-	pp = label_slot(t, pid);
-	e = *pp;
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (!e)
-			goto out;
-		e->pid = pid;
-		*pp = e;
-		atomic_fetch_add(&t->labels_kept, 1);
-	}
-	e->exited = false;
-	thread_registry__read_lock();
-	p = thread_registry__lookup_process(t->reg, pid);
-	img = p ? process_info__image(p) : NULL;
-	if (img) {
-		snprintf(e->comm, sizeof(e->comm), "%s", img->comm);
-		snprintf(e->container_id, sizeof(e->container_id), "%s", img->container_id);
-	}
-	thread_registry__read_unlock();
-out:
-	pthread_mutex_unlock(&t->labels_lock);
-}
-
-static void mark_exited(struct tracker *t, pid_t pid)
-{
-	struct label_ent *e;
-
-	pthread_mutex_lock(&t->labels_lock);
-	e = *label_slot(t, pid);
-	if (e)
-		e->exited = true;
-	pthread_mutex_unlock(&t->labels_lock);
-}
-
-static void snapshot(struct tracker *t, pid_t pid)
-{
-	pthread_mutex_lock(t->o.sym_lock);
-	if (!symbolizer__snapshot(t->o.sym, pid))
-		atomic_fetch_add(&t->snapshots, 1);
-	pthread_mutex_unlock(t->o.sym_lock);
-}
 
 static bool tracked(struct tracker *t, uint32_t pid)
 {
@@ -109,6 +37,22 @@ static void track(struct tracker *t, uint32_t pid)
 		atomic_fetch_add(&t->tracked, 1);
 }
 
+bool tracker__wants(struct tracker *t, uint32_t pid)
+{
+	if (t->o.children)
+		return tracked(t, pid);
+	return !t->o.root || (pid_t)pid == t->o.root;
+}
+
+/* the image's state, its mappings read now: a short life still gets named */
+static void snapshot(struct tracker *t, uint32_t pid)
+{
+	struct process_state *st = process_states__get(t->o.states, t->reg, pid);
+
+	if (st && !process_states__refresh(t->o.states, st))
+		atomic_fetch_add(&t->snapshots, 1);
+}
+
 /* on the tracker thread, after the registry applied @rec */
 static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 {
@@ -118,26 +62,18 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 		return;
 	switch (rec->type) {
 	case LIFECYCLE_FORK:
-		if (t->o.children) {
-			if (!tracked(t, rec->ppid))
-				return;
+		if (t->o.children && tracked(t, rec->ppid))
 			track(t, rec->pid);
-		}
-		keep_labels(t, rec->pid);
-		snapshot(t, rec->pid);
+		if (tracker__wants(t, rec->pid))
+			snapshot(t, rec->pid);
 		break;
 	case LIFECYCLE_EXEC:
-		if (t->o.children && !tracked(t, rec->pid))
-			return;
-		keep_labels(t, rec->pid);
-		snapshot(t, rec->pid);
+		if (tracker__wants(t, rec->pid))
+			snapshot(t, rec->pid);
 		break;
 	case LIFECYCLE_EXIT:
-		if (rec->flags & LIFECYCLE_F_GROUP_DEAD) {
-			mark_exited(t, rec->pid);
-			if (t->o.children)
-				bpf_map_delete_elem(t->o.pid_map_fd, &rec->pid);
-		}
+		if (t->o.children && (rec->flags & LIFECYCLE_F_GROUP_DEAD))
+			bpf_map_delete_elem(t->o.pid_map_fd, &rec->pid);
 		break;
 	default:
 		break;
@@ -147,16 +83,13 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 static void *tracker_thread(void *arg)
 {
 	struct tracker *t = arg;
+	int n;
 
 	thread_registry__register_thread();
-	{
-		int n;
-
-		while (!atomic_load(&t->stop)) {
-			n = lifecycle__poll(t->lc, POLL_MS);
-			if (n < 0 && n != -EINTR)
-				break;
-		}
+	while (!atomic_load(&t->stop)) {
+		n = lifecycle__poll(t->lc, POLL_MS);
+		if (n < 0 && n != -EINTR)
+			break;
 	}
 	lifecycle__consume(t->lc);
 	thread_registry__unregister_thread();
@@ -186,19 +119,56 @@ static int seed_tree(void *ctx, const struct process_info *p)
 	return 0;
 }
 
-static int seed_labels(void *ctx, const struct process_info *p)
-{
-	struct tracker *t = ctx;
+struct pid_list {
+	uint32_t *pids;
+	size_t nr, cap;
+};
 
-	if (!t->o.children || tracked(t, p->pid))
-		keep_labels(t, p->pid);
+static int collect_wanted(void *ctx, const struct process_info *p)
+{
+	struct pid_list *l = ctx;
+	uint32_t *n;
+
+	if (l->nr == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 256;
+		n = realloc(l->pids, l->cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->pids = n;
+	}
+	l->pids[l->nr++] = p->pid;
 	return 0;
+}
+
+/*
+ * A state (labels only; mappings are read at the first sample) for every
+ * profiled process that runs already, so one that exits before its first
+ * sample is handled still has its name.
+ */
+static void seed_states(struct tracker *t)
+{
+	struct pid_list l = {0};
+	size_t i;
+
+	thread_registry__read_lock();
+	thread_registry__for_each_process(t->reg, collect_wanted, &l);
+	thread_registry__read_unlock();
+	for (i = 0; i < l.nr; i++)
+		if (tracker__wants(t, l.pids[i]))
+			process_states__get(t->o.states, t->reg, l.pids[i]);
+	free(l.pids);
 }
 
 struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
 {
-	struct lifecycle_opts lo = {.btf_path = opts->btf_path, .on_event = on_event};
-	struct proc_scan_opts so = {.tick = scan_tick};
+	/* --pid: the registry needs the target alone, not the host */
+	uint32_t only = opts->children ? 0 : (uint32_t)opts->root;
+	struct lifecycle_opts lo = {
+		.btf_path = opts->btf_path,
+		.only_pid = only,
+		.on_event = on_event,
+	};
+	struct proc_scan_opts so = {.tick = scan_tick, .only_pid = only};
 	struct proc_scan_stats ss;
 	struct tracker *t;
 	int e;
@@ -207,15 +177,8 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 	if (!t)
 		return NULL;
 	t->o = *opts;
-	pthread_mutex_init(&t->labels_lock, NULL);
+	t->reg = opts->reg;
 	lo.ctx = t;
-	thread_registry__register_thread();
-	t->reg = thread_registry__new(NULL);
-	if (!t->reg) {
-		e = errno;
-		snprintf(err, err_len, "cannot create the thread registry: %s", strerror(e));
-		goto err_free;
-	}
 	/* events first, then the scan: what happens meanwhile is in the ring */
 	t->lc = lifecycle__open(&lo, t->reg, err, err_len);
 	if (!t->lc) {
@@ -230,17 +193,17 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 	}
 	if (opts->children) {
 		struct seed_ctx sc = {t, 0};
+		const struct process_info *root;
 
 		thread_registry__read_lock();
-		if (thread_registry__lookup_process(t->reg, opts->root))
-			seed_tree(&sc, thread_registry__lookup_process(t->reg, opts->root));
+		root = thread_registry__lookup_process(t->reg, opts->root);
+		if (root)
+			seed_tree(&sc, root);
 		thread_registry__read_unlock();
 		if (!tracked(t, opts->root))
 			track(t, opts->root);
 	}
-	thread_registry__read_lock();
-	thread_registry__for_each_process(t->reg, seed_labels, t);
-	thread_registry__read_unlock();
+	seed_states(t);
 	e = pthread_create(&t->thread, NULL, tracker_thread, t);
 	if (e) {
 		snprintf(err, err_len, "cannot start the tracking thread: %s", strerror(e));
@@ -253,48 +216,6 @@ err_free:
 	tracker__free(t);
 	errno = e;
 	return NULL;
-}
-
-int tracker__labels(struct tracker *t, pid_t pid, char comm[16],
-		    char container_id[TRACKER_CONTAINER_ID_LEN + 1])
-{
-	struct label_ent *e;
-	int err = -ENOENT;
-
-	pthread_mutex_lock(&t->labels_lock);
-	e = *label_slot(t, pid);
-	if (e) {
-		memcpy(comm, e->comm, 16);
-		memcpy(container_id, e->container_id, TRACKER_CONTAINER_ID_LEN + 1);
-		err = 0;
-	}
-	pthread_mutex_unlock(&t->labels_lock);
-	return err;
-}
-
-void tracker__exported(struct tracker *t)
-{
-	struct label_ent **pp, *e;
-	size_t i;
-
-	for (i = 0; i < LABEL_BUCKETS; i++) {
-		pthread_mutex_lock(&t->labels_lock);
-		for (pp = &t->labels[i]; (e = *pp);) {
-			if (!e->exited) {
-				pp = &e->next;
-				continue;
-			}
-			*pp = e->next;
-			pthread_mutex_unlock(&t->labels_lock);
-			pthread_mutex_lock(t->o.sym_lock);
-			symbolizer__forget(t->o.sym, e->pid);
-			pthread_mutex_unlock(t->o.sym_lock);
-			free(e);
-			atomic_fetch_sub(&t->labels_kept, 1);
-			pthread_mutex_lock(&t->labels_lock);
-		}
-		pthread_mutex_unlock(&t->labels_lock);
-	}
 }
 
 void tracker__stats(struct tracker *t, struct tracker_stats *st)
@@ -315,14 +236,11 @@ void tracker__stats(struct tracker *t, struct tracker_stats *st)
 	st->events = lc.records;
 	for (i = LIFECYCLE_STAT_DROP_FIRST; i <= LIFECYCLE_STAT_DROP_LAST; i++)
 		st->dropped += bpf[i];
-	st->labels_kept = atomic_load(&t->labels_kept);
+	st->retired = process_states__nr_retired(t->o.states);
 }
 
 void tracker__free(struct tracker *t)
 {
-	struct label_ent *e, *next;
-	size_t i;
-
 	if (!t)
 		return;
 	if (t->started) {
@@ -330,13 +248,5 @@ void tracker__free(struct tracker *t)
 		pthread_join(t->thread, NULL);
 	}
 	lifecycle__free(t->lc);
-	thread_registry__free(t->reg);
-	thread_registry__unregister_thread();
-	for (i = 0; i < LABEL_BUCKETS; i++)
-		for (e = t->labels[i]; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	pthread_mutex_destroy(&t->labels_lock);
 	free(t);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "processes/process_state.h"
 #include "sampling/drain.h"
 
 struct drain {
@@ -21,8 +22,8 @@ struct drain {
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
 	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
-	/* processes sampled lately, lossy (a slot per pid hash): the main
-	 * thread takes them to snapshot processes it has not mapped yet */
+	/* processes sampled lately whose mappings the collector has not read
+	 * yet, lossy (a slot per pid hash): the main thread takes them */
 	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
 } __attribute__((aligned(64)));
 
@@ -34,6 +35,7 @@ struct drains {
 	int started;
 	int poll_ms;
 	struct sampler *sampler;
+	struct thread_registry *reg;
 	struct calltrace_storage *traces;
 	_Atomic int stopping;
 	_Atomic int error;
@@ -57,26 +59,53 @@ static inline void bump(_Atomic uint64_t *v)
 			      memory_order_relaxed);
 }
 
+/*
+ * Whether the sampled process's mappings are due a read: its thread is
+ * looked up in the registry (wait-free) and its image's state asked.  A
+ * thread the registry does not know yet (its lifecycle event is still in the
+ * ring), or an image with no state, is due.
+ */
+static bool maps_due(struct thread_registry *reg, const struct sample_record *rec)
+{
+	const struct thread_info *ti;
+	const struct process_image *img;
+	const struct process_state *ps;
+	bool due = true;
+
+	thread_registry__read_lock();
+	ti = thread_registry__lookup(reg, rec->tid);
+	img = ti ? process_info__image(ti->proc) : NULL;
+	/* an image the /proc scan found has no exec id (0): it is the one */
+	ps = img && (!img->exec_id || img->exec_id == rec->exec_id) ? process_image__state(img)
+								    : NULL;
+	if (ps)
+		due = atomic_load_explicit(&ps->refresh_after_ns, memory_order_relaxed) <=
+		      rec->time_ns;
+	thread_registry__read_unlock();
+	return due;
+}
+
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	struct drain *d = ctx;
 	struct sample_table *t;
 	uint64_t trace_id;
+	_Atomic uint32_t *recent;
 
 	bump(&d->received);
-	/* load first: the slot's cache line is written only when the pid changes */
-	if (atomic_load_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], memory_order_relaxed) !=
-	    rec->pid)
-		atomic_store_explicit(&d->recent[rec->pid % DRAIN_RECENT_PIDS], rec->pid,
-				      memory_order_relaxed);
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
 	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
 	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64)) {
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
 		return;
 	}
-	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->frames, rec->nr_kframes,
-					  rec->nr_uframes, rec->flags);
+	/* load first: the slot's cache line is written only when the pid changes */
+	recent = &d->recent[rec->pid % DRAIN_RECENT_PIDS];
+	if (atomic_load_explicit(recent, memory_order_relaxed) != rec->pid &&
+	    maps_due(d->set->reg, rec))
+		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
+	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
+					  rec->nr_kframes, rec->nr_uframes, rec->flags);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;
@@ -105,6 +134,7 @@ static void *drain_thread(void *arg)
 	struct timespec ts;
 	int n;
 
+	thread_registry__register_thread();
 	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
 		serve_flip(d);
 		n = sampler__poll(set->sampler, d->part, set->poll_ms);
@@ -117,12 +147,14 @@ static void *drain_thread(void *arg)
 	}
 	/* a flip asked for while stopping must not hang the exporter */
 	serve_flip(d);
+	thread_registry__unregister_thread();
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	d->cpu_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	return NULL;
 }
 
-struct drains *drains__new(int n, struct calltrace_storage *traces, size_t max_rows)
+struct drains *drains__new(int n, struct calltrace_storage *traces, struct thread_registry *reg,
+			   size_t max_rows)
 {
 	struct drains *set;
 	int i, j;
@@ -132,6 +164,7 @@ struct drains *drains__new(int n, struct calltrace_storage *traces, size_t max_r
 		return NULL;
 	set->n = set->nr_alloc = n;
 	set->traces = traces;
+	set->reg = reg;
 	set->d = aligned_alloc(64, sizeof(*set->d) * n);
 	set->ctxs = calloc(n, sizeof(*set->ctxs));
 	if (!set->d || !set->ctxs)

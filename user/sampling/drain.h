@@ -4,8 +4,11 @@
  *
  * Each drain thread owns one sampler part (a fixed subset of the CPUs' rings)
  * and, per record: validates it, puts its stack into the shared call-trace
- * storage (lock-free) and counts it in the thread's own sample table.  No
- * allocation, lock or syscall per record.
+ * storage (lock-free), counts it in the thread's own sample table, and looks
+ * its thread up in the RCU registry (wait-free) to learn whether the
+ * collector has read its process's mappings yet; if not, the process goes
+ * into a lossy "to map" set the main thread empties.  No allocation, lock or
+ * syscall per record.
  *
  * Every drain owns two sample tables: it writes the active one while the
  * exporter reads the other.  drains__flip() asks every thread to switch and
@@ -16,9 +19,10 @@
 #define CTXPROF_DRAIN_H
 
 #include <stdint.h>
-#include "storage/calltrace_storage.h"
+#include "processes/thread_registry.h"
 #include "sampling/sample_table.h"
 #include "sampling/sampler.h"
+#include "storage/calltrace_storage.h"
 
 /* reasons a drain drops a record the BPF side emitted */
 enum drain_drop {
@@ -28,7 +32,7 @@ enum drain_drop {
 	DRAIN_DROP_MAX,
 };
 
-/* slots of the lossy "recently sampled processes" set of each drain */
+/* slots of the lossy "processes to map" set of each drain */
 #define DRAIN_RECENT_PIDS 256
 
 struct drain_counters {
@@ -42,10 +46,13 @@ struct drains;
 /**
  * drains__new() - set up @n drains (no thread yet).
  * @traces: the shared storage every drain puts into
+ * @reg: the registry samples' threads are looked up in (the drain threads
+ *	register as its readers; a thread calling drains__record() must be one)
  * @max_rows: rows per sample table
  * Return: the drains, or NULL with errno set.  Pair with drains__free().
  */
-struct drains *drains__new(int n, struct calltrace_storage *traces, size_t max_rows);
+struct drains *drains__new(int n, struct calltrace_storage *traces, struct thread_registry *reg,
+			   size_t max_rows);
 
 /** drains__ctxs() - the per-part callback arguments for sampler__open(). */
 void *const *drains__ctxs(const struct drains *d);
@@ -87,8 +94,8 @@ void drains__counters(const struct drains *d, struct drain_counters *out);
 
 /**
  * drains__recent_pids() - call @fn with each process sampled since the last
- * call (lossy: two processes may share a slot; a process sampled again comes
- * back).  Call from one thread.
+ * call whose mappings were not read (lossy: two processes may share a slot;
+ * a process sampled again comes back).  Call from one thread.
  */
 void drains__recent_pids(struct drains *d, void (*fn)(void *ctx, uint32_t pid), void *ctx);
 

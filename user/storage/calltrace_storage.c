@@ -204,11 +204,11 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
  * frames (no dependency chain but the adds), keyed by position so that order
  * matters, then one avalanche.
  */
-uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
-			uint32_t flags)
+uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uint16_t nr_kframes,
+			uint16_t nr_uframes, uint32_t flags)
 {
 	uint64_t seed = ((uint64_t)pid << 32) ^ ((uint64_t)nr_kframes << 16) ^ nr_uframes ^
-			((uint64_t)flags << 48);
+			((uint64_t)flags << 48) ^ ((uint64_t)exec_id * KNUTH);
 	uint64_t h = seed ^ P3, ka = P1, kb = P2;
 	unsigned int i = 0, n = nr_kframes + nr_uframes;
 
@@ -339,11 +339,12 @@ static void arena_unalloc(struct ct_table *t, struct calltrace *tr, size_t size)
 						memory_order_relaxed);
 }
 
-static bool trace_equal(const struct calltrace *t, uint64_t h, uint32_t pid, const __u64 *frames,
-			uint16_t nk, uint16_t nu, uint32_t flags)
+static bool trace_equal(const struct calltrace *t, uint64_t h, uint32_t pid, uint32_t exec_id,
+			const __u64 *frames, uint16_t nk, uint16_t nu, uint32_t flags)
 {
-	return t->hash == h && t->pid == pid && t->nr_kframes == nk && t->nr_uframes == nu &&
-	       t->flags == flags && !memcmp(t->frames, frames, (size_t)(nk + nu) * sizeof(*frames));
+	return t->hash == h && t->pid == pid && t->exec_id == exec_id && t->nr_kframes == nk &&
+	       t->nr_uframes == nu && t->flags == flags &&
+	       !memcmp(t->frames, frames, (size_t)(nk + nu) * sizeof(*frames));
 }
 
 /* NULL if the claimer did not publish within a short, bounded wait */
@@ -370,7 +371,8 @@ static struct calltrace *slot_wait_published(struct ct_slot *sl)
  * slot, so that claim and publish are one store apart.
  */
 static uint64_t table_put(struct ct_table *t, struct ct_counters *ctr, uint64_t h, uint32_t pid,
-			  const __u64 *frames, uint16_t nk, uint16_t nu, uint32_t flags)
+			  uint32_t exec_id, const __u64 *frames, uint16_t nk, uint16_t nu,
+			  uint32_t flags)
 {
 	size_t i = h & t->mask, probes, size = trace_size(nk + nu);
 	struct calltrace *nt = NULL, *tr;
@@ -393,7 +395,7 @@ static uint64_t table_put(struct ct_table *t, struct ct_counters *ctr, uint64_t 
 				nt->nr_kframes = nk;
 				nt->nr_uframes = nu;
 				nt->flags = flags;
-				nt->reserved = 0;
+				nt->exec_id = exec_id;
 				memcpy(nt->frames, frames, (size_t)(nk + nu) * sizeof(*frames));
 				race_window();
 			}
@@ -415,7 +417,7 @@ static uint64_t table_put(struct ct_table *t, struct ct_counters *ctr, uint64_t 
 			counter_inc(&ctr->busy_skips);
 			continue;
 		}
-		if (!trace_equal(tr, h, pid, frames, nk, nu, flags))
+		if (!trace_equal(tr, h, pid, exec_id, frames, nk, nu, flags))
 			continue;
 		if (nt) {
 			arena_unalloc(t, nt, size);
@@ -576,10 +578,11 @@ static bool hazard_held(struct calltrace_storage *s, const struct ct_table *t)
 	return false;
 }
 
-uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, const __u64 *frames,
-				uint16_t nr_kframes, uint16_t nr_uframes, uint32_t flags)
+uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
+				const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+				uint32_t flags)
 {
-	uint64_t h = calltrace_hash(pid, frames, nr_kframes, nr_uframes, flags), gen, id;
+	uint64_t h = calltrace_hash(pid, exec_id, frames, nr_kframes, nr_uframes, flags), gen, id;
 	long slot = hazard_acquire(s, self_tid());
 	struct ct_table *t;
 
@@ -607,7 +610,8 @@ uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, const
 			break;
 	}
 	race_window();
-	id = table_put(t, &s->counters[slot], h, pid, frames, nr_kframes, nr_uframes, flags);
+	id = table_put(t, &s->counters[slot], h, pid, exec_id, frames, nr_kframes, nr_uframes,
+		       flags);
 	hazard_release(s, slot);
 	return id;
 }

@@ -67,8 +67,8 @@ struct calltrace {
 	uint16_t nr_kframes; /* kernel frames, first in frames[] */
 	uint16_t nr_uframes; /* user frames, after the kernel ones */
 	uint32_t flags;	     /* SAMPLE_F_* truncation flags */
-	uint32_t reserved;
-	__u64 frames[]; /* leaf first, as the sampler recorded them */
+	uint32_t exec_id;    /* the process image (sample_record.exec_id); 0: unknown */
+	__u64 frames[];	     /* leaf first, as the sampler recorded them */
 };
 
 struct calltrace_storage_stats {
@@ -130,6 +130,9 @@ void calltrace_storage__free(struct calltrace_storage *s);
 
 /**
  * calltrace_storage__put() - store a call trace in ACTIVE, or find it there.
+ * @pid, @exec_id: the address space of the user frames: a process and its
+ *	image (an exec starts a new one), so a stack before and one after an
+ *	exec are two traces even when their addresses are equal
  * @frames: @nr_kframes kernel frames then @nr_uframes user frames
  *
  * Lock-free; from any number of threads at once, concurrently with one
@@ -149,8 +152,9 @@ void calltrace_storage__free(struct calltrace_storage *s);
  * Return: the trace id, or CALLTRACE_DROPPED_TRACE_ID when ACTIVE is full
  * (load cap or arena) or no hazard slot is free; each reason is counted.
  */
-uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, const __u64 *frames,
-				uint16_t nr_kframes, uint16_t nr_uframes, uint32_t flags);
+uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
+				const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+				uint32_t flags);
 
 typedef void (*calltrace_fn)(void *ctx, const struct calltrace *trace);
 
@@ -218,8 +222,8 @@ int calltrace_storage__register_liveness(struct calltrace_storage *s, calltrace_
 					 void *ctx);
 
 /** calltrace_hash() - the hash put() uses; exposed for the exporter and tests. */
-uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
-			uint32_t flags);
+uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uint16_t nr_kframes,
+			uint16_t nr_uframes, uint32_t flags);
 
 /*
  * trace_id_set - a set of trace ids (the seed's preserve_set).  Open

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * symbolizer - turn sampled addresses into mappings and function names.
+ * symbolizer - the caches behind naming: ELF files and mapping paths.
  *
- * Three tables, all chained hashes owned by the symbolizer:
- * - pids: per process, the raw maps text of the latest read (to skip
- *   unchanged refreshes) and up to SYMBOLIZER_MAX_SNAPSHOTS snapshots of its
- *   executable mappings, newest last;
- * - elfs: parsed ELF files keyed by the (st_dev, st_ino) of the opened file,
- *   shared by every pid; a file that is not valid ELF stays as a negative
- *   entry so it is parsed once, not once per address or per pid;
+ * Two chained hashes owned by the symbolizer, under its mutex:
+ * - files: parsed ELF files keyed by the (st_dev, st_ino) of the opened file,
+ *   shared by every process; a file that is not valid ELF stays as a
+ *   negative entry so it is parsed once, not once per address or process;
  * - strings: interned mapping paths.
  * Nothing handed out is freed before symbolizer__free(): function names and
- * build ids belong to cached ELF files, paths to the string table, so a frame
- * stays valid after the snapshot it came from is dropped.
+ * build ids belong to cached files, paths to the string table, so a frame
+ * stays valid after the process state it came from is gone.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +21,6 @@
 
 #include "symbols/elf_syms.h"
 #include "symbols/kallsyms.h"
-#include "processes/proc_maps.h"
 #include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
 
@@ -45,48 +42,33 @@ struct str_node {
 	char s[];
 };
 
-struct elf_file {
+struct sym_file {
 	struct hnode h;
 	dev_t dev;
 	ino_t ino;
 	struct elf_syms *es; /* NULL: not a valid ELF (negative entry) */
 };
 
-/* One executable mapping, as captured */
-struct snap_map {
-	uint64_t start;
-	uint64_t end;
-	uint64_t pgoff;
-	uint64_t inode; /* as /proc/PID/maps reports it */
-	uint32_t dev_major;
-	uint32_t dev_minor;
-	const char *path;     /* interned; "" for anonymous */
-	struct elf_file *elf; /* NULL when there is no ELF to read or it failed */
-	bool deleted;	      /* the file was unlinked when the snapshot was taken */
-};
-
-struct snapshot {
-	struct snap_map *maps; /* sorted by start, non-overlapping */
-	size_t nr;
-};
-
-struct pid_entry {
-	struct hnode h;
-	pid_t pid;
-	char *text; /* maps text behind the latest snapshot */
-	size_t text_len;
-	struct snapshot *snaps; /* oldest first */
-	unsigned int nr_snaps;
-	unsigned int cap_snaps; /* grows up to SYMBOLIZER_MAX_SNAPSHOTS */
-};
-
 struct symbolizer {
 	struct kallsyms *ks; /* NULL: kernel frames stay unnamed */
-	struct htab pids;
-	struct htab elfs;
+	pthread_mutex_t lock;
+	struct htab files;
 	struct htab strings;
 	struct symbolizer_stats stats;
 };
+
+static void str_node_free(struct hnode *n)
+{
+	free(n);
+}
+
+static void sym_file_free(struct hnode *n)
+{
+	struct sym_file *ef = (struct sym_file *)n;
+
+	elf_syms__free(ef->es);
+	free(ef);
+}
 
 static uint64_t hash_u64(uint64_t x)
 {
@@ -147,20 +129,6 @@ static int htab_insert(struct htab *t, struct hnode *n)
 	return 0;
 }
 
-/* unlink @n from its chain; the caller frees it */
-static void htab_remove(struct htab *t, struct hnode *n)
-{
-	struct hnode **pp = &t->buckets[n->hash & (t->nr_buckets - 1)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			t->nr--;
-			return;
-		}
-	}
-}
-
 static void htab_destroy(struct htab *t, void (*free_node)(struct hnode *))
 {
 	size_t i;
@@ -177,33 +145,8 @@ static void htab_destroy(struct htab *t, void (*free_node)(struct hnode *))
 	memset(t, 0, sizeof(*t));
 }
 
-static void str_node_free(struct hnode *n)
-{
-	free(n);
-}
-
-static void elf_file_free(struct hnode *n)
-{
-	struct elf_file *ef = (struct elf_file *)n;
-
-	elf_syms__free(ef->es);
-	free(ef);
-}
-
-static void pid_entry_free(struct hnode *n)
-{
-	struct pid_entry *pe = (struct pid_entry *)n;
-	unsigned int i;
-
-	for (i = 0; i < pe->nr_snaps; i++)
-		free(pe->snaps[i].maps);
-	free(pe->snaps);
-	free(pe->text);
-	free(pe);
-}
-
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
-static const char *intern(struct symbolizer *s, const char *str)
+static const char *intern_locked(struct symbolizer *s, const char *str)
 {
 	uint64_t hash = hash_str(str);
 	struct str_node *sn;
@@ -230,40 +173,13 @@ static const char *intern(struct symbolizer *s, const char *str)
 	return sn->s;
 }
 
-static struct pid_entry *pid_find(const struct symbolizer *s, pid_t pid)
-{
-	uint64_t hash = hash_u64((uint64_t)pid);
-	struct hnode *n;
-
-	for (n = htab_chain(&s->pids, hash); n; n = n->next) {
-		if (n->hash == hash && ((struct pid_entry *)n)->pid == pid)
-			return (struct pid_entry *)n;
-	}
-	return NULL;
-}
-
-static struct pid_entry *pid_add(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe = calloc(1, sizeof(*pe));
-
-	if (!pe)
-		return NULL;
-	pe->pid = pid;
-	pe->h.hash = hash_u64((uint64_t)pid);
-	if (htab_insert(&s->pids, &pe->h)) {
-		free(pe);
-		return NULL;
-	}
-	return pe;
-}
-
-static struct elf_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t ino)
+static struct sym_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t ino)
 {
 	uint64_t hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
 	struct hnode *n;
 
-	for (n = htab_chain(&s->elfs, hash); n; n = n->next) {
-		struct elf_file *ef = (struct elf_file *)n;
+	for (n = htab_chain(&s->files, hash); n; n = n->next) {
+		struct sym_file *ef = (struct sym_file *)n;
 
 		if (n->hash == hash && ef->dev == dev && ef->ino == ino)
 			return ef;
@@ -271,9 +187,9 @@ static struct elf_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t in
 	return NULL;
 }
 
-static struct elf_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es)
+static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es)
 {
-	struct elf_file *ef = calloc(1, sizeof(*ef));
+	struct sym_file *ef = calloc(1, sizeof(*ef));
 
 	if (!ef)
 		return NULL;
@@ -281,219 +197,73 @@ static struct elf_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, stru
 	ef->ino = ino;
 	ef->es = es;
 	ef->h.hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
-	if (htab_insert(&s->elfs, &ef->h)) {
+	if (htab_insert(&s->files, &ef->h)) {
 		free(ef);
 		return NULL;
 	}
 	return ef;
 }
 
-static const struct snap_map *snapshot_find(const struct snapshot *snap, uint64_t addr)
+const char *symbolizer__intern(struct symbolizer *s, const char *str)
 {
-	size_t lo = 0, hi = snap->nr;
+	const char *ret;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (snap->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= snap->maps[lo - 1].end)
-		return NULL;
-	return &snap->maps[lo - 1];
+	pthread_mutex_lock(&s->lock);
+	ret = intern_locked(s, str);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
 }
 
-static bool snap_map_same_file(const struct snap_map *a, const struct snap_map *b)
-{
-	return a->path == b->path && a->inode == b->inode && a->dev_major == b->dev_major &&
-	       a->dev_minor == b->dev_minor;
-}
-
-static bool snapshot_equal(const struct snapshot *a, const struct snapshot *b)
-{
-	size_t i;
-
-	if (a->nr != b->nr)
-		return false;
-	for (i = 0; i < a->nr; i++) {
-		if (a->maps[i].start != b->maps[i].start || a->maps[i].end != b->maps[i].end ||
-		    a->maps[i].pgoff != b->maps[i].pgoff ||
-		    !snap_map_same_file(&a->maps[i], &b->maps[i]))
-			return false;
-	}
-	return true;
-}
-
-/* State shared by the ELF resolution of one snapshot's mappings */
-struct resolve_ctx {
-	pid_t pid;
-	bool root_tried;
-	int root_fd;		     /* fd, or -errno when proc_root_open() failed */
-	const struct snapshot *prev; /* the pid's previous snapshot, or NULL */
-	const struct snap_map *last; /* the last mapping opened */
-};
-
-/*
- * Open the file behind @m inside the target's root and find or parse its ELF.
- * Return: the cache entry (possibly negative), or NULL when the file could not
- * be opened (counted) or memory ran out.
- */
-static struct elf_file *elf_open_for_map(struct symbolizer *s, struct resolve_ctx *rc,
-					 const struct snap_map *m)
+const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const char *path)
 {
 	struct elf_syms *es;
-	struct elf_file *ef;
+	struct sym_file *ef;
 	struct stat st;
 	int fd, err;
 
-	if (!rc->root_tried) {
-		rc->root_fd = proc_root_open(rc->pid);
-		rc->root_tried = true;
-	}
-	if (rc->root_fd < 0) {
-		s->stats.elf_open_failed++;
-		return NULL;
-	}
-	fd = safe_open_in_root(rc->root_fd, m->path, SAFE_OPEN_MAX_ELF_SIZE, &st);
+	fd = safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st);
 	if (fd < 0) {
+		pthread_mutex_lock(&s->lock);
 		s->stats.elf_open_failed++;
+		pthread_mutex_unlock(&s->lock);
 		return NULL;
 	}
+	pthread_mutex_lock(&s->lock);
 	ef = elf_find(s, st.st_dev, st.st_ino);
+	pthread_mutex_unlock(&s->lock);
 	if (ef) {
 		close(fd);
 		return ef;
 	}
+	/* parsed outside the lock: a large file must not stall other callers */
 	es = elf_syms__open_fd(fd);
 	err = es ? 0 : errno;
 	close(fd);
 	/* running out of memory is not the file's fault: cache no verdict */
 	if (err == ENOMEM)
 		return NULL;
+	pthread_mutex_lock(&s->lock);
+	ef = elf_find(s, st.st_dev, st.st_ino);
+	if (ef) {
+		/* another thread parsed it meanwhile: keep the first */
+		pthread_mutex_unlock(&s->lock);
+		elf_syms__free(es);
+		return ef;
+	}
 	if (es)
 		s->stats.elf_opened++;
 	else
 		s->stats.elf_parse_failed++;
 	ef = elf_add(s, st.st_dev, st.st_ino, es);
+	pthread_mutex_unlock(&s->lock);
 	if (!ef)
 		elf_syms__free(es);
 	return ef;
 }
 
-/* The same file at the same place in the previous snapshot, if any */
-static const struct snap_map *prev_same_map(const struct snapshot *prev, const struct snap_map *m)
+bool symbolizer__file_ok(const struct sym_file *f)
 {
-	const struct snap_map *old;
-
-	if (!prev)
-		return NULL;
-	old = snapshot_find(prev, m->start);
-	if (!old || old->start != m->start || !snap_map_same_file(old, m))
-		return NULL;
-	return old;
-}
-
-static void snapshot_resolve(struct symbolizer *s, pid_t pid, struct snapshot *snap,
-			     const struct snapshot *prev)
-{
-	struct resolve_ctx rc = {.pid = pid, .prev = prev};
-	const struct snap_map *old;
-	size_t i;
-
-	for (i = 0; i < snap->nr; i++) {
-		struct snap_map *m = &snap->maps[i];
-
-		/* "[vdso]", anonymous JIT code and the like have no file to read */
-		if (m->path[0] != '/')
-			continue;
-		/* a refresh usually finds the file where it was: reuse that verdict */
-		old = prev_same_map(prev, m);
-		if (old) {
-			m->elf = old->elf;
-			continue;
-		}
-		/*
-		 * The path of an unlinked file now names another file or none:
-		 * reading it would give wrong names, so only a verdict taken while
-		 * the file was there (above) is used.
-		 */
-		if (m->deleted)
-			continue;
-		/* a file mapped many times in a row is opened once */
-		if (rc.last && snap_map_same_file(rc.last, m)) {
-			m->elf = rc.last->elf;
-			continue;
-		}
-		m->elf = elf_open_for_map(s, &rc, m);
-		rc.last = m;
-	}
-	if (rc.root_tried && rc.root_fd >= 0)
-		close(rc.root_fd);
-}
-
-/*
- * Capture @pm's executable mappings: a sampled PC or return address lies in
- * one, and an address anywhere else is garbage from a broken frame chain.
- */
-static int snapshot_build(struct symbolizer *s, const struct proc_maps *pm, struct snapshot *snap)
-{
-	size_t i, nr = 0;
-
-	memset(snap, 0, sizeof(*snap));
-	for (i = 0; i < pm->nr; i++)
-		nr += !!(pm->maps[i].perms & PROC_MAP_X);
-	if (!nr)
-		return 0;
-	snap->maps = calloc(nr, sizeof(*snap->maps));
-	if (!snap->maps)
-		return -ENOMEM;
-	for (i = 0; i < pm->nr; i++) {
-		const struct proc_map *pmap = &pm->maps[i];
-		struct snap_map *m;
-
-		if (!(pmap->perms & PROC_MAP_X))
-			continue;
-		m = &snap->maps[snap->nr++];
-		m->start = pmap->start;
-		m->end = pmap->end;
-		m->pgoff = pmap->pgoff;
-		m->inode = pmap->inode;
-		m->dev_major = pmap->dev_major;
-		m->dev_minor = pmap->dev_minor;
-		m->deleted = pmap->deleted;
-		m->path = intern(s, pmap->path);
-		if (!m->path) {
-			free(snap->maps);
-			memset(snap, 0, sizeof(*snap));
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static int pid_entry_push(struct pid_entry *pe, const struct snapshot *snap)
-{
-	if (pe->nr_snaps == SYMBOLIZER_MAX_SNAPSHOTS) {
-		free(pe->snaps[0].maps);
-		memmove(&pe->snaps[0], &pe->snaps[1], (pe->nr_snaps - 1) * sizeof(pe->snaps[0]));
-		pe->nr_snaps--;
-	}
-	if (pe->nr_snaps == pe->cap_snaps) {
-		unsigned int cap = pe->cap_snaps ? pe->cap_snaps * 2 : 2;
-		struct snapshot *snaps;
-
-		if (cap > SYMBOLIZER_MAX_SNAPSHOTS)
-			cap = SYMBOLIZER_MAX_SNAPSHOTS;
-		snaps = realloc(pe->snaps, cap * sizeof(*snaps));
-		if (!snaps)
-			return -ENOMEM;
-		pe->snaps = snaps;
-		pe->cap_snaps = cap;
-	}
-	pe->snaps[pe->nr_snaps++] = *snap;
-	return 0;
+	return f && f->es;
 }
 
 struct symbolizer *symbolizer__new(int kernel)
@@ -503,6 +273,7 @@ struct symbolizer *symbolizer__new(int kernel)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return errno = ENOMEM, NULL;
+	pthread_mutex_init(&s->lock, NULL);
 	if (kernel) {
 		s->ks = kallsyms__load();
 		/* hidden or missing kallsyms only leave kernel frames unnamed */
@@ -518,108 +289,37 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	htab_destroy(&s->pids, pid_entry_free);
-	htab_destroy(&s->elfs, elf_file_free);
+	htab_destroy(&s->files, sym_file_free);
 	htab_destroy(&s->strings, str_node_free);
 	kallsyms__free(s->ks);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
+static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
 {
-	struct snapshot snap, *latest;
-	struct proc_maps *pm = NULL;
-	struct pid_entry *pe;
-	size_t len;
-	char *text;
-	int err;
-
-	err = proc_maps__read_text(pid, &text, &len);
-	if (err)
-		return err;
-	s->stats.maps_reads++;
-	pe = pid_find(s, pid);
-	if (pe && pe->text && pe->text_len == len && !memcmp(pe->text, text, len)) {
-		free(text);
-		return 0;
-	}
-
-	pm = proc_maps__parse(text, len);
-	if (!pm) {
-		err = -errno;
-		goto out_free_text;
-	}
-	s->stats.maps_bad_lines += pm->nr_bad_lines;
-	err = snapshot_build(s, pm, &snap);
-	if (err)
-		goto out_free_maps;
-	/*
-	 * No executable mapping (a kernel thread, a zombie): nothing to add, and
-	 * earlier snapshots still answer for the process.
-	 */
-	if (!snap.nr)
-		goto out_free_maps;
-	if (!pe) {
-		pe = pid_add(s, pid);
-		if (!pe) {
-			err = -ENOMEM;
-			goto out_free_snap;
-		}
-	}
-	latest = pe->nr_snaps ? &pe->snaps[pe->nr_snaps - 1] : NULL;
-	/* heap or stack growth changes the text, not the code: keep one snapshot */
-	if (latest && snapshot_equal(latest, &snap)) {
-		free(snap.maps);
-	} else {
-		snapshot_resolve(s, pid, &snap, latest);
-		err = pid_entry_push(pe, &snap);
-		if (err)
-			goto out_free_snap;
-	}
-	free(pe->text);
-	pe->text = text;
-	pe->text_len = len;
-	text = NULL;
-	goto out_free_maps;
-
-out_free_snap:
-	free(snap.maps);
-out_free_maps:
-	proc_maps__free(pm);
-out_free_text:
-	free(text);
-	return err;
+	pthread_mutex_lock(&s->lock);
+	*counter += n;
+	pthread_mutex_unlock(&s->lock);
 }
 
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_address,
-		     struct sym_frame *out)
+int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
+		     bool return_address, struct sym_frame *out)
 {
-	const struct snap_map *m = NULL;
-	const struct pid_entry *pe;
 	uint64_t vaddr;
-	unsigned int i;
 
 	memset(out, 0, sizeof(*out));
 	/*
 	 * A return address points past its call, possibly into the next
 	 * function or mapping: the frame is the call, so look up addr - 1.
 	 */
-	if (return_address) {
-		if (!addr)
-			goto unmapped;
+	if (return_address && addr)
 		addr--;
-	}
-	pe = pid_find(s, pid);
-	for (i = pe ? pe->nr_snaps : 0; i > 0 && !m; i--)
-		m = snapshot_find(&pe->snaps[i - 1], addr);
-	if (!m)
-		goto unmapped;
-
 	out->mapping_path = m->path;
 	out->map_start = m->start;
 	out->map_end = m->end;
 	out->map_pgoff = m->pgoff;
-	if (m->elf && m->elf->es) {
+	if (symbolizer__file_ok(m->elf)) {
 		struct elf_syms *es = m->elf->es;
 
 		out->build_id = elf_syms__build_id(es);
@@ -627,15 +327,24 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_
 			out->function = elf_syms__lookup(es, vaddr, NULL);
 	}
 	if (!out->function)
-		s->stats.unnamed++;
+		count(s, &s->stats.unnamed, 1);
 	return 0;
-
-unmapped:
-	s->stats.unmapped++;
-	return -ENOENT;
 }
 
-int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
+void symbolizer__unmapped(struct symbolizer *s)
+{
+	count(s, &s->stats.unmapped, 1);
+}
+
+void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines)
+{
+	pthread_mutex_lock(&s->lock);
+	s->stats.maps_reads++;
+	s->stats.maps_bad_lines += bad_lines;
+	pthread_mutex_unlock(&s->lock);
+}
+
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
 		       struct sym_frame *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -645,31 +354,18 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
 	if (s->ks)
 		out->function = kallsyms__lookup(s->ks, addr, NULL, NULL);
 	if (!out->function)
-		s->stats.unnamed++;
+		count(s, &s->stats.unnamed, 1);
 	return 0;
 }
 
-void symbolizer__forget(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe = pid_find(s, pid);
-
-	if (!pe)
-		return;
-	htab_remove(&s->pids, &pe->h);
-	pid_entry_free(&pe->h);
-}
-
-bool symbolizer__knows(const struct symbolizer *s, pid_t pid)
-{
-	return pid_find(s, pid) != NULL;
-}
-
-int symbolizer__has_kernel(const struct symbolizer *s)
+bool symbolizer__has_kernel(const struct symbolizer *s)
 {
 	return s && s->ks;
 }
 
-void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st)
+void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st)
 {
+	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
+	pthread_mutex_unlock(&s->lock);
 }

@@ -1,28 +1,20 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * symbolizer - turn sampled addresses into mappings and function names.
+ * symbolizer - name sampled addresses: the caches shared by every process.
  *
- * User addresses: the process's mappings (/proc/PID/maps) are snapshotted
- * while it runs, and each file-backed executable mapping's ELF file is opened
- * through safe_open (inside /proc/PID/root) and parsed once, cached by
- * (device, inode) and shared by every process mapping it.  Snapshots are kept,
- * so a process that has exited, or a library that was unloaded, is still
- * symbolized from what was captured while it was mapped.
- * Kernel addresses: /proc/kallsyms, loaded once.
+ * Caches by file, never by process: an ELF file is opened through safe_open
+ * (inside the target's root), parsed once and cached by the (device, inode)
+ * of the file opened, shared by every process that maps it; mapping paths are
+ * interned; kernel addresses are named from /proc/kallsyms, loaded once.
+ * What a process has mapped is its own state (symbols/maps_history.h, kept
+ * in the process's entry of the thread registry); it hands the symbolizer one
+ * mapping at a time.
  *
  * A frame that cannot be named keeps its address and mapping: never a guess.
- * So a mapping whose file was deleted (" (deleted)") is not opened by path,
- * which now names another file or none; it is named only from a snapshot
- * taken while the file was still there.
+ * Every string and file handed out stays valid until symbolizer__free().
  *
- * Only executable mappings are snapshotted: a PC or return address lies in
- * one, and anything else is garbage from a broken frame chain.  A pid keeps at
- * most SYMBOLIZER_MAX_SNAPSHOTS snapshots; a refresh that changes only
- * non-executable mappings adds none.  Every string handed out (function,
- * mapping_path, build_id) stays valid until symbolizer__free(): ELF files,
- * interned paths and pids are kept for the symbolizer's lifetime.
- *
- * Not thread-safe: one thread (the collector's main loop) owns it.
+ * Thread-safe: one internal mutex guards the caches and counters; lookups in
+ * a file already cached take it only to count.
  */
 #ifndef CTXPROF_SYMBOLIZER_H
 #define CTXPROF_SYMBOLIZER_H
@@ -32,13 +24,7 @@
 #include <sys/types.h>
 
 struct symbolizer;
-
-/*
- * Snapshots kept per pid: the oldest is dropped beyond this, bounding the
- * memory of a process that keeps mapping and unmapping code (a JIT, dlopen
- * loops).  Only snapshots whose executable mappings changed count.
- */
-#define SYMBOLIZER_MAX_SNAPSHOTS 64
+struct sym_file; /* one cached ELF file, or a negative entry for a file that is not ELF */
 
 /* What is known about one frame; strings are owned by the symbolizer. */
 struct sym_frame {
@@ -77,25 +63,50 @@ struct symbolizer *symbolizer__new(int kernel);
 void symbolizer__free(struct symbolizer *s);
 
 /**
- * symbolizer__snapshot() - take (or refresh) the mapping snapshot of @pid
- * and parse the ELF files of its executable mappings not yet cached.
- * Cheap when nothing changed (the maps text is compared first).
- * Return: 0, or -errno (-ESRCH: the process is gone; earlier snapshots stay).
+ * symbolizer__file() - the cached ELF file at @path inside @root_fd, parsed
+ * now if this (device, inode) was never seen.
+ * @root_fd: the target's root (proc_root_open())
+ * Return: the entry (possibly negative: not ELF; see symbolizer__file_ok()),
+ * or NULL when the file could not be opened safely (counted) or memory ran out.
  */
-int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
+const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const char *path);
+
+/** symbolizer__file_ok() - @f is a parsed ELF file (not a negative entry). */
+bool symbolizer__file_ok(const struct sym_file *f);
 
 /**
- * symbolizer__user() - resolve a user address of @pid.
- * @return_address: the address is a return address (all user frames but the
- *	first); the mapping and symbol are looked up at address - 1 so a call at
- *	the very end of a function (or mapping) is named right.
- *
- * The latest snapshot is tried first, then older ones newest first.
- * Return: 0 with @out filled (function may be NULL), or -ENOENT when no
- * snapshot of @pid has a mapping containing @addr (@out then zeroed).
+ * symbolizer__intern() - a copy of @str that lives as long as @s; "" for "".
+ * Return: the copy, or NULL (ENOMEM).
  */
-int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_address,
-		     struct sym_frame *out);
+const char *symbolizer__intern(struct symbolizer *s, const char *str);
+
+/* A mapping as a process had it, with the file behind it (see maps_history.h). */
+struct sym_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t inode; /* as /proc/PID/maps reports it */
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	const char *path;	    /* interned; "" for anonymous */
+	const struct sym_file *elf; /* NULL when there is no ELF to read or it failed */
+	bool deleted;		    /* the file was unlinked when the mapping was read */
+};
+
+/**
+ * symbolizer__user() - name user address @addr, known to lie in @m.
+ * @return_address: look up @addr - 1, so a call at the very end of a
+ *	function (or mapping) names the caller
+ * Return: 0 with @out filled (function may be NULL: counted as unnamed).
+ */
+int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
+		     bool return_address, struct sym_frame *out);
+
+/** symbolizer__unmapped() - count a user address in no known mapping. */
+void symbolizer__unmapped(struct symbolizer *s);
+
+/** symbolizer__maps_read() - count one /proc/PID/maps read and its bad lines. */
+void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines);
 
 /**
  * symbolizer__kernel() - resolve a kernel address (at address - 1 when
@@ -103,23 +114,13 @@ int symbolizer__user(struct symbolizer *s, pid_t pid, uint64_t addr, int return_
  * Return: 0 with @out filled (mapping "[kernel.kallsyms]", map_start, map_end
  * and map_pgoff 0, function may be NULL).
  */
-int symbolizer__kernel(struct symbolizer *s, uint64_t addr, int return_address,
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
 		       struct sym_frame *out);
 
-/**
- * symbolizer__forget() - drop every snapshot of @pid (a process that exited
- * and was exported), so a whole-host run stays bounded.  The ELF cache is
- * kept: other processes map the same files.
- */
-void symbolizer__forget(struct symbolizer *s, pid_t pid);
-
-/** symbolizer__knows() - a snapshot of @pid exists. */
-bool symbolizer__knows(const struct symbolizer *s, pid_t pid);
-
 /** symbolizer__has_kernel() - kallsyms were loaded. */
-int symbolizer__has_kernel(const struct symbolizer *s);
+bool symbolizer__has_kernel(const struct symbolizer *s);
 
 /** symbolizer__stats() - counters since creation. */
-void symbolizer__stats(const struct symbolizer *s, struct symbolizer_stats *st);
+void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st);
 
 #endif /* CTXPROF_SYMBOLIZER_H */

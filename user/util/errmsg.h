@@ -11,7 +11,7 @@
 
 /** set_err() - format a reason into @buf[@len]; a NULL or empty @buf is ignored. */
 static inline __attribute__((format(printf, 3, 4))) void set_err(char *buf, size_t len,
-								  const char *fmt, ...)
+								 const char *fmt, ...)
 {
 	va_list ap;
 

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "processes/process_state.h"
+
+struct process_states {
+	struct symbolizer *sym;
+	pthread_mutex_t retired_lock; /* the reclaim thread pushes, the exporter collects */
+	struct process_state *retired; /* newest first */
+	unsigned int nr_retired;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct process_states *process_states__new(struct symbolizer *sym)
+{
+	struct process_states *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->sym = sym;
+	pthread_mutex_init(&ps->retired_lock, NULL);
+	return ps;
+}
+
+static void state_free(struct process_state *st, void (*free_app)(struct app_region *))
+{
+	if (st->app && free_app)
+		free_app(st->app);
+	maps_history__release(&st->maps);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
+				     void (*free_app)(struct app_region *))
+{
+	struct process_state **pp, *st, *done = NULL;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&ps->retired_lock);
+	for (pp = &ps->retired; (st = *pp);) {
+		if (st->retired_ns >= before_ns) {
+			pp = &st->next_retired;
+			continue;
+		}
+		*pp = st->next_retired;
+		st->next_retired = done;
+		done = st;
+		ps->nr_retired--;
+	}
+	pthread_mutex_unlock(&ps->retired_lock);
+	for (; done; done = st, n++) {
+		st = done->next_retired;
+		state_free(done, free_app);
+	}
+	return n;
+}
+
+void process_states__free(struct process_states *ps)
+{
+	if (!ps)
+		return;
+	process_states__collect(ps, UINT64_MAX, NULL);
+	pthread_mutex_destroy(&ps->retired_lock);
+	free(ps);
+}
+
+void process_states_retire(void *ctx, void *state)
+{
+	struct process_states *ps = ctx;
+	struct process_state *st = state;
+
+	st->retired_ns = mono_ns();
+	pthread_mutex_lock(&ps->retired_lock);
+	st->next_retired = ps->retired;
+	ps->retired = st;
+	ps->nr_retired++;
+	pthread_mutex_unlock(&ps->retired_lock);
+}
+
+static struct process_state *state_new(uint32_t pid, const struct process_image *img)
+{
+	struct process_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->pid = pid;
+	st->exec_id = img->exec_id;
+	memcpy(st->comm, img->comm, sizeof(st->comm));
+	memcpy(st->container_id, img->container_id, sizeof(st->container_id));
+	pthread_mutex_init(&st->lock, NULL);
+	return st;
+}
+
+struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
+					  uint32_t pid)
+{
+	const struct process_image *img;
+	const struct process_info *p;
+	struct process_state *st = NULL, *mine;
+
+	thread_registry__read_lock();
+	p = thread_registry__lookup_process(reg, pid);
+	img = p ? process_info__image(p) : NULL;
+	if (!img)
+		goto out;
+	st = process_image__state(img);
+	if (st)
+		goto out;
+	mine = state_new(pid, img);
+	if (!mine)
+		goto out;
+	if (process_image__set_state(img, mine)) {
+		st = mine;
+	} else {
+		/* another thread installed one first */
+		state_free(mine, NULL);
+		st = process_image__state(img);
+	}
+out:
+	thread_registry__read_unlock();
+	return st;
+}
+
+int process_states__refresh(struct process_states *ps, struct process_state *st)
+{
+	uint64_t now = mono_ns();
+	int err;
+
+	pthread_mutex_lock(&st->lock);
+	err = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
+	pthread_mutex_unlock(&st->lock);
+	atomic_store_explicit(&st->refresh_after_ns, now + PROCESS_STATE_REFRESH_NS,
+			      memory_order_relaxed);
+	return err;
+}
+
+struct process_state *process_states__find(struct process_states *ps, struct thread_registry *reg,
+					   uint32_t pid, uint32_t exec_id)
+{
+	struct process_state *cur = NULL, *st, *unknown = NULL;
+	const struct process_image *img;
+	const struct process_info *p;
+
+	thread_registry__read_lock();
+	p = thread_registry__lookup_process(reg, pid);
+	img = p ? process_info__image(p) : NULL;
+	if (img)
+		cur = process_image__state(img);
+	thread_registry__read_unlock();
+	if (cur && cur->exec_id == exec_id)
+		return cur;
+	if (cur && !cur->exec_id)
+		unknown = cur;
+	/* newest first: a pid reused within one interval names its latest image */
+	pthread_mutex_lock(&ps->retired_lock);
+	for (st = ps->retired; st; st = st->next_retired) {
+		if (st->pid != pid)
+			continue;
+		if (st->exec_id == exec_id)
+			break;
+		if (!st->exec_id && !unknown)
+			unknown = st;
+	}
+	pthread_mutex_unlock(&ps->retired_lock);
+	if (st)
+		return st;
+	if (unknown)
+		return unknown;
+	/* a sample without an exec id (0) takes whatever the pid has now */
+	return exec_id ? NULL : cur;
+}
+
+unsigned int process_states__nr_retired(struct process_states *ps)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&ps->retired_lock);
+	n = ps->nr_retired;
+	pthread_mutex_unlock(&ps->retired_lock);
+	return n;
+}
+
+struct symbolizer *process_states__symbolizer(const struct process_states *ps)
+{
+	return ps->sym;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * process_state - what the collector knows of one process image, kept in the
+ * thread registry's entry for it (the image's collector slot, see
+ * process_image__maps() in thread_registry.h): its labels, what it had
+ * mapped (for naming its frames), its libctxprof region.  [seed:
+ * rcu-thread-manager: the registry is the home of per-process facts]
+ *
+ * One state per image: an exec starts a new image and so a new state, which
+ * is how a sample taken before an exec is named from the old program's
+ * mappings (samples carry the image's exec_id, see include/records.h).
+ *
+ * Lifetime.  A state is created on demand (process_states__get()) and
+ * installed in its image's slot; it outlives the image: when the registry
+ * reclaims an image (exec or exit, after an RCU grace period) the state is
+ * retired, not freed, so the export that follows still names the samples of
+ * a process that lived 10 ms.  process_states__collect(), called by the
+ * exporter's thread after an export, frees states retired long enough ago.
+ * Only that thread frees states: a pointer it got from process_states__find()
+ * stays valid until it calls collect.
+ *
+ * Locking.  Labels, pid and exec_id are immutable.  @maps is refreshed by the
+ * tracking thread (exec, fork) and the main thread (first sample, periodic
+ * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
+ * read without it (the drain threads' "due a read?" test).  @app belongs to
+ * the main thread.
+ */
+#ifndef CTXPROF_PROCESS_STATE_H
+#define CTXPROF_PROCESS_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "processes/thread_registry.h"
+#include "symbols/maps_history.h"
+
+struct app_region;
+
+/* a sampled process's mappings are re-read at most this often */
+#define PROCESS_STATE_REFRESH_NS 1000000000ull
+
+struct process_state {
+	uint32_t pid;
+	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
+	char comm[THREAD_REGISTRY_COMM_LEN];
+	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
+	pthread_mutex_t lock;	 /* @maps */
+	struct maps_history maps;
+	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
+	 * loaded since); 0 until the first read.  Read without @lock by the
+	 * drain threads, which ask the main thread for a refresh past it. */
+	_Atomic uint64_t refresh_after_ns;
+	struct app_region *app;	 /* its libctxprof region, NULL when none (main thread) */
+	/* set once, when the registry let the image go */
+	uint64_t retired_ns;
+	struct process_state *next_retired;
+};
+
+struct process_states;
+
+/**
+ * process_states__new() - the states of @reg's images.  Installs itself as
+ * the registry's slot destructor: create it right after the registry, with
+ * opts->maps_free = process_states_retire and opts->maps_ctx set to the
+ * pointer this returns (see thread_registry_opts).
+ * @sym: the symbolizer snapshots resolve their files with
+ * Return: NULL with errno set.  Pair with process_states__free() after
+ * thread_registry__free() (which retires every state left).
+ */
+struct process_states *process_states__new(struct symbolizer *sym);
+
+/** process_states__free() - free every retired state; accepts NULL. */
+void process_states__free(struct process_states *ps);
+
+/**
+ * process_states_retire() - the registry's maps_free: @state's image is
+ * gone.  Runs on the registry's reclaim thread; takes only the retire lock.
+ */
+void process_states_retire(void *ctx, void *state);
+
+/**
+ * process_states__get() - the state of @pid's current image, created (with
+ * the image's labels) when it has none.  Any registered registry thread,
+ * outside a read-side section.
+ * Return: the state, or NULL when @pid is not in the registry (or ENOMEM).
+ * Valid on the exporter's thread until its next process_states__collect();
+ * on other threads, only until the image may be retired: use it at once.
+ */
+struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
+					  uint32_t pid);
+
+/**
+ * process_states__refresh() - re-read @st's mappings (cheap when unchanged)
+ * and set its next refresh PROCESS_STATE_REFRESH_NS from now.
+ * Return: 0 or -errno (-ESRCH: gone).
+ */
+int process_states__refresh(struct process_states *ps, struct process_state *st);
+
+/**
+ * process_states__find() - the state of image (@pid, @exec_id), current or
+ * retired: an exact match first, then an image whose exec_id is unknown (0:
+ * found by the /proc scan).  Exporter's thread.
+ * Return: the state or NULL.
+ */
+struct process_state *process_states__find(struct process_states *ps, struct thread_registry *reg,
+					   uint32_t pid, uint32_t exec_id);
+
+/**
+ * process_states__collect() - free states retired before @before_ns
+ * (CLOCK_MONOTONIC).  Exporter's thread, after an export.
+ * @free_app: releases a state's app region (NULL when there are none)
+ * Return: how many were freed.
+ */
+unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
+				     void (*free_app)(struct app_region *));
+
+/** process_states__nr_retired() - states waiting to be collected. */
+unsigned int process_states__nr_retired(struct process_states *ps);
+
+/** process_states__symbolizer() - the symbolizer given to process_states__new(). */
+struct symbolizer *process_states__symbolizer(const struct process_states *ps);
+
+#endif /* CTXPROF_PROCESS_STATE_H */
