@@ -23,29 +23,14 @@
 /* a named frame that gcc may neither inline, clone (.constprop/.isra) nor merge */
 #define UNW_FRAME __attribute__((noinline, noclone, used))
 
-UNW_ALWAYS_INLINE uint64_t unw_ticks(void)
-{
-#if defined(__x86_64__)
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-#elif defined(__aarch64__)
-	uint64_t v;
-
-	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
-	return v * 50; /* the generic timer is slower; keep spins comparable */
-#else
-#error "no cycle counter for this architecture"
-#endif
-}
-
-/* spin for n timestamp-counter ticks, registers only; returns a value to sink */
+/*
+ * spin for n rounds of a 64-bit LCG (about 1 ns each), registers only; returns
+ * a value to sink.  A count of rounds, not a clock: the CPU work, and so each
+ * function's share of samples, does not depend on scheduling.
+ */
 UNW_ALWAYS_INLINE uint64_t unw_spin(uint64_t n, uint64_t x)
 {
-	uint64_t end = unw_ticks() + n;
-
-	while (unw_ticks() < end) {
+	while (n--) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		__asm__ volatile("" : "+r"(x));
 	}

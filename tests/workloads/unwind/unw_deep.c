@@ -13,12 +13,12 @@
  */
 #include "unw.h"
 
-#define UNW_DEPTH      120
-#define UNW_LEAF_TICKS 3000003ull
+#define UNW_DEPTH	120
+#define UNW_LEAF_ROUNDS 1000003ull
 
 UNW_FRAME void unw_deep_leaf(void)
 {
-	unw_sink = unw_spin(UNW_LEAF_TICKS, unw_sink);
+	unw_sink = unw_spin(UNW_LEAF_ROUNDS, unw_sink);
 }
 
 UNW_FRAME void unw_recurse(int depth)

@@ -14,17 +14,17 @@
  */
 #include "unw.h"
 
-#define UNW_A_TICKS 7000003ull
-#define UNW_B_TICKS 3000017ull
+#define UNW_A_ROUNDS 7000003ull
+#define UNW_B_ROUNDS 3000017ull
 
 UNW_FRAME uint64_t unw_fp_leaf_a(uint64_t x)
 {
-	return unw_spin(UNW_A_TICKS, x);
+	return unw_spin(UNW_A_ROUNDS, x);
 }
 
 UNW_FRAME uint64_t unw_fp_leaf_b(uint64_t x)
 {
-	return unw_spin(UNW_B_TICKS, x ^ 0x5bd1e995u) + 7;
+	return unw_spin(UNW_B_ROUNDS, x ^ 0x5bd1e995u) + 7;
 }
 
 UNW_FRAME void unw_fp_caller(void)

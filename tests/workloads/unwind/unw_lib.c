@@ -8,11 +8,11 @@
 #include "unw.h"
 #include "unw_lib.h"
 
-#define UNW_LIB_LEAF_TICKS 800003ull
+#define UNW_LIB_LEAF_ROUNDS 400003ull
 
 UNW_FRAME uint64_t unw_lib_leaf(unw_lib_callback cb, uint64_t x)
 {
-	x = unw_spin(UNW_LIB_LEAF_TICKS, x);
+	x = unw_spin(UNW_LIB_LEAF_ROUNDS, x);
 	return cb(x) + 1;
 }
 

@@ -6,15 +6,15 @@
  *
  * Debian's glibc has no frame pointers, and its qsort is a tail jump into
  * qsort_r, so a stack shows qsort_r (or __qsort_r), never qsort.  The
- * comparator spins ~1000 timestamp ticks a call so nearly every sample lands
+ * comparator spins ~300 ns a call so nearly every sample lands
  * in it.  Built -O2 -fomit-frame-pointer: only .eh_frame unwinds it.
  *
  * Usage: unw_qsort [--seconds S]   (default: until killed)
  */
 #include "unw.h"
 
-#define UNW_NELEM     4096
-#define UNW_CMP_TICKS 1000
+#define UNW_NELEM      4096
+#define UNW_CMP_ROUNDS 250
 
 static int unw_array[UNW_NELEM];
 
@@ -22,7 +22,7 @@ UNW_FRAME int unw_cmp_hot(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
 
-	unw_sink = unw_spin(UNW_CMP_TICKS, (uint64_t)x);
+	unw_sink = unw_spin(UNW_CMP_ROUNDS, (uint64_t)x);
 	return (x > y) - (x < y);
 }
 

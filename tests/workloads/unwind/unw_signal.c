@@ -5,30 +5,35 @@
  * main -> unw_sig_interrupted -> [kernel signal frame, __restore_rt]
  *      -> unw_sig_handler -> unw_sig_leaf
  *
- * unw_sig_interrupted spins in user mode; a one-shot ITIMER_PROF (process
- * CPU time) of 1 ms fires SIGPROF at an arbitrary instruction of it (not a
- * call site: the unwinder must not step back one byte for the frame under
- * the signal frame).  The handler spins about 20 times longer than the
- * 1 ms gap and re-arms the timer as it leaves, so ~95% of the CPU time is
- * in unw_sig_leaf.  Built -O2 -fomit-frame-pointer.
+ * unw_sig_interrupted spins in user mode; a one-shot CLOCK_MONOTONIC POSIX
+ * timer (high resolution, unlike ITIMER_PROF's tick-granular CPU clock)
+ * sends SIGPROF 200 us later, at an arbitrary instruction of it (not a call
+ * site: the unwinder must not step back a byte for the frame under the
+ * signal frame).  The handler spins ~7 ms in unw_sig_leaf and re-arms the
+ * timer as it leaves, so ~95% of the CPU time is in unw_sig_leaf.
+ * Built -O2 -fomit-frame-pointer.
  *
  * Usage: unw_signal [--seconds S]   (default: until killed)
  */
+#include <time.h>
+
 #include "unw.h"
 
-#define UNW_GAP_USEC   1000
-#define UNW_LEAF_TICKS 20000003ull
+#define UNW_GAP_NSEC	200000
+#define UNW_LEAF_ROUNDS 6000011ull
+
+static timer_t unw_sig_timer;
 
 UNW_ALWAYS_INLINE void unw_sig_arm(void)
 {
-	struct itimerval it = {.it_value = {.tv_usec = UNW_GAP_USEC}};
+	struct itimerspec its = {.it_value = {.tv_nsec = UNW_GAP_NSEC}};
 
-	setitimer(ITIMER_PROF, &it, NULL);
+	timer_settime(unw_sig_timer, 0, &its, NULL);
 }
 
 UNW_FRAME void unw_sig_leaf(void)
 {
-	unw_sink = unw_spin(UNW_LEAF_TICKS, unw_sink);
+	unw_sink = unw_spin(UNW_LEAF_ROUNDS, unw_sink);
 }
 
 UNW_FRAME void unw_sig_handler(int sig)
@@ -44,22 +49,21 @@ UNW_FRAME void unw_sig_interrupted(void)
 {
 	uint64_t x = 1;
 
-	while (!unw_done) {
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		__asm__ volatile("" : "+r"(x));
-	}
+	while (!unw_done)
+		x = unw_spin(64, x);
 	unw_sink = x;
 }
 
 int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = unw_sig_handler};
+	struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGPROF};
 
 	if (unw_start(argc, argv, "unw_signal"))
 		return 2;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
-	if (sigaction(SIGPROF, &sa, NULL))
+	if (sigaction(SIGPROF, &sa, NULL) || timer_create(CLOCK_MONOTONIC, &sev, &unw_sig_timer))
 		return 1;
 	unw_sig_arm();
 	unw_sig_interrupted();
