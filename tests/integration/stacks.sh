@@ -13,16 +13,25 @@
 # becomes "[kernel]".  Inlined frames are dropped too: an unwinder yields
 # physical frames, and the collector does not symbolize inline functions.
 # STACKS_KERNEL=1 / STACKS_INLINE=1 keep them.  Unnamed frames are
-# "[unknown]".
+# "[unknown]"; symbol versions go ("__libc_start_main@@GLIBC_2.34" is
+# "__libc_start_main"; "x@plt" stays).
 #
 # Then, on a folded file:
 #   chain_share FOLDED LEAF CHAIN  "N of M (P%)": M samples have LEAF as leaf
 #       frame, N of those hold CHAIN, frames listed leaf to root, as an ordered
-#       subsequence (gaps allowed) with main at or rootward of its last frame.
-#       A CHAIN element may be "a|b" (either name) or "name*K" (K frames).
+#       subsequence (gaps allowed) with a $STACKS_MAIN frame at or rootward of
+#       its last frame.  A CHAIN element may be "a|b" (either name) or
+#       "name*K" (K frames).
 #   reach_share FOLDED FUNC        "N of M (P%)": of all M samples, N hold FUNC
+#       ("a|b": either); reach_share FOLDED "$STACKS_MAIN" is "reaches main"
 #   flat_profile FOLDED [N]        the N (10) hottest leaf frames, "P%  count  name"
 #   share_at_least "N of M (P%)" PCT   true when P >= PCT (and M > 0)
+
+# main, or glibc's frames above it: a stripped program's main has no name
+# (not in .dynsym), but an unwinder that reaches __libc_start_call_main (named
+# with libc6-dbg) or __libc_start_main (in .dynsym; __libc_start_main_impl
+# with libc6-dbg) came through main
+STACKS_MAIN='main|__libc_start_call_main|__libc_start_main|__libc_start_main_impl'
 
 # pprof -traces text on stdin -> folded; $1: keep only samples with this pid label
 folded_from_traces() {
@@ -64,6 +73,7 @@ folded_from_traces() {
 		}
 		if (addr ~ /^ffff/ && !kernel)
 			next
+		sub(/@@?[A-Z][A-Za-z0-9_.]*$/, "", name)
 		if (name == "")
 			name = "[unknown]"
 		fr[++n] = name
@@ -133,6 +143,7 @@ folded_from_perf_script() {
 		    (length(ip) == 16 && ip ~ /^ffff/)))
 			next
 		sub(/\+0x[0-9a-f]+$/, "", name)
+		sub(/@@?[A-Z][A-Za-z0-9_.]*$/, "", name)
 		if (name == "")
 			name = "[unknown]"
 		fr[++n] = name
@@ -156,7 +167,7 @@ stacks_from_perf() {
 
 # "N of M (P%)" of the samples with leaf LEAF that hold CHAIN, then main
 chain_share() {
-	awk -F '\t' -v leaf="$2" -v chain="$3" '
+	awk -F '\t' -v leaf="$2" -v chain="$3" -v roots="|$STACKS_MAIN|" '
 	BEGIN {
 		# expand "name*K" into K elements
 		nc = 0
@@ -186,7 +197,7 @@ chain_share() {
 		if (j <= nc)
 			next
 		for (i = last; i <= nf; i++)
-			if (f[i] == "main") {
+			if (index(roots, "|" f[i] "|")) {
 				n += $1
 				break
 			}
@@ -194,14 +205,14 @@ chain_share() {
 	END { printf "%d of %d (%.1f%%)\n", n, m, m ? 100 * n / m : 0 }' "$1"
 }
 
-# "N of M (P%)" of all samples that hold FUNC anywhere in their stack
+# "N of M (P%)" of all samples that hold FUNC ("a|b": either) anywhere in their stack
 reach_share() {
-	awk -F '\t' -v fn="$2" '
+	awk -F '\t' -v fns="|$2|" '
 	{
 		m += $1
 		nf = split($2, f, ";")
 		for (i = 1; i <= nf; i++)
-			if (f[i] == fn) {
+			if (index(fns, "|" f[i] "|")) {
 				n += $1
 				break
 			}
@@ -336,11 +347,23 @@ Web Content 301/305
 	            1349 unw_deep_leaf (/b/unw_deep)
 	            1108 main (/b/unw_deep)
 
+gzip 300/300
+	            1050 unw_lib_tiny@plt (/b/gzip)
+	            2a3b [unknown] (/b/gzip)
+	           27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	           27305 __libc_start_main@@GLIBC_2.34 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	            2c41 [unknown] (/b/gzip)
+
 EOF
 	folded_from_perf_script 300 <"$tmp/perf" >"$tmp/f2"
 	got=$(tr '\t' ' ' <"$tmp/f2" | paste -sd '|')
-	expect "perf: pid filter, kernel frames and dsos dropped" "$got" \
-		"1 unw_deep_leaf;unw_recurse;[unknown]|1 unw_deep_leaf;unw_recurse;unw_recurse;unw_deep_driver;main|1 unw_deep_leaf;unw_recurse;unw_recurse;unw_recurse;unw_deep_driver;main;__libc_start_call_main"
+	expect "perf: pid filter, kernel frames, dsos and symbol versions dropped" "$got" \
+		"1 unw_deep_leaf;unw_recurse;[unknown]|1 unw_deep_leaf;unw_recurse;unw_recurse;unw_deep_driver;main|1 unw_deep_leaf;unw_recurse;unw_recurse;unw_recurse;unw_deep_driver;main;__libc_start_call_main|1 unw_lib_tiny@plt;[unknown];__libc_start_call_main;__libc_start_main;[unknown]"
+	expect "reach main, or glibc's start above an unnamed main" "$(reach_share "$tmp/f2" "$STACKS_MAIN")" \
+		"3 of 4 (75.0%)"
+	expect "reach main by name only" "$(reach_share "$tmp/f2" main)" "2 of 4 (50.0%)"
+	expect "chain passing an unnamed main" "$(chain_share "$tmp/f2" unw_lib_tiny@plt 'unw_lib_tiny@plt')" \
+		"1 of 1 (100.0%)"
 	expect "perf: comm with a space, pid 301" "$(folded_from_perf_script 301 <"$tmp/perf" | tr '\t' ' ')" \
 		"1 unw_deep_leaf;main"
 	expect "repeated frames: three unw_recurse" \
