@@ -6,7 +6,10 @@
 # with frame pointers); binaries in $(OUTPUT)/workloads/ next to the others.
 #
 # Targets: unwind-workloads (also added to all), unwind-verify (objdump
-# checks that gcc kept every unw_* frame and the promised frame layout).
+# checks that gcc kept every unw_* frame and the promised frame layout),
+# stacks-selftest (the stack checkers of tests/integration/stacks.sh on
+# hand-written input; no root).  tests/integration/test_unwind.sh uses all
+# three and runs under make integration.
 
 UNWIND_SRC := tests/workloads/unwind
 UNWIND_OUT := $(OUTPUT)/workloads
@@ -19,12 +22,15 @@ UNWIND_WORKLOADS := $(addprefix $(UNWIND_OUT)/,$(UNWIND_OMIT_FP) $(UNWIND_WITH_F
 UNWIND_CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(UNWIND_SRC) -MMD -MP
 UNWIND_LDFLAGS := -Wl,--build-id=sha1 -Wl,-z,lazy
 
-.PHONY: unwind-workloads unwind-verify
+.PHONY: unwind-workloads unwind-verify stacks-selftest
 all: $(UNWIND_WORKLOADS)
 unwind-workloads: $(UNWIND_WORKLOADS)
 
 unwind-verify: $(UNWIND_WORKLOADS)
 	$(Q)$(UNWIND_SRC)/verify.sh $(UNWIND_OUT)
+
+stacks-selftest:
+	$(Q)bash tests/integration/stacks.sh --selftest
 
 $(addprefix $(UNWIND_OUT)/,$(UNWIND_OMIT_FP)): UNWIND_FP := -fomit-frame-pointer
 $(addprefix $(UNWIND_OUT)/,$(UNWIND_WITH_FP)): UNWIND_FP := -fno-omit-frame-pointer
