@@ -73,6 +73,10 @@ folded_from_traces() {
 		}
 		if (addr ~ /^ffff/ && !kernel)
 			next
+		# -addresses also prints "file:line" (or a path) after the name
+		if (match(name, / [^ ]+$/) && (substr(name, RSTART + 1) ~ /:[0-9]+$/ ||
+		    substr(name, RSTART + 1) ~ /^[^(]*\/[^(]*$/))
+			name = substr(name, 1, RSTART - 1)
 		sub(/@@?[A-Z][A-Za-z0-9_.]*$/, "", name)
 		if (name == "")
 			name = "[unknown]"
@@ -274,7 +278,7 @@ thread_name:  unw_qsort
              00007f0000040123 msort_with_tmp
              00007f0000040456 qsort_r
              0000555500001385 unw_sort_driver
-             00005555000010f0 main
+             00005555000010f0 main unw_qsort.c:49
              00007f0000027000 __libc_start_main
 -----------+-------------------------------------------------------
        pid:  100
@@ -291,7 +295,7 @@ thread_name:  unw_qsort
              00007f0000040456 qsort_r
              0000555500001385 unw_sort_driver
              00005555000010f0 main
-             00007f0000027000 __libc_start_main
+             00007f0000027000 __libc_start_main sysdeps/nptl/libc_start_call_main.h:74
 -----------+-------------------------------------------------------
        pid:  100
          3   00007f00000400aa
@@ -300,14 +304,20 @@ thread_name:  unw_qsort
        pid:  200
          7   0000555500001310 unw_cmp_hot
 -----------+-------------------------------------------------------
+       pid:  300
+         1   0000555500001310 std::less<int>::operator()(int const&, int const&) const /usr/include/c++/12/bits/stl_function.h:408
+             00005555000010f0 operator new(unsigned long)
+-----------+-------------------------------------------------------
 EOF
 	folded_from_traces 100 <"$tmp/traces" >"$tmp/f1"
 	got=$(tr '\t' ' ' <"$tmp/f1" | paste -sd '|')
 	expect "traces: pid filter, inline and kernel frames dropped, stacks merged" "$got" \
 		"45 unw_cmp_hot;msort_with_tmp;qsort_r;unw_sort_driver;main;__libc_start_main|3 [unknown];qsort_r|2 unw_cmp_hot;unw_sort_driver"
+	expect "traces: C++ names with spaces, file:line dropped" "$(folded_from_traces 300 <"$tmp/traces" | cut -f2)" \
+		"std::less<int>::operator()(int const&, int const&) const;operator new(unsigned long)"
 	got=$(STACKS_INLINE=1 STACKS_KERNEL=1 folded_from_traces <"$tmp/traces" | cut -f2 | sed 's/;.*//' | sort | paste -sd ' ')
 	expect "traces: STACKS_INLINE and STACKS_KERNEL keep those frames" "$got" \
-		"[unknown] pvm_irq_enable unw_cmp_hot unw_cmp_hot unw_spin"
+		"[unknown] pvm_irq_enable std::less<int>::operator()(int const&, int const&) const unw_cmp_hot unw_cmp_hot unw_spin"
 	expect "chain through qsort_r to main" "$(chain_share "$tmp/f1" unw_cmp_hot 'unw_cmp_hot;qsort|qsort_r;unw_sort_driver;main')" \
 		"45 of 47 (95.7%)"
 	expect "a chain not naming main still needs main rootward" "$(chain_share "$tmp/f1" unw_cmp_hot 'unw_cmp_hot;unw_sort_driver')" \
