@@ -14,6 +14,7 @@
 #include "records.h"
 #include "ctxprof_abi.h"
 #include "stats.bpf.h"
+#include "native_unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -25,6 +26,7 @@ const volatile bool kernel_stacks = true; /* capture kernel frames */
  * collector picks records up on its poll timer (per-event wakeups are costly) */
 const volatile __u64 wakeup_bytes = 0;
 const volatile bool read_context = true; /* read libctxprof context slots */
+const volatile __u32 unwind_mode = UNWIND_MODE_FP; /* enum unwind_mode */
 
 /* one ring buffer per possible CPU; user/sampling/sampler.c creates and inserts them */
 struct ring {
@@ -73,6 +75,93 @@ struct {
 static __always_inline void inc_stat(__u32 stat)
 {
 	stat_add_unnested(&stats, stat, 1);
+}
+
+static __always_inline struct sample_record *scratch_record(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* the kernel's frame-pointer walk of the user stack into frames[@nk...] */
+static __always_inline __u32 fp_stack(struct bpf_perf_event_data *ctx, struct sample_record *rec,
+				      __u32 nk, __u32 *nu)
+{
+	long len;
+
+	/* the bound is for the verifier: nk never exceeds it */
+	if (nk > SAMPLER_MAX_KSTACK)
+		return UNWIND_STOP_FP;
+	len = bpf_get_stack(ctx, &rec->frames[nk], SAMPLER_MAX_USTACK * sizeof(__u64),
+			    BPF_F_USER_STACK);
+	if (len < 0) {
+		inc_stat(SAMPLER_STAT_USTACK_ERR);
+		return UNWIND_STOP_FP;
+	}
+	*nu = len / sizeof(__u64);
+	if (*nu > SAMPLER_MAX_USTACK)
+		*nu = SAMPLER_MAX_USTACK;
+	return *nu == SAMPLER_MAX_USTACK ? UNWIND_STOP_TRUNCATED : UNWIND_STOP_FP;
+}
+
+/* the interrupted user registers: the sample's own, or the task's saved
+ * ones when the tick came in the kernel; false for a kernel thread */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ustack_walk *st)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+
+	if (!BPF_CORE_READ(task, mm))
+		return false;
+	if ((ctx->regs.cs & 3) == 3) {
+		st->pc = ctx->regs.ip;
+		st->sp = ctx->regs.sp;
+		st->bp = ctx->regs.bp;
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	st->pc = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
+	return true;
+}
+
+/* the user stack by the collector's tables (native_unwind.bpf.h) */
+static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
+					  struct sample_record *rec, __u32 nk, __u32 *nu)
+{
+	struct ustack_walk st = {.base = nk, .exact = 1};
+	const struct unwind_proc *proc;
+
+	if (nk > SAMPLER_MAX_KSTACK)
+		return UNWIND_STOP_BAD_FRAME;
+	if (!user_regs(ctx, &st))
+		return UNWIND_STOP_NO_USER;
+	proc = bpf_map_lookup_elem(&unwind_procs, &rec->pid);
+	/* none, or read from the image this process had before an exec */
+	if (!proc || (proc->exec_id && proc->exec_id != rec->exec_id)) {
+		if (unwind_mode == UNWIND_MODE_AUTO) {
+			fp_stack(ctx, rec, nk, nu);
+			return UNWIND_STOP_NO_TABLE_YET;
+		}
+		rec->frames[nk] = st.pc;
+		*nu = 1;
+		return UNWIND_STOP_NO_TABLE_YET;
+	}
+	st.map_first = proc->map_first;
+	st.map_count = proc->map_count < UNWIND_MAX_PROC_MAPPINGS ? proc->map_count
+								  : UNWIND_MAX_PROC_MAPPINGS;
+	st.cached = proc->map_first;
+	st.fp_ok = unwind_mode == UNWIND_MODE_AUTO;
+	st.stop = UNWIND_STOP_TRUNCATED;
+	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, &st, 0);
+	*nu = st.n;
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_CFI, st.nr_cfi);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_PLT, st.nr_plt);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_SIGNAL, st.nr_signal);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_FP, st.nr_fp);
+	return st.stop;
 }
 
 /*
@@ -124,7 +213,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct sample_record *rec;
-	__u32 zero = 0, cpu, nk = 0, nu = 0;
+	__u32 cpu, nk = 0, nu = 0, stop;
 	__u64 flags = BPF_RB_NO_WAKEUP, size;
 	long len;
 	void *ring;
@@ -137,7 +226,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 	inc_stat(SAMPLER_STAT_SAMPLES);
 
-	rec = bpf_map_lookup_elem(&scratch, &zero);
+	rec = scratch_record();
 	if (!rec) {
 		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
 		return 0;
@@ -172,16 +261,18 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (nk == SAMPLER_MAX_KSTACK)
 		rec->flags |= SAMPLE_F_KSTACK_TRUNCATED;
 
-	len = bpf_get_stack(ctx, &rec->frames[nk], SAMPLER_MAX_USTACK * sizeof(__u64),
-			    BPF_F_USER_STACK);
-	if (len < 0)
-		inc_stat(SAMPLER_STAT_USTACK_ERR);
+	if (unwind_mode == UNWIND_MODE_FP)
+		stop = fp_stack(ctx, rec, nk, &nu);
 	else
-		nu = len / sizeof(__u64);
+		stop = native_stack(ctx, rec, nk, &nu);
 	if (nu > SAMPLER_MAX_USTACK)
 		nu = SAMPLER_MAX_USTACK;
-	if (nu == SAMPLER_MAX_USTACK)
+	if (stop == UNWIND_STOP_TRUNCATED)
 		rec->flags |= SAMPLE_F_USTACK_TRUNCATED;
+	if (stop >= UNWIND_STOP_MAX)
+		stop = UNWIND_STOP_BAD_FRAME;
+	rec->flags |= stop << SAMPLE_USTOP_SHIFT;
+	inc_stat(SAMPLER_STAT_USTOP_FIRST + stop);
 
 	rec->nr_kframes = nk;
 	rec->nr_uframes = nu;

@@ -13,10 +13,11 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "unwind.h"
 
 /* kernel frames kept per sample; the kernel's own limit is 127 */
 #define SAMPLER_MAX_KSTACK 64
-/* user frames kept per sample (frame-pointer walk by bpf_get_stack) */
+/* user frames kept per sample */
 #define SAMPLER_MAX_USTACK 127
 #define SAMPLER_MAX_FRAMES (SAMPLER_MAX_KSTACK + SAMPLER_MAX_USTACK)
 
@@ -26,6 +27,17 @@
 #define SAMPLE_F_USTACK_TRUNCATED (1u << 0) /* user stack hit SAMPLER_MAX_USTACK */
 #define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
 #define SAMPLE_F_CONTEXT	  (1u << 2) /* span_id, local_root_span_id and tags are valid */
+/* bits 8-15: why the user stack ends (enum unwind_stop) */
+#define SAMPLE_USTOP_SHIFT 8
+#define SAMPLE_USTOP_MASK  (0xffu << SAMPLE_USTOP_SHIFT)
+#define SAMPLE_USTOP(flags) (((flags) & SAMPLE_USTOP_MASK) >> SAMPLE_USTOP_SHIFT)
+
+/*
+ * A user frame other than the first with this bit set is an exact
+ * instruction address (the interrupted pc a signal frame saved), not a
+ * return address; user addresses never have it (x86-64: below 2^57).
+ */
+#define SAMPLE_FRAME_EXACT (1ull << 63)
 
 /* tag ids carried per sample: as many as a context slot has (include/ctxprof_abi.h) */
 #define SAMPLER_NR_TAGS 10
@@ -35,7 +47,7 @@
  * The record is variable-length: the header is followed by nr_kframes kernel
  * frames and then nr_uframes user frames, leaf first, only those captured.
  * The first user frame is the interrupted instruction pointer; the others
- * are return addresses.
+ * are return addresses, but for those marked SAMPLE_FRAME_EXACT.
  */
 struct sample_record {
 	__u64 time_ns;	  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
@@ -90,6 +102,15 @@ enum sampler_stat {
 	SAMPLER_STAT_CTX_EMPTY,	   /* checksum 0: no context set, or a write in progress */
 	SAMPLER_STAT_CTX_TORN,	   /* checksum mismatch: a torn read, rejected */
 	SAMPLER_STAT_CTX_READ_ERR, /* the slot could not be read (unmapped, paged out) */
+	/* user stacks: one count per sample by why its stack ends, at
+	 * SAMPLER_STAT_USTOP_FIRST + enum unwind_stop ... */
+	SAMPLER_STAT_USTOP_FIRST,
+	SAMPLER_STAT_USTOP_LAST = SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_MAX - 1,
+	/* ... and user frames by how they were unwound (not counting the leaf) */
+	SAMPLER_STAT_UFRAMES_CFI,    /* a CFI row: CFA from rsp or rbp */
+	SAMPLER_STAT_UFRAMES_PLT,    /* a PLT stub's rule */
+	SAMPLER_STAT_UFRAMES_SIGNAL, /* through a signal frame */
+	SAMPLER_STAT_UFRAMES_FP,     /* by frame pointer (no CFI for that code) */
 	SAMPLER_STAT_MAX,
 };
 

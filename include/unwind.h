@@ -82,4 +82,69 @@ struct unwind_row {
 
 _Static_assert(sizeof(struct unwind_row) == 8, "unwind_row ABI");
 
+/*
+ * What the BPF unwinder knows of one process: its executable mappings, a
+ * sorted range of the mappings array, and the image they were read from.
+ */
+enum unwind_map_kind {
+	UNWIND_MAP_TABLE = 1, /* a file whose table is in the rows array */
+	UNWIND_MAP_FP,	      /* no CFI (a file without any, JIT code, the anonymous */
+			      /* executable memory of an interpreter): frame pointers */
+	UNWIND_MAP_NO_TABLE,  /* a file whose table could not be built or kept (too */
+			      /* large, no room, unreadable): frame pointers, counted */
+	UNWIND_MAP_KIND_MAX,
+};
+
+struct unwind_mapping {
+	__u64 start;	 /* first address */
+	__u64 end;	 /* one past the last */
+	__u64 bias;	 /* row pc = address - bias (load bias + the table's base) */
+	__u32 row_first; /* UNWIND_MAP_TABLE: the table's first row in the rows array */
+	__u32 row_count; /* and its number of rows */
+	__u32 kind;	 /* enum unwind_map_kind */
+	__u32 pad;	 /* zero */
+};
+
+_Static_assert(sizeof(struct unwind_mapping) == 40, "unwind_mapping ABI");
+
+struct unwind_proc {
+	__u32 map_first; /* its mappings: [map_first, map_first + map_count) */
+	__u32 map_count;
+	__u32 exec_id;	 /* the image they belong to (sample_record.exec_id); 0: any */
+	__u32 pad;	 /* zero */
+};
+
+_Static_assert(sizeof(struct unwind_proc) == 16, "unwind_proc ABI");
+
+/* how the sampler walks user stacks (the collector's --unwind) */
+enum unwind_mode {
+	UNWIND_MODE_FP = 0, /* the kernel's frame-pointer walk (bpf_get_stack) only */
+	UNWIND_MODE_AUTO,   /* tables where there are some, frame pointers elsewhere */
+	UNWIND_MODE_DWARF,  /* tables only: a frame without CFI ends the stack */
+};
+
+/* mappings of one process the unwinder searches; more are not installed */
+#define UNWIND_MAX_PROC_MAPPINGS 4096
+/* rows of one table the unwinder searches: 2^24 (24 halvings) */
+#define UNWIND_MAX_TABLE_ROWS (1u << 24)
+
+/*
+ * Why a user stack ends where it does: one per sample, in the record's
+ * flags (SAMPLE_USTOP()), and counted per reason.  A frame that cannot be
+ * unwound ends the stack: no address is guessed past it.
+ */
+enum unwind_stop {
+	UNWIND_STOP_COMPLETE = 0, /* the outermost frame was reached (CFI end, a 0 return address) */
+	UNWIND_STOP_TRUNCATED,	  /* SAMPLER_MAX_USTACK frames taken, more were left */
+	UNWIND_STOP_NO_MAPPING,	  /* a return address in no executable mapping known */
+	UNWIND_STOP_NO_CFI,	  /* in a file with a table, but no CFI covers the address */
+	UNWIND_STOP_UNSUPPORTED,  /* CFI the unwinder cannot follow */
+	UNWIND_STOP_READ_ERR,	  /* the stack could not be read there */
+	UNWIND_STOP_BAD_FRAME,	  /* a frame that does not go up the stack (corrupt or looping) */
+	UNWIND_STOP_NO_USER,	  /* no user context (a kernel thread) */
+	UNWIND_STOP_NO_TABLE_YET, /* the process has no tables yet: walked by frame pointers */
+	UNWIND_STOP_FP,		  /* --unwind fp: walked by frame pointers, end unknown */
+	UNWIND_STOP_MAX,
+};
+
 #endif /* CTXPROF_UNWIND_H */

@@ -22,6 +22,8 @@ enum {
 	OPT_DRAIN_THREADS,
 	OPT_NO_CONTEXT,
 	OPT_CHILDREN,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -37,6 +39,8 @@ static const struct option long_opts[] = {
 	{"drain-threads", required_argument, NULL, OPT_DRAIN_THREADS},
 	{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
+	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	{"btf", required_argument, NULL, OPT_BTF},
@@ -76,6 +80,22 @@ static void usage(FILE *f, const char *prog)
 		"                         (default: run until Ctrl-C or the process exits)\n"
 		"  -o, --output FILE      pprof file to write (default ctxprof-PID.pb.gz)\n"
 		"\n"
+		"User stacks:\n"
+		"      --unwind MODE      how user stacks are walked (default auto):\n"
+		"                         auto   from each file's CFI (.eh_frame), as perf\n"
+		"                                --call-graph dwarf would, in BPF; frame\n"
+		"                                pointers for code without CFI (JIT) and for\n"
+		"                                a process whose tables are not built yet\n"
+		"                         dwarf  CFI only: code without it ends the stack\n"
+		"                         fp     frame pointers only (the kernel's walk): the\n"
+		"                                cheapest, but code built without them (most\n"
+		"                                distribution binaries) yields short, partly\n"
+		"                                wrong stacks\n"
+		"                         auto and dwarf need Linux 5.17+ (bpf_loop); tables\n"
+		"                         are built once per file on a thread of their own\n"
+		"      --unwind-memory MIB  BPF memory for unwind tables, 8-4096 (default %d);\n"
+		"                         least recently used tables are evicted beyond it\n"
+		"\n"
 		"Continuous mode:\n"
 		"  -i, --interval SEC     write one profile every SEC seconds (>= 1) instead of\n"
 		"                         one at the end; files are named\n"
@@ -108,7 +128,8 @@ static void usage(FILE *f, const char *prog)
 		"At exit a summary shows samples, drops by reason and unique stacks.\n"
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
-		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_MAX_FILES,
+		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
+		CLI_DEFAULT_MAX_FILES,
 		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
 		CLI_DEFAULT_MAX_STACKS, prog);
 }
@@ -146,6 +167,8 @@ static void set_defaults(struct collector_opts *opts)
 	opts->status = -1;
 	opts->max_files = CLI_DEFAULT_MAX_FILES;
 	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
+	opts->unwind = UNWIND_MODE_AUTO;
+	opts->unwind_mib = CLI_DEFAULT_UNWIND_MIB;
 }
 
 /* a finite number of seconds in [min, a year] */
@@ -228,6 +251,22 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_NO_CONTEXT:
 			opts->context = false;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "auto"))
+				opts->unwind = UNWIND_MODE_AUTO;
+			else if (!strcmp(optarg, "dwarf"))
+				opts->unwind = UNWIND_MODE_DWARF;
+			else if (!strcmp(optarg, "fp"))
+				opts->unwind = UNWIND_MODE_FP;
+			else
+				return bad(err, prog, "--unwind", optarg, "auto, dwarf or fp");
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (parse_ulong(optarg, 8, 4096, &v))
+				return bad(err, prog, "--unwind-memory", optarg,
+					   "a number of MiB between 8 and 4096");
+			opts->unwind_mib = v;
 			break;
 		case OPT_RING_SIZE:
 			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "unwind.h"
 #include <sys/types.h>
 
 #define CLI_DEFAULT_FREQUENCY	  99
@@ -17,6 +18,7 @@
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
+#define CLI_DEFAULT_UNWIND_MIB	  64 /* BPF unwind tables, --unwind-memory */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -31,6 +33,8 @@ struct collector_opts {
 	unsigned int drain_threads; /* --drain-threads */
 	bool kernel;		    /* false with --no-kernel */
 	bool context;		    /* false with --no-context */
+	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
+	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
 	size_t ring_kib;	    /* --ring-size */
 	size_t max_stacks;	    /* --max-stacks */
 	const char *btf_path;	    /* --btf */

@@ -38,6 +38,7 @@
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
 #include "symbols/symbolizer.h"
+#include "unwind/unwinder.h"
 
 #define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 /*
@@ -57,9 +58,11 @@ struct collector {
 	struct app_context *app; /* NULL with --no-context */
 	struct thread_registry *reg;
 	struct tracker *tracker;
+	struct unwinder *unwinder; /* NULL with --unwind fp */
 	uint64_t exported; /* samples written into profiles so far */
 	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
+	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
 	struct export_result last; /* the latest file's counts */
 };
 
@@ -219,6 +222,39 @@ static void print_status(const struct collector *c, double elapsed, uint64_t *la
 	*last_t = elapsed;
 }
 
+/* how user stacks ended, how their frames were found, what the tables hold */
+static void print_unwind_summary(const struct collector *c, const uint64_t *st)
+{
+	struct unwinder_stats us;
+	int i;
+
+	fprintf(stderr, "ctxprof: user stacks by how they end:");
+	for (i = 0; i < UNWIND_STOP_MAX; i++)
+		if (st[SAMPLER_STAT_USTOP_FIRST + i] || i == UNWIND_STOP_COMPLETE)
+			fprintf(stderr, " %s=%llu", sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
+				(unsigned long long)st[SAMPLER_STAT_USTOP_FIRST + i]);
+	fprintf(stderr, "; cut at a return address outside executable mappings=%llu\n",
+		(unsigned long long)c->stacks_cut);
+	if (!c->unwinder)
+		return;
+	unwinder__stats(c->unwinder, &us);
+	fprintf(stderr,
+		"ctxprof: unwinding: frames by CFI %llu, PLT %llu, signal %llu, frame pointer "
+		"%llu; tables built %llu (%.0f ms, longest %.0f ms), shared %llu, no CFI %llu, "
+		"unreadable %llu, failed %llu, no room %llu, evicted %llu; %llu rows in %u "
+		"tables, %.1f of %.1f MiB\n",
+		(unsigned long long)st[SAMPLER_STAT_UFRAMES_CFI],
+		(unsigned long long)st[SAMPLER_STAT_UFRAMES_PLT],
+		(unsigned long long)st[SAMPLER_STAT_UFRAMES_SIGNAL],
+		(unsigned long long)st[SAMPLER_STAT_UFRAMES_FP], (unsigned long long)us.tables_built,
+		us.build_ns / 1e6, us.build_max_ns / 1e6, (unsigned long long)us.tables_shared,
+		(unsigned long long)us.files_no_cfi, (unsigned long long)us.files_unreadable,
+		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_no_room,
+		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
+		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
+		us.store.bytes / 1048576.0);
+}
+
 static void print_summary(const struct collector *c, const uint64_t *st,
 			  const struct drain_counters *dc, double elapsed, const char *why,
 			  double cpu_s)
@@ -241,6 +277,7 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
+	print_unwind_summary(c, st);
 	if (c->opts.all || c->opts.children) {
 		struct tracker_stats ts;
 
@@ -371,6 +408,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->exported += res.samples;
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
+	c->stacks_cut += res.stacks_cut;
 	c->last = res;
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
@@ -407,6 +445,9 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	st = process_states__get(c->states, c->reg, pid);
 	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9))
 		process_states__refresh(c->states, st);
+	/* a no-table-yet sample: installed unless its tables are current */
+	if (st && c->unwinder)
+		unwinder__request(c->unwinder, pid);
 }
 
 /* the target's libctxprof region, once it has created one */
@@ -433,10 +474,44 @@ static bool wait_target(int pidfd)
 	return poll(&p, pidfd >= 0, POLL_MS) > 0 && (p.revents & POLLIN);
 }
 
+/*
+ * The BPF unwinder's maps out of --unwind-memory: fixed parts for rules,
+ * mappings and processes, the rest rows (8 bytes each).  --unwind auto on a
+ * kernel without bpf_loop falls back to frame pointers, with a word.
+ */
+static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so, char *err_msg,
+			size_t err_len)
+{
+	uint64_t budget = (uint64_t)o->unwind_mib << 20, fixed;
+
+	if (so->unwind == UNWIND_MODE_FP)
+		return 0;
+	if (!sampler__can_unwind()) {
+		if (so->unwind == UNWIND_MODE_DWARF) {
+			snprintf(err_msg, err_len,
+				 "--unwind dwarf needs Linux 5.17+ (bpf_loop); use --unwind fp");
+			return -EOPNOTSUPP;
+		}
+		fprintf(stderr, "ctxprof: this kernel has no bpf_loop (Linux 5.17+): user stacks "
+				"are walked by frame pointers (--unwind fp)\n");
+		so->unwind = UNWIND_MODE_FP;
+		return 0;
+	}
+	so->unwind_rules = 1u << 16;
+	so->unwind_mappings = 1u << 16;
+	so->unwind_procs = 1u << 14;
+	fixed = so->unwind_rules * sizeof(struct unwind_rule) +
+		so->unwind_mappings * sizeof(struct unwind_mapping) +
+		so->unwind_procs * (sizeof(struct unwind_proc) + 64);
+	so->unwind_rows = (budget - fixed) / sizeof(struct unwind_row);
+	return 0;
+}
+
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
 	struct process_state *st = NULL;
+	int err;
 	struct sampler_opts so = {
 		.pid = o->all ? 0 : o->pid,
 		.filter_pids = o->children,
@@ -446,6 +521,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.btf_path = o->btf_path,
 		.nr_parts = o->drain_threads,
 		.read_context = o->context,
+		.unwind = o->unwind,
 	};
 
 	c->sym = symbolizer__new(o->kernel);
@@ -473,9 +549,24 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
 	}
+	err = unwind_setup(o, &so, err_msg, err_len);
+	if (err)
+		return err;
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
+	if (so.unwind != UNWIND_MODE_FP) {
+		struct unwinder_opts uo = {
+			.states = c->states,
+			.reg = c->reg,
+			.verbose = o->verbose,
+		};
+
+		sampler__unwind_maps(c->sampler, &uo.maps);
+		c->unwinder = unwinder__start(&uo, err_msg, err_len);
+		if (!c->unwinder)
+			return -errno;
+	}
 	c->tracker = tracker__start(
 		&(struct tracker_opts){
 			.root = o->pid,
@@ -652,8 +743,10 @@ cleanup:
 	/* the drains read the registry; freeing the registry retires every state */
 	drains__free(c.drains);
 	tracker__free(c.tracker);
+	unwinder__stop(c.unwinder);
 	thread_registry__free(c.reg);
 	thread_registry__unregister_thread();
+	unwinder__free(c.unwinder);
 	if (c.states)
 		process_states__collect(c.states, UINT64_MAX, app_context__release);
 	process_states__free(c.states);

@@ -133,9 +133,50 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 }
 
 /* the user frames of @t, named from its process image's mappings */
+/*
+ * What the root of a stack that ended early says, as a frame of its own: a
+ * stack is never silently short.  NULL: the stack is whole (or, walked by
+ * frame pointers on request, its end is unknown).
+ */
+static const char *stop_marker(uint32_t flags)
+{
+	switch (SAMPLE_USTOP(flags)) {
+	case UNWIND_STOP_TRUNCATED:
+		return "[truncated: deeper than 127 frames]";
+	case UNWIND_STOP_NO_MAPPING:
+		return "[unwind stopped: return address in no known mapping]";
+	case UNWIND_STOP_NO_CFI:
+		return "[unwind stopped: no CFI for the code]";
+	case UNWIND_STOP_UNSUPPORTED:
+		return "[unwind stopped: CFI the unwinder cannot follow]";
+	case UNWIND_STOP_READ_ERR:
+		return "[unwind stopped: stack unreadable]";
+	case UNWIND_STOP_BAD_FRAME:
+		return "[unwind stopped: corrupt frame]";
+	case UNWIND_STOP_NO_TABLE_YET:
+		return "[frame pointers: unwind tables not ready yet]";
+	default:
+		return NULL;
+	}
+}
+
+static int push_marker(struct exporter *st, const char *name)
+{
+	uint64_t function = pprof__function(st->p, name, name, NULL);
+
+	return push_loc(st, function ? pprof__location(st->p, 0, 0, function) : 0);
+}
+
+/*
+ * The user frames of @t, named from its process image's mappings.  A return
+ * address outside every executable mapping (a frame-pointer walk through
+ * code without frame pointers) is garbage: the stack is cut there, marked
+ * and counted, never shown as a frame.
+ */
 static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			    struct process_state *ps)
 {
+	const char *marker = stop_marker(t->flags);
 	const struct sym_map *m;
 	struct sym_frame f;
 	unsigned int i;
@@ -146,9 +187,17 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		pthread_mutex_lock(&ps->lock);
 	for (i = 0; i < t->nr_uframes && !st->err; i++) {
 		addr = t->frames[t->nr_kframes + i];
-		/* every user frame but the interrupted instruction is a return address */
-		ra = i > 0;
+		/* every user frame but the interrupted instruction is a return
+		 * address, unless a signal frame saved it */
+		ra = i > 0 && !(addr & SAMPLE_FRAME_EXACT);
+		addr &= ~SAMPLE_FRAME_EXACT;
 		m = ps && addr >= ra ? maps_history__find(&ps->maps, addr - ra, UINT64_MAX) : NULL;
+		if (!m && i > 0) {
+			st->res->stacks_cut++;
+			st->res->frames_cut += t->nr_uframes - i;
+			marker = "[unwind stopped: return address outside executable mappings]";
+			break;
+		}
 		if (m) {
 			symbolizer__user(st->sym, m, addr, ra, &f);
 		} else {
@@ -159,6 +208,8 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 	}
 	if (ps)
 		pthread_mutex_unlock(&ps->lock);
+	if (marker && !st->err)
+		st->err = push_marker(st, marker);
 }
 
 static void add_trace(void *ctx, const struct calltrace *t)

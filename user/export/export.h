@@ -12,6 +12,9 @@
  *   Pyroscope's otel-profiling-go uses) on samples taken inside a span;
  *   one label per tag, key and value as the application interned them (a
  *   tag the dictionary has not named yet is "ctxprof_tag_id" = its number).
+ * A user stack that ended early ends in a marker frame saying why (its
+ * sample's unwind stop reason, or a return address in no executable mapping,
+ * where the stack is cut).
  * Runs on the collector's main thread.
  */
 #ifndef CTXPROF_EXPORT_H
@@ -41,6 +44,8 @@ struct export_result {
 	uint64_t rows;	   /* pprof Samples written */
 	uint64_t traces;   /* distinct traces */
 	uint64_t no_trace; /* samples whose trace id had no stored trace (counted, not written) */
+	uint64_t stacks_cut; /* stacks cut at a return address in no executable mapping */
+	uint64_t frames_cut; /* the frames cut off them */
 	size_t locations;
 	size_t functions;
 	size_t mappings;

@@ -9,6 +9,7 @@
 
 struct process_states {
 	struct symbolizer *sym;
+	struct process_state_hooks hooks;
 	pthread_mutex_t retired_lock; /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
@@ -50,7 +51,8 @@ unsigned int process_states__collect(struct process_states *ps, uint64_t before_
 
 	pthread_mutex_lock(&ps->retired_lock);
 	for (pp = &ps->retired; (st = *pp);) {
-		if (st->retired_ns >= before_ns) {
+		if (st->retired_ns >= before_ns ||
+		    atomic_load_explicit(&st->pins, memory_order_acquire)) {
 			pp = &st->next_retired;
 			continue;
 		}
@@ -82,6 +84,11 @@ void process_states_retire(void *ctx, void *state)
 	struct process_state *st = state;
 
 	st->retired_ns = mono_ns();
+	pthread_mutex_lock(&st->lock);
+	st->retired = true;
+	if (ps->hooks.retired)
+		ps->hooks.retired(ps->hooks.ctx, st);
+	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_lock(&ps->retired_lock);
 	st->next_retired = ps->retired;
 	ps->retired = st;
@@ -103,8 +110,8 @@ static struct process_state *state_new(uint32_t pid, const struct process_image 
 	return st;
 }
 
-struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
-					  uint32_t pid)
+static struct process_state *get(struct process_states *ps, struct thread_registry *reg,
+				 uint32_t pid, bool pin)
 {
 	const struct process_image *img;
 	const struct process_info *p;
@@ -129,21 +136,40 @@ struct process_state *process_states__get(struct process_states *ps, struct thre
 		st = process_image__state(img);
 	}
 out:
+	/* in the read-side section the image, so its state, cannot be retired */
+	if (st && pin)
+		atomic_fetch_add_explicit(&st->pins, 1, memory_order_acq_rel);
 	thread_registry__read_unlock();
 	return st;
+}
+
+struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
+					  uint32_t pid)
+{
+	return get(ps, reg, pid, false);
+}
+
+struct process_state *process_states__get_pinned(struct process_states *ps,
+						 struct thread_registry *reg, uint32_t pid)
+{
+	return get(ps, reg, pid, true);
 }
 
 int process_states__refresh(struct process_states *ps, struct process_state *st)
 {
 	uint64_t now = mono_ns();
-	int err;
+	int ret;
 
 	pthread_mutex_lock(&st->lock);
-	err = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
+	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
+	if (ret > 0)
+		st->maps_gen++;
 	pthread_mutex_unlock(&st->lock);
 	atomic_store_explicit(&st->refresh_after_ns, now + PROCESS_STATE_REFRESH_NS,
 			      memory_order_relaxed);
-	return err;
+	if (ret > 0 && ps->hooks.mapped)
+		ps->hooks.mapped(ps->hooks.ctx, st);
+	return ret < 0 ? ret : 0;
 }
 
 struct process_state *process_states__find(struct process_states *ps, struct thread_registry *reg,
@@ -180,6 +206,11 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 		return unknown;
 	/* a sample without an exec id (0) takes whatever the pid has now */
 	return exec_id ? NULL : cur;
+}
+
+void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h)
+{
+	ps->hooks = *h;
 }
 
 unsigned int process_states__nr_retired(struct process_states *ps)

@@ -35,6 +35,7 @@
 #include "symbols/maps_history.h"
 
 struct app_region;
+struct unwind_proc_state;
 
 /* a sampled process's mappings are re-read at most this often */
 #define PROCESS_STATE_REFRESH_NS 1000000000ull
@@ -50,7 +51,12 @@ struct process_state {
 	 * loaded since); 0 until the first read.  Read without @lock by the
 	 * drain threads, which ask the main thread for a refresh past it. */
 	_Atomic uint64_t refresh_after_ns;
+	uint32_t maps_gen; /* bumped under @lock each time @maps gains a snapshot */
+	/* what the BPF unwinder has of it (unwind/unwinder.c), under @lock */
+	struct unwind_proc_state *unwind;
+	bool retired;		 /* under @lock: the image is gone */
 	struct app_region *app;	 /* its libctxprof region, NULL when none (main thread) */
+	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
 	struct process_state *next_retired;
@@ -90,6 +96,19 @@ struct process_state *process_states__get(struct process_states *ps, struct thre
 					  uint32_t pid);
 
 /**
+ * process_states__get_pinned() - process_states__get(), pinned: collect
+ * skips the state until process_states__unpin(), so a thread other than
+ * the collector's may keep it across long work (a table build).
+ */
+struct process_state *process_states__get_pinned(struct process_states *ps,
+						 struct thread_registry *reg, uint32_t pid);
+
+static inline void process_states__unpin(struct process_state *st)
+{
+	__atomic_fetch_sub(&st->pins, 1, __ATOMIC_ACQ_REL);
+}
+
+/**
  * process_states__refresh() - re-read @st's mappings (cheap when unchanged)
  * and set its next refresh PROCESS_STATE_REFRESH_NS from now.
  * Return: 0 or -errno (-ESRCH: gone).
@@ -107,12 +126,28 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 
 /**
  * process_states__collect() - free states retired before @before_ns
- * (CLOCK_MONOTONIC).  Exporter's thread, after an export.
+ * (CLOCK_MONOTONIC) and not pinned.  Exporter's thread, after an export.
  * @free_app: releases a state's app region (NULL when there are none)
  * Return: how many were freed.
  */
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
 				     void (*free_app)(struct app_region *));
+
+/*
+ * Hooks for the module that keeps per-image data outside the collector (the
+ * BPF unwinder): @mapped runs after a refresh added a snapshot to a state's
+ * maps, on the refreshing thread, without @lock; @retired when the registry
+ * let the image go, on its reclaim thread, with @lock held (detach what
+ * belongs to you, queue it, return: no blocking, no registry calls).
+ */
+struct process_state_hooks {
+	void (*mapped)(void *ctx, struct process_state *st);
+	void (*retired)(void *ctx, struct process_state *st);
+	void *ctx;
+};
+
+/** process_states__set_hooks() - before any state exists. */
+void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h);
 
 /** process_states__nr_retired() - states waiting to be collected. */
 unsigned int process_states__nr_retired(struct process_states *ps);

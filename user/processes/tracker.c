@@ -141,9 +141,10 @@ static int collect_wanted(void *ctx, const struct process_info *p)
 }
 
 /*
- * A state (labels only; mappings are read at the first sample) for every
- * profiled process that runs already, so one that exits before its first
- * sample is handled still has its name.
+ * A state, its mappings read, for every profiled process that runs already:
+ * one that exits before its first sample is handled still has its name, and
+ * its unwind tables are built before its samples come (the read calls the
+ * states' hooks).
  */
 static void seed_states(struct tracker *t)
 {
@@ -155,7 +156,7 @@ static void seed_states(struct tracker *t)
 	thread_registry__read_unlock();
 	for (i = 0; i < l.nr; i++)
 		if (tracker__wants(t, l.pids[i]))
-			process_states__get(t->o.states, t->reg, l.pids[i]);
+			snapshot(t, l.pids[i]);
 	free(l.pids);
 }
 

@@ -102,7 +102,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	/* load first: the slot's cache line is written only when the pid changes */
 	recent = &d->recent[rec->pid % DRAIN_RECENT_PIDS];
 	if (atomic_load_explicit(recent, memory_order_relaxed) != rec->pid &&
-	    maps_due(d->set->reg, rec))
+	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || maps_due(d->set->reg, rec)))
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
 	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
 					  rec->nr_kframes, rec->nr_uframes, rec->flags);

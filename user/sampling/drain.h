@@ -5,9 +5,10 @@
  * Each drain thread owns one sampler part (a fixed subset of the CPUs' rings)
  * and, per record: validates it, puts its stack into the shared call-trace
  * storage (lock-free), counts it in the thread's own sample table, and looks
- * its thread up in the RCU registry (wait-free) to learn whether the
- * collector has read its process's mappings yet; if not, the process goes
- * into a lossy "to map" set the main thread empties.  No allocation, lock or
+ * its thread up in the RCU registry (wait-free) to learn whether its
+ * process's mappings are due a read; if so, or if the sample found no unwind
+ * tables for it, the process goes into a lossy "to map" set the main thread
+ * empties.  No allocation, lock or
  * syscall per record.
  *
  * Every drain owns two sample tables: it writes the active one while the

@@ -51,6 +51,20 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_CTX_EMPTY] = "context_empty",
 	[SAMPLER_STAT_CTX_TORN] = "context_torn",
 	[SAMPLER_STAT_CTX_READ_ERR] = "context_read_error",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_COMPLETE] = "complete",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_TRUNCATED] = "truncated",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_MAPPING] = "no_mapping",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_CFI] = "no_cfi",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_UNSUPPORTED] = "unsupported_cfi",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_READ_ERR] = "stack_unreadable",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_BAD_FRAME] = "bad_frame",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_USER] = "no_user_context",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_TABLE_YET] = "no_table_yet",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_FP] = "frame_pointers",
+	[SAMPLER_STAT_UFRAMES_CFI] = "frames_cfi",
+	[SAMPLER_STAT_UFRAMES_PLT] = "frames_plt",
+	[SAMPLER_STAT_UFRAMES_SIGNAL] = "frames_signal",
+	[SAMPLER_STAT_UFRAMES_FP] = "frames_fp",
 };
 
 const char *sampler_stat_name(enum sampler_stat stat)
@@ -228,7 +242,15 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
+	s->skel->rodata->unwind_mode = opts->unwind;
 	bpf_map__set_max_entries(s->skel->maps.rings, s->nr_possible);
+	/* --unwind fp never reads them: keep them at one entry */
+	if (opts->unwind != UNWIND_MODE_FP) {
+		bpf_map__set_max_entries(s->skel->maps.unwind_rows, opts->unwind_rows);
+		bpf_map__set_max_entries(s->skel->maps.unwind_rules, opts->unwind_rules);
+		bpf_map__set_max_entries(s->skel->maps.unwind_mappings, opts->unwind_mappings);
+		bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
+	}
 	err = create_rings(s, opts->ring_bytes, err_msg, err_len);
 	if (err)
 		goto err_free;
@@ -315,6 +337,25 @@ int sampler__pid_map_fd(const struct sampler *s)
 int sampler__ctx_map_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.ctx_slots);
+}
+
+void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out)
+{
+	*out = (struct unwind_store_maps){
+		.rows_fd = bpf_map__fd(s->skel->maps.unwind_rows),
+		.rules_fd = bpf_map__fd(s->skel->maps.unwind_rules),
+		.mappings_fd = bpf_map__fd(s->skel->maps.unwind_mappings),
+		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
+		.nr_rows = bpf_map__max_entries(s->skel->maps.unwind_rows),
+		.nr_rules = bpf_map__max_entries(s->skel->maps.unwind_rules),
+		.nr_mappings = bpf_map__max_entries(s->skel->maps.unwind_mappings),
+		.nr_procs = bpf_map__max_entries(s->skel->maps.unwind_procs),
+	};
+}
+
+bool sampler__can_unwind(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 }
 
 int sampler__nr_parts(const struct sampler *s)

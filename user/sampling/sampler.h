@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "records.h"
+#include "unwind/unwind_store.h"
 
 struct sampler;
 
@@ -41,6 +42,9 @@ struct sampler_opts {
 	const char *btf_path;	/* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
 	int nr_parts;		/* ring consumers (drain threads); capped at the CPU count */
 	bool read_context;	/* read the libctxprof context slots in sampler__ctx_map_fd() */
+	enum unwind_mode unwind; /* how user stacks are walked */
+	/* sizes of the unwinder's maps (unwind != UNWIND_MODE_FP) */
+	uint32_t unwind_rows, unwind_rules, unwind_mappings, unwind_procs;
 };
 
 /**
@@ -85,6 +89,18 @@ int sampler__ctx_map_fd(const struct sampler *s);
  * process ids (u32 -> u8) to profile.
  */
 int sampler__pid_map_fd(const struct sampler *s);
+
+/**
+ * sampler__unwind_maps() - the BPF unwinder's maps, for the unwinder
+ * (unwind/unwinder.h) to fill.
+ */
+void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out);
+
+/**
+ * sampler__can_unwind() - whether this kernel runs the table unwinder
+ * (bpf_loop, Linux 5.17+); without it only UNWIND_MODE_FP loads.
+ */
+bool sampler__can_unwind(void);
 
 /** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
 int sampler__nr_parts(const struct sampler *s);

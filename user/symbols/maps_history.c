@@ -204,6 +204,7 @@ static int add_text(struct maps_history *h, struct symbolizer *sym, pid_t pid, c
 			free(snap.maps);
 			goto out_free_maps;
 		}
+		err = 1;
 	}
 	free(h->text);
 	h->text = text;

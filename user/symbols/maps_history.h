@@ -48,7 +48,8 @@ struct maps_history {
  * executable mappings changed; ELF files of new mappings are opened inside
  * the process's root through @sym.  Cheap when the text is unchanged.
  * @now_ns: CLOCK_MONOTONIC time of the read
- * Return: 0, or -errno (-ESRCH: the process is gone; earlier snapshots stay).
+ * Return: 1 when a snapshot was added, 0 when the executable mappings are
+ * unchanged, or -errno (-ESRCH: the process is gone; earlier snapshots stay).
  */
 int maps_history__refresh(struct maps_history *h, struct symbolizer *sym, pid_t pid,
 			  uint64_t now_ns);

@@ -51,21 +51,13 @@ static int openat2_retry(int dirfd, const char *path, struct open_how *how)
 	return fd < 0 ? -errno : fd;
 }
 
-int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+/* open the regular file behind an O_PATH fd for reading, consuming @path_fd */
+static int reopen_regular(int path_fd, uint64_t max_size, struct stat *st)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char self_path[32];
 	struct stat tmp;
-	int path_fd, fd, err;
+	int fd, err;
 
-	if (!path || !*path)
-		return -EINVAL;
-	path_fd = openat2_retry(root_fd, path, &how);
-	if (path_fd < 0)
-		return path_fd;
 	if (fstat(path_fd, &tmp) < 0) {
 		err = -errno;
 		goto out_close_path;
@@ -104,4 +96,36 @@ out_close_fd:
 out_close_path:
 	close(path_fd);
 	return err;
+}
+
+int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int path_fd;
+
+	if (!path || !*path)
+		return -EINVAL;
+	path_fd = openat2_retry(root_fd, path, &how);
+	if (path_fd < 0)
+		return path_fd;
+	return reopen_regular(path_fd, max_size, st);
+}
+
+int safe_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint64_t max_size, struct stat *st)
+{
+	char path[80];
+	int path_fd;
+
+	if (pid <= 0 || start >= end)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	/* the magic link names the mapped inode itself: follow it, to an O_PATH fd */
+	path_fd = open(path, O_PATH | O_CLOEXEC);
+	if (path_fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return reopen_regular(path_fd, max_size, st);
 }

@@ -42,4 +42,16 @@ int proc_root_open(pid_t pid);
  */
 int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 
+/**
+ * safe_open_mapped() - open the very file @pid maps at [@start, @end), through
+ * /proc/PID/map_files: whatever its path names now (a deleted or replaced
+ * file, a planted one in a container), this is the inode mapped.  The same
+ * checks as safe_open_in_root(): a regular file up to @max_size, opened
+ * read-only after the check.
+ * Return: a read-only O_CLOEXEC fd, or -errno: -EPERM without CAP_SYS_ADMIN
+ * or CAP_CHECKPOINT_RESTORE (the kernel's rule for map_files), -ESRCH when
+ * the mapping or the process is gone, -EINVAL, -EFBIG as above.
+ */
+int safe_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint64_t max_size, struct stat *st);
+
 #endif /* CTXPROF_SAFE_OPEN_H */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * native_unwind - walk a user stack (x86-64) with the unwind tables the
+ * collector built from each file's CFI (user/unwind/, include/unwind.h).
+ * Included by sampler.bpf.c; BPF-only.
+ *
+ * Per frame: find the mapping holding the pc among the process's executable
+ * mappings (binary search over its range of unwind_mappings, the last hit
+ * first), then the table row covering it (binary search over the file's rows
+ * in unwind_rows), then apply the row's rule: the CFA from rsp or rbp, the
+ * return address at CFA - 8, the caller's rbp where the rule says.  Code
+ * without CFI (JIT, a file without .eh_frame) is walked by its frame
+ * pointer.  A frame that cannot be unwound ends the stack with a reason
+ * (enum unwind_stop): no address past it is ever guessed.
+ *
+ * The frame loop runs under bpf_loop() (Linux 5.17+): the verifier checks
+ * one step, not 127 unrolled copies with their nested searches, and the
+ * kernel inlines the loop.  Tail calls would run on older kernels but cost
+ * 33-call budgets, per-step state in a map and a program per hop; the
+ * collector falls back to --unwind fp where bpf_loop is missing.
+ */
+#ifndef CTXPROF_NATIVE_UNWIND_BPF_H
+#define CTXPROF_NATIVE_UNWIND_BPF_H
+
+#include "records.h"
+#include "unwind.h"
+
+/* every table's rows, one after another; the collector writes them (mmap) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized before load */
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+/* the distinct rules every row points into */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized before load */
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+} unwind_rules SEC(".maps");
+
+/* every profiled process's executable mappings, a sorted range each */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* resized before load */
+	__type(key, __u32);
+	__type(value, struct unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+/* tgid -> its range of mappings; no entry: no tables yet */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized before load */
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+/* the walk, on the program's stack; the frames go into the scratch record */
+struct ustack_walk {
+	__u64 pc;
+	__u64 sp;
+	__u64 bp;
+	__u32 base;	 /* frames[] index of the first user frame */
+	__u32 n;	 /* user frames recorded */
+	__u32 map_first; /* the process's mappings */
+	__u32 map_count;
+	__u32 cached;	 /* mappings index of the last hit */
+	__u32 stop;	 /* enum unwind_stop, once the walk ended */
+	__u32 exact;	 /* pc is exact: the leaf, or the pc a signal frame saved */
+	__u32 fp_ok;	 /* code without CFI may be walked by frame pointer */
+	__u32 nr_cfi, nr_plt, nr_signal, nr_fp; /* frames by method, for the counters */
+};
+
+/* the sigcontext the kernel pushed, as __restore_rt's rsp sees it */
+#define SIGFRAME_UC	     0 /* rsp points at the struct ucontext */
+#define SIGFRAME_MCONTEXT(f) (SIGFRAME_UC + __builtin_offsetof(struct ucontext, uc_mcontext) + \
+			      __builtin_offsetof(struct sigcontext_64, f))
+
+static __always_inline int read_user_u64(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
+}
+
+static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st,
+								  __u64 addr)
+{
+	const struct unwind_mapping *m;
+	__u32 lo = 0, hi = st->map_count, mid, idx, i;
+
+	m = bpf_map_lookup_elem(&unwind_mappings, &st->cached);
+	if (m && addr >= m->start && addr < m->end)
+		return m;
+	/* the last mapping whose start <= addr; 13 halvings cover 4096 */
+	for (i = 0; i < 13 && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		idx = st->map_first + mid;
+		m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+		if (!m)
+			return NULL;
+		if (m->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	idx = st->map_first + lo - 1;
+	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	if (!m || addr >= m->end)
+		return NULL;
+	st->cached = idx;
+	return m;
+}
+
+/* the rule of the last row whose pc <= @off, NULL when none */
+static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m,
+							   __u64 off)
+{
+	const struct unwind_row *row;
+	__u32 lo = 0, hi = m->row_count, mid, idx, i;
+
+	if (off > 0xffffffffull || hi > UNWIND_MAX_TABLE_ROWS)
+		return NULL;
+	for (i = 0; i < 25 && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		idx = m->row_first + mid;
+		row = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!row)
+			return NULL;
+		if (row->pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	idx = m->row_first + lo - 1;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row)
+		return NULL;
+	return bpf_map_lookup_elem(&unwind_rules, &row->rule);
+}
+
+static __always_inline long unwind_end(struct ustack_walk *st, __u32 why)
+{
+	st->stop = why;
+	return 1;
+}
+
+/* one frame by its frame pointer: [rbp] = caller's rbp, [rbp + 8] = return address */
+static __always_inline long step_fp(struct ustack_walk *st)
+{
+	__u64 ra, bp;
+
+	if (!st->bp)
+		return unwind_end(st, UNWIND_STOP_COMPLETE);
+	if (st->bp < st->sp || (st->bp & 7))
+		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
+	if (read_user_u64(st->bp + 8, &ra) || read_user_u64(st->bp, &bp))
+		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	st->sp = st->bp + 16;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	st->nr_fp++;
+	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
+}
+
+/* through a signal frame: the interrupted registers from the kernel's sigcontext */
+static __always_inline long step_signal(struct ustack_walk *st)
+{
+	__u64 pc, sp, bp;
+
+	if (read_user_u64(st->sp + SIGFRAME_MCONTEXT(ip), &pc) ||
+	    read_user_u64(st->sp + SIGFRAME_MCONTEXT(sp), &sp) ||
+	    read_user_u64(st->sp + SIGFRAME_MCONTEXT(bp), &bp))
+		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	st->pc = pc;
+	st->sp = sp;
+	st->bp = bp;
+	st->exact = 1;
+	st->nr_signal++;
+	return 0;
+}
+
+static __always_inline long step_rule(struct ustack_walk *st, const struct unwind_rule *r)
+{
+	__u64 cfa, ra, bp = st->bp;
+
+	switch (r->cmd) {
+	case UNWIND_CMD_CFA_RSP:
+		cfa = st->sp + r->cfa_off;
+		st->nr_cfi++;
+		break;
+	case UNWIND_CMD_CFA_RBP:
+		cfa = st->bp + r->cfa_off;
+		st->nr_cfi++;
+		break;
+	case UNWIND_CMD_CFA_RBP_DEREF:
+		if (read_user_u64(st->bp + r->cfa_off, &cfa))
+			return unwind_end(st, UNWIND_STOP_READ_ERR);
+		st->nr_cfi++;
+		break;
+	case UNWIND_CMD_PLT:
+		cfa = st->sp + r->cfa_off + ((st->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
+		st->nr_plt++;
+		break;
+	case UNWIND_CMD_SIGNAL:
+		return step_signal(st);
+	case UNWIND_CMD_END:
+		return unwind_end(st, UNWIND_STOP_COMPLETE);
+	case UNWIND_CMD_FP:
+		return step_fp(st);
+	case UNWIND_CMD_INVALID:
+		return unwind_end(st, UNWIND_STOP_NO_CFI);
+	default:
+		return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+	}
+	/* the caller's rsp is the CFA, above ours: anything else is corrupt or a loop */
+	if (cfa <= st->sp)
+		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
+	if (read_user_u64(cfa - 8, &ra))
+		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	switch (r->rbp) {
+	case UNWIND_RBP_SAME:
+		break;
+	case UNWIND_RBP_CFA:
+		if (read_user_u64(cfa + r->rbp_off, &bp))
+			return unwind_end(st, UNWIND_STOP_READ_ERR);
+		break;
+	case UNWIND_RBP_RBP:
+		if (read_user_u64(st->bp + r->rbp_off, &bp))
+			return unwind_end(st, UNWIND_STOP_READ_ERR);
+		break;
+	default:
+		bp = 0;
+		break;
+	}
+	st->pc = ra;
+	st->sp = cfa;
+	st->bp = bp;
+	st->exact = 0;
+	/* a zero return address is how an outermost frame without CFI ends */
+	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
+}
+
+static __always_inline struct sample_record *scratch_record(void);
+
+static long unwind_step(__u32 i, void *ctx)
+{
+	struct ustack_walk *st = ctx;
+	const struct unwind_mapping *m;
+	const struct unwind_rule *r;
+	struct sample_record *rec;
+	__u64 lookup, frame;
+	__u32 idx;
+
+	rec = scratch_record();
+	if (!rec)
+		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
+	idx = st->base + st->n;
+	if (st->n >= SAMPLER_MAX_USTACK || idx >= SAMPLER_MAX_FRAMES)
+		return unwind_end(st, UNWIND_STOP_TRUNCATED);
+	/* a return address points past its call: the call is at pc - 1 */
+	lookup = st->exact ? st->pc : st->pc - 1;
+	frame = st->pc;
+	if (st->exact && st->n)
+		frame |= SAMPLE_FRAME_EXACT;
+	m = find_mapping(st, lookup);
+	if (!m) {
+		/* the leaf is where the CPU was, mapped or not; a return address
+		 * nowhere executable is garbage and is not recorded */
+		if (!st->n) {
+			rec->frames[idx] = frame;
+			st->n++;
+		}
+		return unwind_end(st, UNWIND_STOP_NO_MAPPING);
+	}
+	rec->frames[idx] = frame;
+	st->n++;
+	if (m->kind == UNWIND_MAP_TABLE) {
+		r = find_rule(m, lookup - m->bias);
+		if (!r)
+			return unwind_end(st, UNWIND_STOP_NO_CFI);
+		return step_rule(st, r);
+	}
+	if (!st->fp_ok)
+		return unwind_end(st, UNWIND_STOP_NO_CFI);
+	return step_fp(st);
+}
+
+#endif /* CTXPROF_NATIVE_UNWIND_BPF_H */
