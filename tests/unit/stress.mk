@@ -7,7 +7,7 @@
 
 STRESS_CC ?= $(CLANG)
 STRESS_SRCS := tests/unit/stress_calltrace_storage.c user/storage/calltrace_storage.c
-STRESS_DEPS := $(STRESS_SRCS) user/storage/calltrace_storage.h tests/unit/stress.mk
+STRESS_DEPS := $(STRESS_SRCS) user/storage/calltrace_storage.h user/util/hash.h tests/unit/stress.mk
 STRESS_CFLAGS := -g -O1 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
 	-DCALLTRACE_STRESS_HOOKS $(EXTRA_CFLAGS)
 STRESS_BINS += $(OUTPUT)/tests/stress_calltrace_storage_tsan \

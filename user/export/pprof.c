@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "export/pprof.h"
+#include "util/hash.h"
 
 /* field numbers from profile.proto */
 enum {
@@ -215,37 +216,6 @@ static void *array_grow(void *arr, size_t *cap, size_t need, size_t size)
 		}                                                                                  \
 		__err;                                                                             \
 	})
-
-/* --- hashing */
-
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h;
-}
-
-/* murmur3's finalizer: spreads every input bit over the bits we mask with */
-static uint32_t hash_final(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
-static uint32_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return hash_final(h ^ len);
-}
 
 /* --- index tables */
 
@@ -517,10 +487,10 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 	if (intern_string(p, m->filename, &key.filename) ||
 	    intern_string(p, m->build_id, &key.build_id))
 		return 0;
-	h = hash_mix(key.memory_start, key.memory_limit);
-	h = hash_mix(h, key.file_offset);
-	h = hash_mix(h, (uint64_t)key.filename << 32 | key.build_id);
-	hash = hash_final(h);
+	h = hash_combine(key.memory_start, key.memory_limit);
+	h = hash_combine(h, key.file_offset);
+	h = hash_combine(h, (uint64_t)key.filename << 32 | key.build_id);
+	hash = hash_u64(h);
 	slot = id_table__lookup(&p->mapping_idx, hash, mapping_eq, p, &key);
 	if (slot) {
 		/* one unnamed frame is enough to let pprof symbolize the mapping again */
@@ -545,7 +515,7 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 	if (intern_string(p, name, &key.name) || intern_string(p, system_name, &key.system_name) ||
 	    intern_string(p, filename, &key.filename))
 		return 0;
-	hash = hash_final(hash_mix(((uint64_t)key.name << 32) | key.system_name, key.filename));
+	hash = hash_u64(hash_combine(((uint64_t)key.name << 32) | key.system_name, key.filename));
 	slot = id_table__lookup(&p->function_idx, hash, function_eq, p, &key);
 	if (slot)
 		return slot->ref;
@@ -570,7 +540,7 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 	key.address = address;
 	key.mapping_id = mapping_id;
 	key.function_id = function_id;
-	hash = hash_final(hash_mix(address, (mapping_id << 32) | function_id));
+	hash = hash_u64(hash_combine(address, (mapping_id << 32) | function_id));
 	slot = id_table__lookup(&p->location_idx, hash, location_eq, p, &key);
 	if (slot)
 		return slot->ref;

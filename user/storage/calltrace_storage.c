@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "storage/calltrace_storage.h"
+#include "util/hash.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CT_ASAN 1
@@ -170,16 +171,6 @@ static inline uint64_t rotl64(uint64_t x, int r)
 	return x << r | x >> (64 - r);
 }
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 #define P1 0x9e3779b185ebca87ULL
 #define P2 0xc2b2ae3d27d4eb4fULL
 #define P3 0x165667b19e3779f9ULL
@@ -195,7 +186,7 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 #else
 static inline uint64_t mum(uint64_t a, uint64_t b)
 {
-	return mix64(a) ^ mix64(b + P3);
+	return hash_u64(a) ^ hash_u64(b + P3);
 }
 #endif
 
@@ -219,7 +210,7 @@ uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, 
 	}
 	if (i < n)
 		h += mum(frames[i] ^ ka, kb ^ n);
-	h = mix64(h ^ rotl64(seed, 29) ^ n);
+	h = hash_u64(h ^ rotl64(seed, 29) ^ n);
 	/* 0 marks an empty slot */
 	return h ? h : 1;
 }
@@ -989,7 +980,7 @@ void trace_id_set__free(struct trace_id_set *set)
 
 static size_t id_slot(const struct trace_id_set *set, uint64_t id)
 {
-	size_t i = mix64(id) & set->mask;
+	size_t i = hash_u64(id) & set->mask;
 
 	while (set->ids[i] && set->ids[i] != id)
 		i = (i + 1) & set->mask;
