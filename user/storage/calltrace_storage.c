@@ -166,51 +166,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-	return x << r | x >> (64 - r);
-}
-
-#define P1 0x9e3779b185ebca87ULL
-#define P2 0xc2b2ae3d27d4eb4fULL
-#define P3 0x165667b19e3779f9ULL
-
-#ifdef __SIZEOF_INT128__
-/* wyhash's mum: a full 64x64->128 multiply, folded */
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-#else
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-	return hash_u64(a) ^ hash_u64(b + P3);
-}
-#endif
-
 /*
- * The hit path hashes every frame, so: one independent multiply per pair of
- * frames (no dependency chain but the adds), keyed by position so that order
- * matters, then one avalanche.
+ * The hit path hashes every frame: hash_words() costs one independent
+ * multiply per pair of frames.
  */
 uint64_t calltrace_hash(uint32_t pid, const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
 			uint32_t flags)
 {
 	uint64_t seed = ((uint64_t)pid << 32) ^ ((uint64_t)nr_kframes << 16) ^ nr_uframes ^
 			((uint64_t)flags << 48);
-	uint64_t h = seed ^ P3, ka = P1, kb = P2;
-	unsigned int i = 0, n = nr_kframes + nr_uframes;
+	uint64_t h = hash_words(seed, frames, nr_kframes + nr_uframes);
 
-	for (; i + 2 <= n; i += 2) {
-		h += mum(frames[i] ^ ka, frames[i + 1] ^ kb);
-		ka += P3;
-		kb += P1;
-	}
-	if (i < n)
-		h += mum(frames[i] ^ ka, kb ^ n);
-	h = hash_u64(h ^ rotl64(seed, 29) ^ n);
 	/* 0 marks an empty slot */
 	return h ? h : 1;
 }
