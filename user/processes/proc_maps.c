@@ -18,6 +18,7 @@
 
 #include "util/array.h"
 #include "processes/proc_maps.h"
+#include "util/ranges.h"
 #include "util/read_capped.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -334,21 +335,7 @@ void proc_maps__free(struct proc_maps *pm)
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
 {
-	size_t lo = 0, hi;
-
 	if (!pm)
 		return NULL;
-	/* find the last mapping starting at or below addr */
-	hi = pm->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= pm->maps[lo - 1].end)
-		return NULL;
-	return &pm->maps[lo - 1];
+	return RANGE_FIND(pm->maps, pm->nr, start, end, addr);
 }

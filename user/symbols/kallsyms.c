@@ -15,6 +15,7 @@
 
 #include "util/array.h"
 #include "symbols/kallsyms.h"
+#include "util/ranges.h"
 #include "util/read_capped.h"
 
 #define READ_CHUNK (1u << 20)
@@ -305,24 +306,12 @@ const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, const cha
 			     uint64_t *offset)
 {
 	const struct ksym *sym;
-	size_t lo = 0, hi;
 
 	if (!ks)
 		return NULL;
-	/* find the last symbol at or below addr */
-	hi = ks->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	sym = &ks->syms[lo - 1];
-	if (addr - sym->addr >= KALLSYMS_MAX_OFFSET)
+	/* kallsyms gives no sizes: the nearest symbol below, within a bound */
+	sym = RANGE_FLOOR(ks->syms, ks->nr, addr, addr);
+	if (!sym || addr - sym->addr >= KALLSYMS_MAX_OFFSET)
 		return NULL;
 	if (module)
 		*module = ks->strings + sym->module;
