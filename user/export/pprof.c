@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "export/pprof.h"
+#include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
@@ -162,48 +163,13 @@ struct pprof {
 
 /* --- growable arrays */
 
-/* return @arr reallocated to hold at least @need elements, or NULL */
-static void *array_grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	size_t new_cap = *cap ? *cap : 16;
-	void *tmp;
-
-	/* doubling keeps appends amortized O(1) */
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2) {
-			new_cap = need;
-			break;
-		}
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / size)
-		return NULL;
-	tmp = realloc(arr, new_cap * size);
-	if (!tmp)
-		return NULL;
-	*cap = new_cap;
-	return tmp;
-}
-
 /*
- * Make room for @need elements in array @arr of capacity @cap.  Evaluates to
- * 0 or -ENOMEM; on failure @arr and @cap are left as they were.
+ * Make room for @need elements in array @arr of capacity @cap (array_grow(),
+ * 16 at first).  Evaluates to 0 or -ENOMEM; on failure @arr and @cap are left
+ * as they were.
  */
 #define ARRAY_RESERVE(arr, cap, need)                                                              \
-	({                                                                                         \
-		int __err = 0;                                                                     \
-		if ((need) > (cap)) {                                                              \
-			size_t __cap = (cap);                                                      \
-			void *__new = array_grow((arr), &__cap, (need), sizeof(*(arr)));           \
-			if (__new) {                                                               \
-				(arr) = __new;                                                     \
-				(cap) = __cap;                                                     \
-			} else {                                                                   \
-				__err = -ENOMEM;                                                   \
-			}                                                                          \
-		}                                                                                  \
-		__err;                                                                             \
-	})
+	array_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)), 16)
 
 /* --- interning */
 

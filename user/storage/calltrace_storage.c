@@ -611,23 +611,6 @@ static void retired_reap(struct calltrace_storage *s)
 	}
 }
 
-static int grow(void **p, size_t *size, size_t need, size_t elem)
-{
-	size_t n = *size ? *size : 64;
-	void *q;
-
-	if (need <= *size)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*size = n;
-	return 0;
-}
-
 /*
  * Step 1: STANDBY's traces, copied out, because STANDBY is cleared and
  * written by writers as ACTIVE before step 5 hands them over.
@@ -642,8 +625,8 @@ static size_t standby_collect(struct calltrace_storage *s, struct ct_table *t)
 
 	if (!count)
 		return 0;
-	if (grow((void **)&s->carry, &s->carry_size, used, 1) ||
-	    grow((void **)&s->kept, &s->kept_size, count, sizeof(*s->kept))) {
+	if (array_grow((void **)&s->carry, &s->carry_size, used, 1, 64) ||
+	    array_grow((void **)&s->kept, &s->kept_size, count, sizeof(*s->kept), 64)) {
 		atomic_fetch_add_explicit(&s->preserve_dropped, count, memory_order_relaxed);
 		return 0;
 	}
