@@ -17,6 +17,7 @@
 #include "symbols/kallsyms.h"
 #include "util/ranges.h"
 #include "util/read_capped.h"
+#include "util/strpool.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -38,8 +39,7 @@ struct kallsyms {
 struct ksyms_builder {
 	struct kallsyms *ks;
 	size_t syms_cap;
-	size_t pool_len;
-	size_t pool_cap;
+	struct strpool pool;  /* becomes ks->strings */
 	uint32_t last_module; /* module lines come grouped: share the string */
 };
 
@@ -67,18 +67,16 @@ static bool is_name_char(char c)
 	return u > ' ' && u != 0x7f;
 }
 
+/* each line adds at most its own length: KALLSYMS_MAX_TEXT bounds the pool */
 static int pool_add(struct ksyms_builder *b, const char *s, size_t len, uint32_t *off)
 {
+	size_t o;
 	int err;
 
-	err = array_grow((void **)&b->ks->strings, &b->pool_cap, b->pool_len + len + 1, 1, 256);
+	err = strpool__add(&b->pool, s, len, &o);
 	if (err)
 		return err;
-	memcpy(b->ks->strings + b->pool_len, s, len);
-	b->ks->strings[b->pool_len + len] = '\0';
-	/* each line adds at most its own length: KALLSYMS_MAX_TEXT bounds the pool */
-	*off = (uint32_t)b->pool_len;
-	b->pool_len += len + 1;
+	*off = (uint32_t)o;
 	return 0;
 }
 
@@ -158,10 +156,8 @@ static int add_line(struct ksyms_builder *b, const struct line_fields *f)
 	int err;
 
 	if (f->module) {
-		const char *last = ks->strings + b->last_module;
-
-		if (b->last_module && strlen(last) == f->module_len &&
-		    !memcmp(last, f->module, f->module_len)) {
+		if (b->last_module &&
+		    strpool__is(&b->pool, b->last_module, f->module, f->module_len)) {
 			module = b->last_module;
 		} else {
 			err = pool_add(b, f->module, f->module_len, &module);
@@ -229,11 +225,9 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 		return errno = ENOMEM, NULL;
 	b.ks = ks;
 	/* offset 0 is the empty module name of vmlinux symbols */
-	err = array_grow((void **)&ks->strings, &b.pool_cap, 1, 1, 256);
+	err = strpool__init(&b.pool, 256);
 	if (err)
 		goto err_free;
-	ks->strings[0] = '\0';
-	b.pool_len = 1;
 
 	p = text;
 	end = text ? text + len : NULL;
@@ -258,6 +252,8 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 		if (f.addr)
 			all_zero = false;
 	}
+	ks->strings = b.pool.buf;
+	b.pool.buf = NULL;
 
 	if (ks->nr && all_zero) {
 		err = -EPERM;
@@ -267,6 +263,7 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 	return ks;
 
 err_free:
+	free(b.pool.buf);
 	kallsyms__free(ks);
 	return errno = -err, NULL;
 }
