@@ -6,8 +6,10 @@
 # (CALLTRACE_TEST_HOOKS) the collector's build leaves out.
 
 STRESS_CC ?= $(CLANG)
-STRESS_SRCS := tests/unit/stress_calltrace_storage.c user/storage/calltrace_storage.c
-STRESS_DEPS := $(STRESS_SRCS) user/storage/calltrace_storage.h tests/unit/stress.mk
+STRESS_SRCS := tests/unit/stress_calltrace_storage.c user/storage/calltrace_storage.c \
+	user/util/htable.c
+STRESS_DEPS := $(STRESS_SRCS) user/storage/calltrace_storage.h user/util/array.h \
+	user/util/hash.h user/util/htable.h tests/unit/stress.mk
 STRESS_CFLAGS := -g -O1 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser \
 	-DCALLTRACE_STRESS_HOOKS $(EXTRA_CFLAGS)
 STRESS_BINS += $(OUTPUT)/tests/stress_calltrace_storage_tsan \
@@ -26,6 +28,6 @@ $(OUTPUT)/tests/stress_calltrace_storage_asan: $(STRESS_DEPS) | $(OUTPUT)/tests
 		-fno-omit-frame-pointer $(STRESS_SRCS) -lpthread -o $@
 
 $(OUTPUT)/tests/test_calltrace_storage: tests/unit/test_calltrace_storage.c \
-		user/storage/calltrace_storage.c | $(OUTPUT)/tests
+		user/storage/calltrace_storage.c user/util/htable.c | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -DCALLTRACE_TEST_HOOKS $^ $(ALL_LDFLAGS) -lpthread -lcmocka -o $@

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include "storage/calltrace_storage.h"
+#include "util/hash.h"
 
 #define WRITERS		  3
 #define PUTS_PER_INTERVAL 48 /* per writer between two rotations */
@@ -112,16 +113,6 @@ static void fail(const char *fmt, ...)
 	}
 }
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t next_rand(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -133,7 +124,7 @@ static uint64_t next_rand(uint64_t *s)
 /* a stack is a pure function of its key: any mix-up or overwrite shows */
 static unsigned int key_depth(uint64_t key)
 {
-	uint64_t d = mix64(key);
+	uint64_t d = hash_u64(key);
 
 	return (d & 15) ? 1 + (d >> 8) % 24 : 100 + (d >> 8) % (MAX_DEPTH - 99);
 }
@@ -163,7 +154,7 @@ static bool trace_matches(const struct calltrace *t, uint64_t key)
 
 static struct entry *map_get(uint64_t id, bool create)
 {
-	size_t i = mix64(id) & map_mask;
+	size_t i = hash_u64(id) & map_mask;
 
 	while (map[i].id && map[i].id != id)
 		i = (i + 1) & map_mask;

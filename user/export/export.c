@@ -7,11 +7,14 @@
 #include "export/export.h"
 #include "export/pprof.h"
 #include "symbols/maps_history.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
 
-/* trace id -> its pprof location ids, built while the storage hands traces over */
+/* a trace's pprof location ids, recorded while the storage hands traces over */
 struct trace_locs {
-	uint64_t trace_id; /* 0: empty */
-	size_t first;	   /* index into exporter.locs */
+	uint64_t trace_id;
+	size_t first; /* index into exporter.locs */
 	size_t nr;
 	struct process_state *ps; /* its process image, NULL when unknown */
 };
@@ -19,9 +22,9 @@ struct trace_locs {
 struct exporter {
 	struct pprof *p;
 	struct symbolizer *sym;
-	struct trace_locs *map;
-	size_t map_cap; /* power of two */
-	size_t map_nr;
+	struct trace_locs *trace_locs; /* in hand-over order */
+	size_t nr_trace_locs, trace_locs_cap;
+	struct htable trace_locs_idx; /* trace id -> trace_locs index */
 	uint64_t *locs;
 	size_t nr_locs, cap_locs;
 	uint64_t period_ns;
@@ -34,74 +37,47 @@ struct exporter {
 	struct export_result result;
 };
 
-static uint64_t id_hash(uint64_t id)
+static bool trace_locs_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	id *= 0x9e3779b97f4a7c15ULL;
-	return id ^ (id >> 31);
-}
+	const struct trace_locs *tl = ctx;
 
-static int map_grow(struct exporter *st)
-{
-	size_t i, j, cap = st->map_cap ? st->map_cap * 2 : 1024;
-	struct trace_locs *m = calloc(cap, sizeof(*m));
-
-	if (!m)
-		return -ENOMEM;
-	for (i = 0; i < st->map_cap; i++) {
-		if (!st->map[i].trace_id)
-			continue;
-		for (j = id_hash(st->map[i].trace_id) & (cap - 1); m[j].trace_id;
-		     j = (j + 1) & (cap - 1))
-			;
-		m[j] = st->map[i];
-	}
-	free(st->map);
-	st->map = m;
-	st->map_cap = cap;
-	return 0;
+	return tl[idx].trace_id == *(const uint64_t *)key;
 }
 
 static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr,
 		   struct process_state *ps)
 {
-	size_t j;
+	int err;
 
-	if ((st->map_nr + 1) * 2 > st->map_cap && map_grow(st))
-		return -ENOMEM;
-	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
-	     j = (j + 1) & (st->map_cap - 1))
-		;
-	st->map[j] = (struct trace_locs){trace_id, first, nr, ps};
-	st->map_nr++;
+	err = array_grow((void **)&st->trace_locs, &st->trace_locs_cap, st->nr_trace_locs + 1,
+			 sizeof(*st->trace_locs), 1024);
+	if (err)
+		return err;
+	err = htable__insert(&st->trace_locs_idx, hash_u64(trace_id), st->nr_trace_locs);
+	if (err)
+		return err;
+	st->trace_locs[st->nr_trace_locs++] = (struct trace_locs){trace_id, first, nr, ps};
 	return 0;
 }
 
 static const struct trace_locs *map_get(const struct exporter *st, uint64_t trace_id)
 {
-	size_t j;
+	uint32_t idx = htable__find(&st->trace_locs_idx, hash_u64(trace_id), trace_locs_eq,
+				    st->trace_locs, &trace_id);
 
-	if (!st->map_cap)
-		return NULL;
-	for (j = id_hash(trace_id) & (st->map_cap - 1); st->map[j].trace_id;
-	     j = (j + 1) & (st->map_cap - 1))
-		if (st->map[j].trace_id == trace_id)
-			return &st->map[j];
-	return NULL;
+	return idx == HTABLE_NONE ? NULL : &st->trace_locs[idx];
 }
 
 static int push_loc(struct exporter *st, uint64_t loc)
 {
-	uint64_t *n;
+	int err;
 
 	if (!loc)
 		return -ENOMEM;
-	if (st->nr_locs == st->cap_locs) {
-		st->cap_locs = st->cap_locs ? st->cap_locs * 2 : 4096;
-		n = realloc(st->locs, st->cap_locs * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		st->locs = n;
-	}
+	err = array_grow((void **)&st->locs, &st->cap_locs, st->nr_locs + 1, sizeof(*st->locs),
+			 4096);
+	if (err)
+		return err;
 	st->locs[st->nr_locs++] = loc;
 	return 0;
 }
@@ -132,7 +108,6 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 	return pprof__location(st->p, mapping, addr, function);
 }
 
-/* the user frames of @t, named from its process image's mappings */
 /*
  * What the root of a stack that ended early says, as a frame of its own: a
  * stack is never silently short.  NULL: the stack is whole (or, walked by
@@ -381,7 +356,8 @@ void exporter__free(struct exporter *e)
 	if (!e)
 		return;
 	pprof__free(e->p);
-	free(e->map);
+	free(e->trace_locs);
+	htable__destroy(&e->trace_locs_idx);
 	free(e->locs);
 	free(e);
 }

@@ -3,9 +3,9 @@
  * pprof - build a profile.proto message and write it gzipped.
  *
  * Strings, mappings, functions and locations live in flat arrays, each
- * deduplicated through an open-addressing hash table of indexes.  Samples'
- * location ids, values and labels are appended to shared flat arrays, so
- * adding a sample allocates only when an array doubles.  The protobuf is
+ * deduplicated through a hash index (util/htable.h).  Samples' location ids,
+ * values and labels are appended to shared flat arrays, so adding a sample
+ * allocates only when an array doubles.  The protobuf is
  * written by hand: every field we emit is a varint or length-delimited, and a
  * nested message is written in place and then shifted right to make room for
  * its length prefix.
@@ -21,6 +21,9 @@
 #include <zlib.h>
 
 #include "export/pprof.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
 
 /* field numbers from profile.proto */
 enum {
@@ -79,19 +82,6 @@ enum {
 
 #define GZ_CHUNK (64 * 1024)
 
-/* one slot of an index table; ref is index + 1, 0 marks an empty slot */
-struct id_slot {
-	uint32_t hash;
-	uint32_t ref;
-};
-
-/* open-addressing (linear probing) set of indexes into one entry array */
-struct id_table {
-	struct id_slot *slots;
-	size_t cap; /* power of two, or 0 before the first insert */
-	size_t nr;
-};
-
 struct pprof_string {
 	char *s;
 	size_t len;
@@ -144,19 +134,19 @@ struct pprof {
 
 	struct pprof_string *strs;
 	size_t nr_strs, strs_cap;
-	struct id_table str_idx;
+	struct htable str_idx;
 
 	struct mapping_ent *mappings;
 	size_t nr_mappings, mappings_cap;
-	struct id_table mapping_idx;
+	struct htable mapping_idx;
 
 	struct function_ent *functions;
 	size_t nr_functions, functions_cap;
-	struct id_table function_idx;
+	struct htable function_idx;
 
 	struct location_ent *locations;
 	size_t nr_locations, locations_cap;
-	struct id_table location_idx;
+	struct htable location_idx;
 
 	struct sample_ent *samples;
 	size_t nr_samples, samples_cap;
@@ -173,146 +163,13 @@ struct pprof {
 
 /* --- growable arrays */
 
-/* return @arr reallocated to hold at least @need elements, or NULL */
-static void *array_grow(void *arr, size_t *cap, size_t need, size_t size)
-{
-	size_t new_cap = *cap ? *cap : 16;
-	void *tmp;
-
-	/* doubling keeps appends amortized O(1) */
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2) {
-			new_cap = need;
-			break;
-		}
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / size)
-		return NULL;
-	tmp = realloc(arr, new_cap * size);
-	if (!tmp)
-		return NULL;
-	*cap = new_cap;
-	return tmp;
-}
-
 /*
- * Make room for @need elements in array @arr of capacity @cap.  Evaluates to
- * 0 or -ENOMEM; on failure @arr and @cap are left as they were.
+ * Make room for @need elements in array @arr of capacity @cap (array_grow(),
+ * 16 at first).  Evaluates to 0 or -ENOMEM; on failure @arr and @cap are left
+ * as they were.
  */
 #define ARRAY_RESERVE(arr, cap, need)                                                              \
-	({                                                                                         \
-		int __err = 0;                                                                     \
-		if ((need) > (cap)) {                                                              \
-			size_t __cap = (cap);                                                      \
-			void *__new = array_grow((arr), &__cap, (need), sizeof(*(arr)));           \
-			if (__new) {                                                               \
-				(arr) = __new;                                                     \
-				(cap) = __cap;                                                     \
-			} else {                                                                   \
-				__err = -ENOMEM;                                                   \
-			}                                                                          \
-		}                                                                                  \
-		__err;                                                                             \
-	})
-
-/* --- hashing */
-
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h;
-}
-
-/* murmur3's finalizer: spreads every input bit over the bits we mask with */
-static uint32_t hash_final(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
-static uint32_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return hash_final(h ^ len);
-}
-
-/* --- index tables */
-
-typedef bool (*id_table_eq_fn)(const struct pprof *p, uint32_t idx, const void *key);
-
-/* Return: the slot holding an entry equal to @key, or NULL. */
-static struct id_slot *id_table__lookup(const struct id_table *t, uint32_t hash, id_table_eq_fn eq,
-					const struct pprof *p, const void *key)
-{
-	size_t mask = t->cap - 1;
-	size_t i;
-
-	if (!t->cap)
-		return NULL;
-	/* the load factor stays below 3/4, so an empty slot ends every probe */
-	for (i = hash & mask; t->slots[i].ref; i = (i + 1) & mask) {
-		if (t->slots[i].hash == hash && eq(p, t->slots[i].ref - 1, key))
-			return &t->slots[i];
-	}
-	return NULL;
-}
-
-static void id_table__place(struct id_slot *slots, size_t mask, uint32_t hash, uint32_t ref)
-{
-	size_t i;
-
-	for (i = hash & mask; slots[i].ref; i = (i + 1) & mask)
-		;
-	slots[i].hash = hash;
-	slots[i].ref = ref;
-}
-
-/*
- * Record that entry @idx, known to be absent, hashes to @hash; grows the
- * table first when needed.  Return: 0 or -ENOMEM.
- */
-static int id_table__insert(struct id_table *t, uint32_t hash, uint32_t idx)
-{
-	if ((t->nr + 1) * 4 > t->cap * 3) {
-		size_t new_cap = t->cap ? t->cap * 2 : 64;
-		struct id_slot *slots;
-		size_t i;
-
-		if (new_cap > SIZE_MAX / sizeof(*slots))
-			return -ENOMEM;
-		slots = calloc(new_cap, sizeof(*slots));
-		if (!slots)
-			return -ENOMEM;
-		/* slots carry their hash, so rehashing needs no entry access */
-		for (i = 0; i < t->cap; i++) {
-			if (t->slots[i].ref)
-				id_table__place(slots, new_cap - 1, t->slots[i].hash,
-						t->slots[i].ref);
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->cap = new_cap;
-	}
-	id_table__place(t->slots, t->cap - 1, hash, idx + 1);
-	t->nr++;
-	return 0;
-}
-
-static void id_table__free(struct id_table *t)
-{
-	free(t->slots);
-}
+	array_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)), 16)
 
 /* --- interning */
 
@@ -321,8 +178,9 @@ struct str_key {
 	size_t len;
 };
 
-static bool str_eq(const struct pprof *p, uint32_t idx, const void *key)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof *p = ctx;
 	const struct str_key *k = key;
 
 	return p->strs[idx].len == k->len && !memcmp(p->strs[idx].s, k->s, k->len);
@@ -335,8 +193,7 @@ static bool str_eq(const struct pprof *p, uint32_t idx, const void *key)
 static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 {
 	struct str_key key;
-	struct id_slot *slot;
-	uint32_t hash;
+	uint32_t hash, found;
 	char *copy;
 	int err;
 
@@ -348,9 +205,9 @@ static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 	key.s = s;
 	key.len = strlen(s);
 	hash = hash_bytes(s, key.len);
-	slot = id_table__lookup(&p->str_idx, hash, str_eq, p, &key);
-	if (slot) {
-		*idx = slot->ref - 1;
+	found = htable__find(&p->str_idx, hash, str_eq, p, &key);
+	if (found != HTABLE_NONE) {
+		*idx = found;
 		return 0;
 	}
 	if (p->nr_strs >= PPROF_MAX_ENTRIES)
@@ -362,7 +219,7 @@ static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, s, key.len + 1);
-	err = id_table__insert(&p->str_idx, hash, p->nr_strs);
+	err = htable__insert(&p->str_idx, hash, p->nr_strs);
 	if (err) {
 		free(copy);
 		return err;
@@ -373,8 +230,9 @@ static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 	return 0;
 }
 
-static bool mapping_eq(const struct pprof *p, uint32_t idx, const void *key)
+static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof *p = ctx;
 	const struct mapping_ent *a = &p->mappings[idx], *b = key;
 
 	return a->memory_start == b->memory_start && a->memory_limit == b->memory_limit &&
@@ -382,15 +240,17 @@ static bool mapping_eq(const struct pprof *p, uint32_t idx, const void *key)
 	       a->build_id == b->build_id;
 }
 
-static bool function_eq(const struct pprof *p, uint32_t idx, const void *key)
+static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof *p = ctx;
 	const struct function_ent *a = &p->functions[idx], *b = key;
 
 	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
 }
 
-static bool location_eq(const struct pprof *p, uint32_t idx, const void *key)
+static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof *p = ctx;
 	const struct location_ent *a = &p->locations[idx], *b = key;
 
 	return a->address == b->address && a->mapping_id == b->mapping_id &&
@@ -465,13 +325,13 @@ void pprof__free(struct pprof *p)
 	for (i = 0; i < p->nr_strs; i++)
 		free(p->strs[i].s);
 	free(p->strs);
-	id_table__free(&p->str_idx);
+	htable__destroy(&p->str_idx);
 	free(p->mappings);
-	id_table__free(&p->mapping_idx);
+	htable__destroy(&p->mapping_idx);
 	free(p->functions);
-	id_table__free(&p->function_idx);
+	htable__destroy(&p->function_idx);
 	free(p->locations);
-	id_table__free(&p->location_idx);
+	htable__destroy(&p->location_idx);
 	free(p->samples);
 	free(p->sample_locs);
 	free(p->sample_values);
@@ -510,26 +370,25 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 		.file_offset = m->file_offset,
 		.has_functions = m->has_functions != 0,
 	};
-	struct id_slot *slot;
-	uint32_t hash;
+	uint32_t hash, found;
 	uint64_t h;
 
 	if (intern_string(p, m->filename, &key.filename) ||
 	    intern_string(p, m->build_id, &key.build_id))
 		return 0;
-	h = hash_mix(key.memory_start, key.memory_limit);
-	h = hash_mix(h, key.file_offset);
-	h = hash_mix(h, (uint64_t)key.filename << 32 | key.build_id);
-	hash = hash_final(h);
-	slot = id_table__lookup(&p->mapping_idx, hash, mapping_eq, p, &key);
-	if (slot) {
+	h = hash_combine(key.memory_start, key.memory_limit);
+	h = hash_combine(h, key.file_offset);
+	h = hash_combine(h, (uint64_t)key.filename << 32 | key.build_id);
+	hash = hash_u64(h);
+	found = htable__find(&p->mapping_idx, hash, mapping_eq, p, &key);
+	if (found != HTABLE_NONE) {
 		/* one unnamed frame is enough to let pprof symbolize the mapping again */
-		p->mappings[slot->ref - 1].has_functions &= key.has_functions;
-		return slot->ref;
+		p->mappings[found].has_functions &= key.has_functions;
+		return found + 1;
 	}
 	if (p->nr_mappings >= PPROF_MAX_ENTRIES ||
 	    ARRAY_RESERVE(p->mappings, p->mappings_cap, p->nr_mappings + 1) ||
-	    id_table__insert(&p->mapping_idx, hash, p->nr_mappings))
+	    htable__insert(&p->mapping_idx, hash, p->nr_mappings))
 		return 0;
 	p->mappings[p->nr_mappings++] = key;
 	return p->nr_mappings;
@@ -539,19 +398,18 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 			 const char *filename)
 {
 	struct function_ent key;
-	struct id_slot *slot;
-	uint32_t hash;
+	uint32_t hash, found;
 
 	if (intern_string(p, name, &key.name) || intern_string(p, system_name, &key.system_name) ||
 	    intern_string(p, filename, &key.filename))
 		return 0;
-	hash = hash_final(hash_mix(((uint64_t)key.name << 32) | key.system_name, key.filename));
-	slot = id_table__lookup(&p->function_idx, hash, function_eq, p, &key);
-	if (slot)
-		return slot->ref;
+	hash = hash_u64(hash_combine(((uint64_t)key.name << 32) | key.system_name, key.filename));
+	found = htable__find(&p->function_idx, hash, function_eq, p, &key);
+	if (found != HTABLE_NONE)
+		return found + 1;
 	if (p->nr_functions >= PPROF_MAX_ENTRIES ||
 	    ARRAY_RESERVE(p->functions, p->functions_cap, p->nr_functions + 1) ||
-	    id_table__insert(&p->function_idx, hash, p->nr_functions))
+	    htable__insert(&p->function_idx, hash, p->nr_functions))
 		return 0;
 	p->functions[p->nr_functions++] = key;
 	return p->nr_functions;
@@ -561,8 +419,7 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 			 uint64_t function_id)
 {
 	struct location_ent key;
-	struct id_slot *slot;
-	uint32_t hash;
+	uint32_t hash, found;
 
 	/* a dangling id would make pprof reject the whole profile */
 	if (mapping_id > p->nr_mappings || function_id > p->nr_functions)
@@ -570,13 +427,13 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 	key.address = address;
 	key.mapping_id = mapping_id;
 	key.function_id = function_id;
-	hash = hash_final(hash_mix(address, (mapping_id << 32) | function_id));
-	slot = id_table__lookup(&p->location_idx, hash, location_eq, p, &key);
-	if (slot)
-		return slot->ref;
+	hash = hash_u64(hash_combine(address, (mapping_id << 32) | function_id));
+	found = htable__find(&p->location_idx, hash, location_eq, p, &key);
+	if (found != HTABLE_NONE)
+		return found + 1;
 	if (p->nr_locations >= PPROF_MAX_ENTRIES ||
 	    ARRAY_RESERVE(p->locations, p->locations_cap, p->nr_locations + 1) ||
-	    id_table__insert(&p->location_idx, hash, p->nr_locations))
+	    htable__insert(&p->location_idx, hash, p->nr_locations))
 		return 0;
 	p->locations[p->nr_locations++] = key;
 	return p->nr_locations;

@@ -18,7 +18,9 @@
 
 #include "util/array.h"
 #include "processes/proc_maps.h"
+#include "util/ranges.h"
 #include "util/read_capped.h"
+#include "util/strpool.h"
 
 #define DELETED_SUFFIX " (deleted)"
 #define READ_CHUNK     (64u << 10)
@@ -27,9 +29,8 @@
 struct maps_builder {
 	struct proc_maps *pm;
 	size_t maps_cap;
-	size_t pool_len;
-	size_t pool_cap;
-	size_t last_path; /* pool offset of the previous path, to share repeats */
+	struct strpool pool; /* becomes pm->strings */
+	size_t last_path;    /* pool offset of the previous path, to share repeats */
 };
 
 static int hex_digit(char c)
@@ -171,26 +172,16 @@ static bool parse_line(const char *p, const char *end, struct proc_map *m, const
 /* Copy the path into the pool, sharing it with the previous line's if equal. */
 static int builder_add_path(struct maps_builder *b, const char *path, size_t len, size_t *off)
 {
-	struct proc_maps *pm = b->pm;
 	int err;
 
-	if (!len) {
-		*off = 0; /* the pool starts with "" */
-		return 0;
-	}
-	if (b->last_path && !strncmp(pm->strings + b->last_path, path, len) &&
-	    pm->strings[b->last_path + len] == '\0') {
+	if (b->last_path && strpool__is(&b->pool, b->last_path, path, len)) {
 		*off = b->last_path;
 		return 0;
 	}
-	err = array_grow((void **)&pm->strings, &b->pool_cap, b->pool_len + len + 1, 1, 16);
-	if (err)
-		return err;
-	memcpy(pm->strings + b->pool_len, path, len);
-	pm->strings[b->pool_len + len] = '\0';
-	*off = b->last_path = b->pool_len;
-	b->pool_len += len + 1;
-	return 0;
+	err = strpool__add(&b->pool, path, len, off);
+	if (!err && len)
+		b->last_path = *off;
+	return err;
 }
 
 static int map_cmp(const void *a, const void *b)
@@ -244,11 +235,9 @@ struct proc_maps *proc_maps__parse(const char *text, size_t len)
 	if (!pm)
 		return errno = ENOMEM, NULL;
 	b.pm = pm;
-	err = array_grow((void **)&pm->strings, &b.pool_cap, 1, 1, 16);
+	err = strpool__init(&b.pool, 16);
 	if (err)
 		goto err_free;
-	pm->strings[0] = '\0';
-	b.pool_len = 1;
 
 	if (!text)
 		len = 0;
@@ -285,12 +274,14 @@ struct proc_maps *proc_maps__parse(const char *text, size_t len)
 	}
 
 	/* the pool no longer moves: turn offsets into pointers */
+	pm->strings = b.pool.buf;
 	for (i = 0; i < pm->nr; i++)
 		pm->maps[i].path = pm->strings + (uintptr_t)pm->maps[i].path;
 	maps_make_ordered(pm);
 	return pm;
 
 err_free:
+	free(b.pool.buf);
 	proc_maps__free(pm);
 	return errno = -err, NULL;
 }
@@ -334,21 +325,7 @@ void proc_maps__free(struct proc_maps *pm)
 
 const struct proc_map *proc_maps__find(const struct proc_maps *pm, uint64_t addr)
 {
-	size_t lo = 0, hi;
-
 	if (!pm)
 		return NULL;
-	/* find the last mapping starting at or below addr */
-	hi = pm->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= pm->maps[lo - 1].end)
-		return NULL;
-	return &pm->maps[lo - 1];
+	return RANGE_FIND(pm->maps, pm->nr, start, end, addr);
 }

@@ -1,49 +1,76 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sampling/sample_table.h"
-
-#define MAX_LOAD_PCT 75
+#include "util/hash.h"
+#include "util/htable.h"
 
 struct sample_table {
-	struct sample_row *rows; /* count == 0 marks a free row */
-	size_t capacity;
+	struct htable index;	 /* fixed: allocated by sample_table__new() only */
+	struct sample_row *rows; /* nr_rows used, in the order of their first sample */
 	size_t nr_rows;
-	size_t max_rows;
 	uint64_t nr_samples;
 };
 
-static uint64_t row_hash(uint64_t trace_id, const struct sample_record *rec, bool ctx)
+/* what identifies a row, in the sample's terms */
+struct row_key {
+	uint64_t trace_id;
+	const struct sample_record *rec;
+	bool ctx;
+};
+
+/* span_id, local_root_span_id and tags: the record's last words before frames */
+#define CTX_WORDS 7
+_Static_assert(offsetof(struct sample_record, frames) ==
+		       offsetof(struct sample_record, span_id) + CTX_WORDS * sizeof(uint64_t),
+	       "the trace context is one run of words");
+
+/* a row without context costs one multiply; the context adds hash_words() */
+static uint32_t row_hash(const struct row_key *k)
 {
 	uint64_t h =
-		trace_id * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)rec->tid * 0xc2b2ae3d27d4eb4fULL);
-	int i;
+		hash_mum(k->trace_id ^ HASH_P1, ((uint64_t)k->ctx << 32 | k->rec->tid) ^ HASH_P2);
 
-	if (ctx) {
-		h ^= rec->span_id * 0xff51afd7ed558ccdULL;
-		h ^= (rec->local_root_span_id >> 7) * 0xc4ceb9fe1a85ec53ULL;
-		for (i = 0; i < SAMPLER_NR_TAGS; i++)
-			h = (h ^ rec->tags[i]) * 0x100000001b3ULL;
-	}
-	return h ^ (h >> 29);
+	if (k->ctx)
+		h = hash_words(h, &k->rec->span_id, CTX_WORDS);
+	return h;
 }
 
-static bool row_match(const struct sample_row *r, uint64_t trace_id,
-		      const struct sample_record *rec, bool ctx)
+static bool row_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	if (r->trace_id != trace_id || r->tid != rec->tid || r->has_context != ctx)
+	const struct sample_row *r = (const struct sample_row *)ctx + idx;
+	const struct row_key *k = key;
+
+	if (r->trace_id != k->trace_id || r->tid != k->rec->tid || r->has_context != k->ctx)
 		return false;
-	return !ctx ||
-	       (r->span_id == rec->span_id && r->local_root_span_id == rec->local_root_span_id &&
-		!memcmp(r->tags, rec->tags, sizeof(r->tags)));
+	return !k->ctx || (r->span_id == k->rec->span_id &&
+			   r->local_root_span_id == k->rec->local_root_span_id &&
+			   !memcmp(r->tags, k->rec->tags, sizeof(r->tags)));
+}
+
+static void row_init(struct sample_row *r, const struct row_key *k)
+{
+	*r = (struct sample_row){
+		.trace_id = k->trace_id,
+		.pid = k->rec->pid,
+		.tid = k->rec->tid,
+		.has_context = k->ctx,
+	};
+	if (k->ctx) {
+		r->span_id = k->rec->span_id;
+		r->local_root_span_id = k->rec->local_root_span_id;
+		memcpy(r->tags, k->rec->tags, sizeof(r->tags));
+	}
 }
 
 struct sample_table *sample_table__new(size_t capacity)
 {
 	struct sample_table *t;
 	size_t cap = 16;
+	int err;
 
 	if (!capacity || capacity > (1u << 28)) {
 		errno = EINVAL;
@@ -54,52 +81,50 @@ struct sample_table *sample_table__new(size_t capacity)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->rows = calloc(cap, sizeof(*t->rows));
+	/* 3/4 of the power of two: the index then has exactly @cap slots */
+	err = htable__init(&t->index, cap / 4 * 3, HTABLE_FIXED);
+	if (err)
+		goto err_free;
+	t->rows = calloc(cap / 4 * 3, sizeof(*t->rows));
 	if (!t->rows) {
-		free(t);
-		errno = ENOMEM;
-		return NULL;
+		err = -ENOMEM;
+		goto err_free;
 	}
-	t->capacity = cap;
-	t->max_rows = cap * MAX_LOAD_PCT / 100;
 	return t;
+
+err_free:
+	sample_table__free(t);
+	errno = -err;
+	return NULL;
 }
 
 void sample_table__free(struct sample_table *t)
 {
 	if (!t)
 		return;
+	htable__destroy(&t->index);
 	free(t->rows);
 	free(t);
 }
 
 int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec)
 {
-	bool ctx = rec->flags & SAMPLE_F_CONTEXT;
-	size_t mask = t->capacity - 1, i = row_hash(trace_id, rec, ctx) & mask;
+	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT};
+	uint32_t hash = row_hash(&key), idx;
 	struct sample_row *r;
 	size_t n;
+	int err;
 
-	for (;; i = (i + 1) & mask) {
-		r = &t->rows[i];
-		if (!r->count)
-			break;
-		if (row_match(r, trace_id, rec, ctx))
-			goto found;
+	idx = htable__find(&t->index, hash, row_eq, t->rows, &key);
+	if (idx == HTABLE_NONE) {
+		/* the fixed index refuses a row past the table's size: -ENOSPC */
+		err = htable__insert(&t->index, hash, t->nr_rows);
+		if (err)
+			return err;
+		idx = t->nr_rows++;
+		row_init(&t->rows[idx], &key);
 	}
-	if (t->nr_rows >= t->max_rows)
-		return -ENOSPC;
-	r->trace_id = trace_id;
-	r->pid = rec->pid;
-	r->tid = rec->tid;
-	r->has_context = ctx;
-	if (ctx) {
-		r->span_id = rec->span_id;
-		r->local_root_span_id = rec->local_root_span_id;
-		memcpy(r->tags, rec->tags, sizeof(r->tags));
-	}
-	t->nr_rows++;
-found:
+	r = &t->rows[idx];
 	/* a thread can rename itself: keep the name it had at its latest sample */
 	n = strnlen(rec->comm, sizeof(r->comm) - 1);
 	memcpy(r->comm, rec->comm, n);
@@ -114,14 +139,13 @@ void sample_table__for_each(const struct sample_table *t,
 {
 	size_t i;
 
-	for (i = 0; i < t->capacity; i++)
-		if (t->rows[i].count)
-			fn(ctx, &t->rows[i]);
+	for (i = 0; i < t->nr_rows; i++)
+		fn(ctx, &t->rows[i]);
 }
 
 void sample_table__clear(struct sample_table *t)
 {
-	memset(t->rows, 0, t->capacity * sizeof(*t->rows));
+	htable__clear(&t->index);
 	t->nr_rows = 0;
 	t->nr_samples = 0;
 }

@@ -4,8 +4,9 @@
  * rows of the pprof file: each row becomes one pprof Sample with its labels
  * (thread, process, span, tags) and its count.
  *
- * Fixed capacity, allocated up front: adding a sample is a hash and a probe,
- * never an allocation.  A full table refuses the sample and counts it.
+ * Fixed capacity, allocated up front (a fixed util/htable.h index over a row
+ * array): adding a sample is a hash and a probe, never an allocation.  A full
+ * table refuses the sample and counts it.
  * One writer (the drain thread); read by the exporter when no writer runs.
  */
 #ifndef CTXPROF_SAMPLE_TABLE_H
@@ -31,7 +32,8 @@ struct sample_row {
 struct sample_table;
 
 /**
- * sample_table__new() - @capacity rows (rounded up to a power of two).
+ * sample_table__new() - a table of @capacity slots (rounded up to a power of
+ * two, at least 16), holding 3/4 as many rows.
  * Return: the table, or NULL with errno set.  Pair with sample_table__free().
  */
 struct sample_table *sample_table__new(size_t capacity);
@@ -45,7 +47,7 @@ void sample_table__free(struct sample_table *t);
  */
 int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec);
 
-/** sample_table__for_each() - call @fn on every row. */
+/** sample_table__for_each() - call @fn on every row, in the order of their first sample. */
 void sample_table__for_each(const struct sample_table *t,
 			    void (*fn)(void *ctx, const struct sample_row *row), void *ctx);
 

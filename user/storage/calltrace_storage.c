@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "storage/calltrace_storage.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CT_ASAN 1
@@ -165,61 +168,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-	return x << r | x >> (64 - r);
-}
-
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-#define P1 0x9e3779b185ebca87ULL
-#define P2 0xc2b2ae3d27d4eb4fULL
-#define P3 0x165667b19e3779f9ULL
-
-#ifdef __SIZEOF_INT128__
-/* wyhash's mum: a full 64x64->128 multiply, folded */
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-#else
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-	return mix64(a) ^ mix64(b + P3);
-}
-#endif
-
 /*
- * The hit path hashes every frame, so: one independent multiply per pair of
- * frames (no dependency chain but the adds), keyed by position so that order
- * matters, then one avalanche.
+ * The hit path hashes every frame: hash_words() costs one independent
+ * multiply per pair of frames.
  */
 uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uint16_t nr_kframes,
 			uint16_t nr_uframes, uint32_t flags)
 {
 	uint64_t seed = ((uint64_t)pid << 32) ^ ((uint64_t)nr_kframes << 16) ^ nr_uframes ^
 			((uint64_t)flags << 48) ^ ((uint64_t)exec_id * KNUTH);
-	uint64_t h = seed ^ P3, ka = P1, kb = P2;
-	unsigned int i = 0, n = nr_kframes + nr_uframes;
+	uint64_t h = hash_words(seed, frames, nr_kframes + nr_uframes);
 
-	for (; i + 2 <= n; i += 2) {
-		h += mum(frames[i] ^ ka, frames[i + 1] ^ kb);
-		ka += P3;
-		kb += P1;
-	}
-	if (i < n)
-		h += mum(frames[i] ^ ka, kb ^ n);
-	h = mix64(h ^ rotl64(seed, 29) ^ n);
 	/* 0 marks an empty slot */
 	return h ? h : 1;
 }
@@ -656,23 +615,6 @@ static void retired_reap(struct calltrace_storage *s)
 	}
 }
 
-static int grow(void **p, size_t *size, size_t need, size_t elem)
-{
-	size_t n = *size ? *size : 64;
-	void *q;
-
-	if (need <= *size)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*size = n;
-	return 0;
-}
-
 /*
  * Step 1: STANDBY's traces, copied out, because STANDBY is cleared and
  * written by writers as ACTIVE before step 5 hands them over.
@@ -687,8 +629,8 @@ static size_t standby_collect(struct calltrace_storage *s, struct ct_table *t)
 
 	if (!count)
 		return 0;
-	if (grow((void **)&s->carry, &s->carry_size, used, 1) ||
-	    grow((void **)&s->kept, &s->kept_size, count, sizeof(*s->kept))) {
+	if (array_grow((void **)&s->carry, &s->carry_size, used, 1, 64) ||
+	    array_grow((void **)&s->kept, &s->kept_size, count, sizeof(*s->kept), 64)) {
 		atomic_fetch_add_explicit(&s->preserve_dropped, count, memory_order_relaxed);
 		return 0;
 	}
@@ -942,8 +884,6 @@ size_t calltrace_storage__test_hazards(struct calltrace_storage *s, unsigned int
 }
 #endif /* CALLTRACE_TEST_HOOKS */
 
-/* --- trace_id_set: open addressing, 0 marks an empty slot (ids are never 0) */
-
 const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, uint64_t trace_id)
 {
 	struct ct_table *t = atomic_load_explicit(&s->active, memory_order_acquire);
@@ -958,28 +898,33 @@ const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, u
 	return tr && tr->trace_id == trace_id ? tr : NULL;
 }
 
+/* --- trace_id_set: ids in add order, indexed by util/htable */
+
 struct trace_id_set {
 	uint64_t *ids;
-	size_t mask;
-	size_t count;
+	size_t nr, cap;
+	struct htable index;
 };
 
 struct trace_id_set *trace_id_set__new(size_t hint)
 {
 	struct trace_id_set *set = calloc(1, sizeof(*set));
-	size_t n = 16;
+	int err = 0;
 
 	if (!set)
 		return NULL;
-	while (n < hint * 2 && n < ((size_t)1 << 40))
-		n <<= 1;
-	set->ids = calloc(n, sizeof(*set->ids));
-	if (!set->ids) {
-		free(set);
-		errno = ENOMEM;
+	/* zeroed, index and array are empty and grow on add: size them only when told */
+	if (hint) {
+		err = htable__init(&set->index, hint, 0);
+		if (!err)
+			err = array_grow((void **)&set->ids, &set->cap, hint, sizeof(*set->ids),
+					 hint);
+	}
+	if (err) {
+		trace_id_set__free(set);
+		errno = -err;
 		return NULL;
 	}
-	set->mask = n - 1;
 	return set;
 }
 
@@ -987,72 +932,52 @@ void trace_id_set__free(struct trace_id_set *set)
 {
 	if (!set)
 		return;
+	htable__destroy(&set->index);
 	free(set->ids);
 	free(set);
 }
 
-static size_t id_slot(const struct trace_id_set *set, uint64_t id)
+static bool id_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t i = mix64(id) & set->mask;
-
-	while (set->ids[i] && set->ids[i] != id)
-		i = (i + 1) & set->mask;
-	return i;
+	return ((const uint64_t *)ctx)[idx] == *(const uint64_t *)key;
 }
 
-static int trace_id_set_grow(struct trace_id_set *set)
+static bool id_find(const struct trace_id_set *set, uint64_t id, uint32_t hash)
 {
-	size_t n = (set->mask + 1) * 2, i, old = set->mask + 1;
-	uint64_t *ids = calloc(n, sizeof(*ids)), *prev = set->ids;
-
-	if (!ids)
-		return -ENOMEM;
-	set->ids = ids;
-	set->mask = n - 1;
-	for (i = 0; i < old; i++)
-		if (prev[i])
-			set->ids[id_slot(set, prev[i])] = prev[i];
-	free(prev);
-	return 0;
+	return htable__find(&set->index, hash, id_eq, set->ids, &id) != HTABLE_NONE;
 }
 
 int trace_id_set__add(struct trace_id_set *set, uint64_t id)
 {
-	size_t i;
+	uint32_t hash = hash_u64(id);
 	int err;
 
 	if (!(id >> 32))
 		return -EINVAL;
-	i = id_slot(set, id);
-	if (set->ids[i])
+	if (id_find(set, id, hash))
 		return 0;
-	/* keep the load at or below one half */
-	if ((set->count + 1) * 2 > set->mask + 1) {
-		err = trace_id_set_grow(set);
-		if (err)
-			return err;
-		i = id_slot(set, id);
-	}
-	set->ids[i] = id;
-	set->count++;
+	err = array_grow((void **)&set->ids, &set->cap, set->nr + 1, sizeof(*set->ids), 64);
+	if (err)
+		return err;
+	err = htable__insert(&set->index, hash, set->nr);
+	if (err)
+		return err;
+	set->ids[set->nr++] = id;
 	return 0;
 }
 
 bool trace_id_set__contains(const struct trace_id_set *set, uint64_t id)
 {
-	if (!(id >> 32))
-		return false;
-	return set->ids[id_slot(set, id)] == id;
+	return id >> 32 && id_find(set, id, hash_u64(id));
 }
 
 size_t trace_id_set__count(const struct trace_id_set *set)
 {
-	return set->count;
+	return set->nr;
 }
 
 void trace_id_set__clear(struct trace_id_set *set)
 {
-	if (set->count)
-		memset(set->ids, 0, (set->mask + 1) * sizeof(*set->ids));
-	set->count = 0;
+	htable__clear(&set->index);
+	set->nr = 0;
 }

@@ -226,8 +226,8 @@ uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uin
 			uint16_t nr_uframes, uint32_t flags);
 
 /*
- * trace_id_set - a set of trace ids (the seed's preserve_set).  Open
- * addressing; grows (allocates) in add(), which is why it is filled on the
+ * trace_id_set - a set of trace ids (the seed's preserve_set), on
+ * util/htable; grows (allocates) in add(), which is why it is filled on the
  * processor thread, never on the put() path.  No internal locking: one thread
  * at a time.
  */
@@ -235,7 +235,8 @@ uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uin
 /**
  * trace_id_set__new() - create an empty set.
  * @hint: ids expected; the set grows past it.
- * Return: the set, or NULL with errno set.  Pair with trace_id_set__free().
+ * Return: the set, or NULL with errno set (EINVAL for a @hint past
+ * HTABLE_MAX_ENTRIES).  Pair with trace_id_set__free().
  */
 struct trace_id_set *trace_id_set__new(size_t hint);
 

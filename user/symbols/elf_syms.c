@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "symbols/elf_syms.h"
+#include "util/ranges.h"
 
 /* internal caps, far above what linked executables and libraries carry */
 #define ELF_SYMS_MAX_SECTIONS (1u << 20)
@@ -662,22 +663,9 @@ void elf_syms__free(struct elf_syms *es)
 
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset)
 {
-	size_t lo = 0, hi = es->nr_syms;
-	const struct elf_sym *sym;
+	const struct elf_sym *sym = RANGE_FIND(es->syms, es->nr_syms, start, end, vaddr);
 
-	/* find the last symbol starting at or below vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (es->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	sym = &es->syms[lo - 1];
-	if (vaddr >= sym->end)
+	if (!sym)
 		return NULL;
 	if (offset)
 		*offset = vaddr - sym->start;

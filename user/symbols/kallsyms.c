@@ -15,7 +15,9 @@
 
 #include "util/array.h"
 #include "symbols/kallsyms.h"
+#include "util/ranges.h"
 #include "util/read_capped.h"
+#include "util/strpool.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -37,8 +39,7 @@ struct kallsyms {
 struct ksyms_builder {
 	struct kallsyms *ks;
 	size_t syms_cap;
-	size_t pool_len;
-	size_t pool_cap;
+	struct strpool pool;  /* becomes ks->strings */
 	uint32_t last_module; /* module lines come grouped: share the string */
 };
 
@@ -66,18 +67,16 @@ static bool is_name_char(char c)
 	return u > ' ' && u != 0x7f;
 }
 
+/* each line adds at most its own length: KALLSYMS_MAX_TEXT bounds the pool */
 static int pool_add(struct ksyms_builder *b, const char *s, size_t len, uint32_t *off)
 {
+	size_t o;
 	int err;
 
-	err = array_grow((void **)&b->ks->strings, &b->pool_cap, b->pool_len + len + 1, 1, 256);
+	err = strpool__add(&b->pool, s, len, &o);
 	if (err)
 		return err;
-	memcpy(b->ks->strings + b->pool_len, s, len);
-	b->ks->strings[b->pool_len + len] = '\0';
-	/* each line adds at most its own length: KALLSYMS_MAX_TEXT bounds the pool */
-	*off = (uint32_t)b->pool_len;
-	b->pool_len += len + 1;
+	*off = (uint32_t)o;
 	return 0;
 }
 
@@ -157,10 +156,8 @@ static int add_line(struct ksyms_builder *b, const struct line_fields *f)
 	int err;
 
 	if (f->module) {
-		const char *last = ks->strings + b->last_module;
-
-		if (b->last_module && strlen(last) == f->module_len &&
-		    !memcmp(last, f->module, f->module_len)) {
+		if (b->last_module &&
+		    strpool__is(&b->pool, b->last_module, f->module, f->module_len)) {
 			module = b->last_module;
 		} else {
 			err = pool_add(b, f->module, f->module_len, &module);
@@ -228,11 +225,9 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 		return errno = ENOMEM, NULL;
 	b.ks = ks;
 	/* offset 0 is the empty module name of vmlinux symbols */
-	err = array_grow((void **)&ks->strings, &b.pool_cap, 1, 1, 256);
+	err = strpool__init(&b.pool, 256);
 	if (err)
 		goto err_free;
-	ks->strings[0] = '\0';
-	b.pool_len = 1;
 
 	p = text;
 	end = text ? text + len : NULL;
@@ -257,6 +252,8 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 		if (f.addr)
 			all_zero = false;
 	}
+	ks->strings = b.pool.buf;
+	b.pool.buf = NULL;
 
 	if (ks->nr && all_zero) {
 		err = -EPERM;
@@ -266,6 +263,7 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 	return ks;
 
 err_free:
+	free(b.pool.buf);
 	kallsyms__free(ks);
 	return errno = -err, NULL;
 }
@@ -305,24 +303,12 @@ const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, const cha
 			     uint64_t *offset)
 {
 	const struct ksym *sym;
-	size_t lo = 0, hi;
 
 	if (!ks)
 		return NULL;
-	/* find the last symbol at or below addr */
-	hi = ks->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	sym = &ks->syms[lo - 1];
-	if (addr - sym->addr >= KALLSYMS_MAX_OFFSET)
+	/* kallsyms gives no sizes: the nearest symbol below, within a bound */
+	sym = RANGE_FLOOR(ks->syms, ks->nr, addr, addr);
+	if (!sym || addr - sym->addr >= KALLSYMS_MAX_OFFSET)
 		return NULL;
 	if (module)
 		*module = ks->strings + sym->module;
