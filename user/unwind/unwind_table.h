@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * unwind_table - the unwind rows of one ELF file (include/unwind.h), built
+ * from its CFI with elfutils' libdw.
+ *
+ * libdw executes the CFA programs; this module only decides which bytes
+ * libdw may see and translates the rule libdw reports for each row into an
+ * unwind_rule.  The file is untrusted (it comes from a profiled process):
+ * the CFI section is copied, after bounds checks, into a private in-memory
+ * ELF image holding only that section, every CIE and FDE in it is checked
+ * for what would make libdw read out of bounds or allocate without limit,
+ * and a section failing a check is refused as a whole.  Building never
+ * crashes, never loops forever and never returns unsorted rows; a failure is
+ * an -errno plus a one-line reason.
+ *
+ * Link with $(pkg-config --libs libdw) -lz (libdw, libelf, zlib).
+ */
+#ifndef CTXPROF_UNWIND_TABLE_H
+#define CTXPROF_UNWIND_TABLE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+/* Hard limits against hostile files (-E2BIG beyond them). */
+#define UNWIND_TABLE_MAX_ROWS	  (16u << 20)
+#define UNWIND_TABLE_MAX_FDES	  (4u << 20)   /* CIEs and FDEs in one section */
+#define UNWIND_TABLE_MAX_CFI_SIZE (128u << 20) /* bytes of one section, decompressed */
+/*
+ * libdw evaluates a row by running its FDE's program from the start, so a
+ * walk over an FDE costs about rows * program bytes.  Past UNWIND_TABLE_FDE_WORK
+ * bytes the rest of the FDE becomes UNSUPPORTED (UNWIND_UNSUP_BUDGET); past
+ * UNWIND_TABLE_TOTAL_WORK for the whole file the build fails (-E2BIG).  The
+ * largest seen on real files: 8M for one FDE (librustc_driver), 120M for a
+ * whole file (libLLVM, 1.4M rows).
+ */
+#define UNWIND_TABLE_FDE_WORK	(64u << 20)
+#define UNWIND_TABLE_TOTAL_WORK (1u << 30)
+
+/* Why a libdw row became UNWIND_CMD_UNSUPPORTED. */
+enum unwind_unsup {
+	UNWIND_UNSUP_CFA_REG = 0, /* CFA = some register other than rsp/rbp + offset */
+	UNWIND_UNSUP_CFA_EXPR,	  /* CFA expression other than the PLT or realignment ones */
+	UNWIND_UNSUP_CFA_UNDEF,	  /* no CFA rule at all */
+	UNWIND_UNSUP_RA,	  /* return address not saved at CFA - 8 */
+	UNWIND_UNSUP_RSP,	  /* caller's rsp is not the CFA */
+	UNWIND_UNSUP_RBP,	  /* rbp rule not one of enum unwind_rbp */
+	UNWIND_UNSUP_OFFSET,	  /* an offset does not fit 32 bits */
+	UNWIND_UNSUP_LIBDW,	  /* libdw failed to evaluate the row */
+	UNWIND_UNSUP_BUDGET,	  /* FDE past UNWIND_TABLE_FDE_WORK */
+	UNWIND_UNSUP_MAX,
+};
+
+struct unwind_table_stats {
+	size_t fdes;		 /* FDEs whose range made it into the table */
+	size_t fdes_outside;	 /* FDEs not inside an executable PT_LOAD (or empty) */
+	size_t fdes_undecodable; /* FDEs whose address encoding is not absptr/pcrel */
+	size_t fdes_overlap;	 /* FDEs trimmed or dropped: an earlier-starting FDE covered them */
+	size_t libdw_rows;	 /* rows libdw reported, before merging */
+	size_t unsup[UNWIND_UNSUP_MAX];	 /* of those, the ones that became UNSUPPORTED, by reason */
+	size_t cmd_rows[UNWIND_CMD_MAX]; /* final rows per command */
+	uint64_t work;			 /* program bytes libdw ran (see UNWIND_TABLE_TOTAL_WORK) */
+};
+
+struct unwind_table {
+	uint64_t base;		 /* lowest PT_LOAD p_vaddr: row pcs are offsets from it */
+	struct unwind_row *rows; /* sorted by pc, pcs distinct, consecutive rules differ */
+	size_t nr_rows;
+	struct unwind_rule *rules; /* this table's distinct rules; row.rule indexes it */
+	size_t nr_rules;
+	struct unwind_table_stats stats;
+	const char *source;  /* ".eh_frame" or ".debug_frame" (static) */
+	int from_debug_file; /* 1: the rows come from @debug_elf's .debug_frame */
+};
+
+/**
+ * unwind_table__build() - build the unwind table of one ELF file.
+ * @elf: the file; open it with elf_begin(fd, ELF_C_READ, NULL) or
+ *	 elf_memory() on a private copy, never with an mmap mode.  Only read.
+ * @debug_elf: its separate debug file, or NULL; only its .debug_frame is
+ *	 used, and only when @elf has neither .eh_frame nor .debug_frame FDEs.
+ *	 The caller checks that it belongs to @elf (build id).
+ * @out: set to the table on success
+ * @err: filled with a one-line reason on failure; may be NULL
+ * @err_len: size of @err
+ *
+ * Sources, first with at least one usable FDE wins: @elf's .eh_frame, its
+ * .debug_frame (SHF_COMPRESSED or .zdebug_frame zlib accepted), @debug_elf's
+ * .debug_frame.  Only FDEs inside an executable PT_LOAD of @elf are used.
+ * Every address from the table's base up to the end of the last FDE has a
+ * row; addresses in no FDE get UNWIND_CMD_INVALID rows.  When FDEs overlap,
+ * the earlier-starting one (then the earlier in the section) keeps the
+ * overlapped addresses; each such address gets the rule libdw reports for it.
+ *
+ * Only 64-bit little-endian x86-64 ET_EXEC/ET_DYN files are supported.
+ * Not thread-safe against other users of @elf; distinct files may be built
+ * from distinct threads.
+ *
+ * Return: 0, or -ENODATA when no source has an FDE (the caller falls back to
+ * frame pointers), -EINVAL for a malformed file or CFI section, -ENOTSUP for
+ * another architecture or class, -EFBIG when the covered pc range does not
+ * fit 32 bits, -E2BIG past a limit above, -ENOMEM.  Pair with
+ * unwind_table__free().
+ */
+int unwind_table__build(Elf *elf, Elf *debug_elf, struct unwind_table **out, char *err,
+			size_t err_len);
+
+/**
+ * unwind_table__build_mem() - unwind_table__build() over an ELF image in
+ * memory (vdso images, fuzzing, tests).  @buf is copied, not kept.
+ */
+int unwind_table__build_mem(const void *buf, size_t len, struct unwind_table **out, char *err,
+			    size_t err_len);
+
+/**
+ * unwind_table__find() - the rule at ELF virtual address @vaddr: the rule of
+ * the row with the largest pc <= @vaddr - base, as the BPF unwinder looks it
+ * up.  Addresses below the base or past the last row get a static
+ * UNWIND_CMD_INVALID rule.  Never NULL; owned by @t (or static).
+ */
+const struct unwind_rule *unwind_table__find(const struct unwind_table *t, uint64_t vaddr);
+
+/** unwind_table__free() - accepts NULL. */
+void unwind_table__free(struct unwind_table *t);
+
+/** unwind_cmd_name() - "cfa_rsp", "plt", ...; "?" for an unknown value. */
+const char *unwind_cmd_name(enum unwind_cmd c);
+
+/** unwind_unsup_name() - "cfa_reg", "ra", ...; "?" for an unknown value. */
+const char *unwind_unsup_name(enum unwind_unsup u);
+
+#endif /* CTXPROF_UNWIND_TABLE_H */
