@@ -18,9 +18,10 @@ CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
 INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
-# each library once: libbpf, libelf (ELF files), zlib (gzipped pprof), liburcu
-LIBS := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz) \
-	-lpthread -lm -lurcu-memb -lurcu-common
+# each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
+# (gzipped pprof), liburcu
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib 2>/dev/null || \
+	echo -lbpf -ldw -lelf -lz) -lpthread -lm -lurcu-memb -lurcu-common
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -65,7 +66,7 @@ PPROF := $(OUTPUT)/pprof
 all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
-DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev
 deps:

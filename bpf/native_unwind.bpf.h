@@ -60,7 +60,7 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
-/* the walk, on the program's stack; the frames go into the scratch record */
+/* the walk, in the per-CPU scratch next to the record its frames go into */
 struct ustack_walk {
 	__u64 pc;
 	__u64 sp;
@@ -250,21 +250,32 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 }
 
 static __always_inline struct sample_record *scratch_record(void);
+static __always_inline struct ustack_walk *scratch_walk(void);
+
+/* frames[base + n] = @frame; false (and the walk ends) when there is no room */
+static __always_inline bool put_frame(struct ustack_walk *st, __u64 frame)
+{
+	struct sample_record *rec = scratch_record();
+	__u32 idx = st->base + st->n;
+
+	/* checked right at the store: the verifier needs the bound on this register */
+	if (!rec || st->n >= SAMPLER_MAX_USTACK || idx >= SAMPLER_MAX_FRAMES)
+		return false;
+	rec->frames[idx] = frame;
+	st->n++;
+	return true;
+}
 
 static long unwind_step(__u32 i, void *ctx)
 {
-	struct ustack_walk *st = ctx;
+	struct ustack_walk *st = scratch_walk();
 	const struct unwind_mapping *m;
 	const struct unwind_rule *r;
-	struct sample_record *rec;
 	__u64 lookup, frame;
-	__u32 idx;
 
-	rec = scratch_record();
-	if (!rec)
-		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
-	idx = st->base + st->n;
-	if (st->n >= SAMPLER_MAX_USTACK || idx >= SAMPLER_MAX_FRAMES)
+	if (!st)
+		return 1;
+	if (st->n >= SAMPLER_MAX_USTACK)
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
 	/* a return address points past its call: the call is at pc - 1 */
 	lookup = st->exact ? st->pc : st->pc - 1;
@@ -275,14 +286,12 @@ static long unwind_step(__u32 i, void *ctx)
 	if (!m) {
 		/* the leaf is where the CPU was, mapped or not; a return address
 		 * nowhere executable is garbage and is not recorded */
-		if (!st->n) {
-			rec->frames[idx] = frame;
-			st->n++;
-		}
+		if (!st->n)
+			put_frame(st, frame);
 		return unwind_end(st, UNWIND_STOP_NO_MAPPING);
 	}
-	rec->frames[idx] = frame;
-	st->n++;
+	if (!put_frame(st, frame))
+		return unwind_end(st, UNWIND_STOP_TRUNCATED);
 	if (m->kind == UNWIND_MAP_TABLE) {
 		r = find_rule(m, lookup - m->bias);
 		if (!r)

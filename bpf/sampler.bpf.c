@@ -44,6 +44,12 @@ struct {
 /* the record is assembled here: too big for the 512-byte BPF stack */
 struct scratch {
 	__u8 buf[SAMPLE_RECORD_MAX_SIZE];
+	/*
+	 * The user stack walk's state.  In a map, not on the stack: the
+	 * verifier treats what it loads from a map as unknown, so it checks
+	 * the bpf_loop step once instead of once per distinct frame count.
+	 */
+	struct ustack_walk walk;
 };
 
 struct {
@@ -84,6 +90,14 @@ static __always_inline struct sample_record *scratch_record(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
+static __always_inline struct ustack_walk *scratch_walk(void)
+{
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+
+	return sc ? &sc->walk : NULL;
+}
+
 /* the kernel's frame-pointer walk of the user stack into frames[@nk...] */
 static __always_inline __u32 fp_stack(struct bpf_perf_event_data *ctx, struct sample_record *rec,
 				      __u32 nk, __u32 *nu)
@@ -114,7 +128,8 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct us
 
 	if (!BPF_CORE_READ(task, mm))
 		return false;
-	if ((ctx->regs.cs & 3) == 3) {
+	/* the perf_event context allows 8-byte reads of its registers only */
+	if ((ctx->regs.csx & 3) == 3) {
 		st->pc = ctx->regs.ip;
 		st->sp = ctx->regs.sp;
 		st->bp = ctx->regs.bp;
@@ -131,12 +146,15 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct us
 static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
 					  struct sample_record *rec, __u32 nk, __u32 *nu)
 {
-	struct ustack_walk st = {.base = nk, .exact = 1};
+	struct ustack_walk *st = scratch_walk();
 	const struct unwind_proc *proc;
 
-	if (nk > SAMPLER_MAX_KSTACK)
+	if (!st || nk > SAMPLER_MAX_KSTACK)
 		return UNWIND_STOP_BAD_FRAME;
-	if (!user_regs(ctx, &st))
+	__builtin_memset(st, 0, sizeof(*st));
+	st->base = nk;
+	st->exact = 1;
+	if (!user_regs(ctx, st))
 		return UNWIND_STOP_NO_USER;
 	proc = bpf_map_lookup_elem(&unwind_procs, &rec->pid);
 	/* none, or read from the image this process had before an exec */
@@ -145,23 +163,23 @@ static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
 			fp_stack(ctx, rec, nk, nu);
 			return UNWIND_STOP_NO_TABLE_YET;
 		}
-		rec->frames[nk] = st.pc;
+		rec->frames[nk] = st->pc;
 		*nu = 1;
 		return UNWIND_STOP_NO_TABLE_YET;
 	}
-	st.map_first = proc->map_first;
-	st.map_count = proc->map_count < UNWIND_MAX_PROC_MAPPINGS ? proc->map_count
-								  : UNWIND_MAX_PROC_MAPPINGS;
-	st.cached = proc->map_first;
-	st.fp_ok = unwind_mode == UNWIND_MODE_AUTO;
-	st.stop = UNWIND_STOP_TRUNCATED;
-	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, &st, 0);
-	*nu = st.n;
-	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_CFI, st.nr_cfi);
-	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_PLT, st.nr_plt);
-	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_SIGNAL, st.nr_signal);
-	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_FP, st.nr_fp);
-	return st.stop;
+	st->map_first = proc->map_first;
+	st->map_count = proc->map_count < UNWIND_MAX_PROC_MAPPINGS ? proc->map_count
+								   : UNWIND_MAX_PROC_MAPPINGS;
+	st->cached = proc->map_first;
+	st->fp_ok = unwind_mode == UNWIND_MODE_AUTO;
+	st->stop = UNWIND_STOP_TRUNCATED;
+	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, NULL, 0);
+	*nu = st->n;
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_CFI, st->nr_cfi);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_PLT, st->nr_plt);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_SIGNAL, st->nr_signal);
+	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_FP, st->nr_fp);
+	return st->stop;
 }
 
 /*

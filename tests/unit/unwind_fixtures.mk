@@ -1,10 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ELF fixtures for test_unwind_table: real binaries, built here, whose CFI
 # the test compares row by row with readelf --debug-dump=frames-interp.
-# Also the test binary and the fuzzer, which link user/unwind/ (not yet in
-# libcollector.a) and libdw.
-
-include user/unwind/unwind.mk
 
 UNWIND_FIXTURE_DIR := $(OUTPUT)/fixtures/unwind
 UNWIND_FIXTURES := $(addprefix $(UNWIND_FIXTURE_DIR)/,unwind_omitfp_pie unwind_fp_nopie \
@@ -66,13 +62,4 @@ $(UNWIND_FIXTURE_DIR)/unwind_bare.debug: $(UNWIND_FIXTURE_DIR)/unwind_bare_debug
 $(UNWIND_FIXTURE_DIR):
 	$(Q)mkdir -p $@
 
-# an explicit rule: the Makefile's test_% rule links libcollector.a only
-$(OUTPUT)/tests/test_unwind_table: tests/unit/test_unwind_table.c $(UNWIND_OBJS) $(UNWIND_HDRS) \
-		$(UNWIND_FIXTURES) | $(OUTPUT)/tests
-	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(UNWIND_OBJS) $(ALL_LDFLAGS) $(UNWIND_LIBS) -lcmocka -o $@
-
-$(OUTPUT)/fuzz/fuzz_unwind_table: tests/fuzz/fuzz_unwind_table.c $(UNWIND_SRCS) $(UNWIND_HDRS) \
-		| $(OUTPUT)/fuzz
-	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(UNWIND_SRCS) $(UNWIND_LIBS) -o $@
+$(OUTPUT)/tests/test_unwind_table: $(UNWIND_FIXTURES)

@@ -46,6 +46,9 @@
  * samples may still sit in a ring for a poll period when an export begins.
  */
 #define STATE_GRACE_NS 1000000000ull
+/* at start, how long to wait for the tables of what runs, silently, then in all */
+#define UNWIND_START_WAIT_MS 1000
+#define UNWIND_START_MAX_MS  30000
 
 struct collector {
 	struct collector_opts opts;
@@ -598,7 +601,17 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		app_context__scan(c->app, o->pid, &st->app);
 		app_context__poll(c->app);
 	}
-	return drains__start(c->drains, c->sampler, POLL_MS);
+	/* tables of what runs now, before its first samples */
+	if (c->unwinder && !unwinder__wait_idle(c->unwinder, UNWIND_START_WAIT_MS)) {
+		fprintf(stderr, "ctxprof: building unwind tables for what runs...\n");
+		if (!unwinder__wait_idle(c->unwinder, UNWIND_START_MAX_MS))
+			fprintf(stderr, "ctxprof: sampling before every table is built: the "
+					"others' first samples are walked by frame pointers\n");
+	}
+	err = drains__start(c->drains, c->sampler, POLL_MS);
+	if (err)
+		return err;
+	return sampler__attach(c->sampler, o->frequency, err_msg, err_len);
 }
 
 int main(int argc, char **argv)

@@ -205,7 +205,7 @@ static void add_trace(void *ctx, const struct calltrace *t)
 		if (st->err)
 			return;
 	}
-	ps = process_states__find(st->states, st->reg, t->pid, t->exec_id);
+	ps = st->states ? process_states__find(st->states, st->reg, t->pid, t->exec_id) : NULL;
 	add_user_frames(st, t, ps);
 	if (st->err)
 		return;

@@ -265,15 +265,17 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	err = register_rings(s, err_msg, err_len);
 	if (err)
 		goto err_free;
-	err = attach_cpus(s, opts->frequency, err_msg, err_len);
-	if (err)
-		goto err_free;
 	return s;
 
 err_free:
 	sampler__free(s);
 	errno = -err;
 	return NULL;
+}
+
+int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
+{
+	return attach_cpus(s, frequency, err_msg, err_len);
 }
 
 int sampler__poll(struct sampler *s, int part, int timeout_ms)

@@ -48,7 +48,8 @@ struct sampler_opts {
 };
 
 /**
- * sampler__open() - load, configure and attach the sampler.
+ * sampler__open() - load and configure the sampler; it samples nothing
+ * before sampler__attach().
  * @ctxs: the callback's argument for each part (opts->nr_parts entries)
  * @err_msg: on failure, receives a one-line reason for the user (may be NULL)
  * @err_len: its size
@@ -56,6 +57,13 @@ struct sampler_opts {
  */
 struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn,
 			      void *const *ctxs, char *err_msg, size_t err_len);
+
+/**
+ * sampler__attach() - start sampling: a cpu-clock perf event at @frequency
+ * on every online CPU, with the program attached.
+ * Return: 0 or -errno, with a one-line reason in @err_msg.
+ */
+int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len);
 
 /**
  * sampler__poll() - wait up to @timeout_ms for a watermark wakeup on one of

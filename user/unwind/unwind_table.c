@@ -27,9 +27,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "array.h"
-#include "errmsg.h"
-#include "unwind_table.h"
+#include "util/array.h"
+#include "util/errmsg.h"
+#include "unwind/unwind_table.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "unwind_table reads x86-64 (little-endian) CFI with host loads"

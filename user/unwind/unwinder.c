@@ -77,6 +77,8 @@ struct unwinder {
 
 	pthread_mutex_t lock; /* the queues below and the stats */
 	pthread_cond_t wake;
+	pthread_cond_t idle; /* signalled when the queues are found empty */
+	bool busy;	     /* the thread works on what it took off the queues */
 	bool stop;
 	uint32_t *pending;
 	uint32_t nr_pending;
@@ -642,6 +644,8 @@ static void *unwinder_thread(void *arg)
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop && batch) {
 		if (!u->nr_pending && !u->releases) {
+			u->busy = false;
+			pthread_cond_broadcast(&u->idle);
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 100000000;
 			if (ts.tv_nsec >= 1000000000) {
@@ -651,6 +655,7 @@ static void *unwinder_thread(void *arg)
 			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
 			continue;
 		}
+		u->busy = true;
 		rel = u->releases;
 		u->releases = NULL;
 		n = u->nr_pending;
@@ -670,6 +675,8 @@ static void *unwinder_thread(void *arg)
 		pthread_mutex_lock(&u->lock);
 		unwind_store__stats(u->store, &u->st.store);
 	}
+	u->busy = false;
+	pthread_cond_broadcast(&u->idle);
 	pthread_mutex_unlock(&u->lock);
 	free(batch);
 	thread_registry__unregister_thread();
@@ -689,6 +696,7 @@ struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, si
 	u->o = *opts;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
+	pthread_cond_init(&u->idle, NULL);
 	u->pending = calloc(MAX_PENDING, sizeof(*u->pending));
 	e = u->pending ? htable__init(&u->pending_index, MAX_PENDING, HTABLE_FIXED) : -ENOMEM;
 	if (e) {
@@ -720,6 +728,27 @@ err_free:
 	unwinder__free(u);
 	errno = -e;
 	return NULL;
+}
+
+bool unwinder__wait_idle(struct unwinder *u, int timeout_ms)
+{
+	struct timespec ts;
+	bool idle;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&u->lock);
+	while ((u->busy || u->nr_pending || u->releases) && u->started)
+		if (pthread_cond_timedwait(&u->idle, &u->lock, &ts))
+			break;
+	idle = !u->busy && !u->nr_pending && !u->releases;
+	pthread_mutex_unlock(&u->lock);
+	return idle;
 }
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
@@ -766,5 +795,6 @@ void unwinder__free(struct unwinder *u)
 	unwind_store__free(u->store);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->idle);
 	free(u);
 }

@@ -32,6 +32,7 @@
 #ifndef CTXPROF_UNWINDER_H
 #define CTXPROF_UNWINDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "processes/process_state.h"
 #include "processes/thread_registry.h"
@@ -77,6 +78,13 @@ struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, si
  * its last install.  Any thread; never blocks on the builder.
  */
 void unwinder__request(struct unwinder *u, uint32_t pid);
+
+/**
+ * unwinder__wait_idle() - wait until every request made so far is served,
+ * or @timeout_ms passed.  Any thread but the unwinder's.
+ * Return: true when idle.
+ */
+bool unwinder__wait_idle(struct unwinder *u, int timeout_ms);
 
 /** unwinder__stats() - any thread. */
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
