@@ -8,8 +8,10 @@ REGISTRY_BENCH := $(OUTPUT)/bench/registry_bench
 # bench/run.sh's target (frame pointers: the perf and bpftrace baselines walk
 # them) and its reader of the kernel's BPF run-time statistics
 FIXED_WORK := $(OUTPUT)/bench/fixed_work
+FIXED_WORK_NOFP := $(OUTPUT)/bench/fixed_work_nofp
 PROGSTAT := $(OUTPUT)/bench/progstat
-BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) $(PROGSTAT)
+BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) \
+	$(FIXED_WORK_NOFP) $(PROGSTAT)
 BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
 	-MMD -MP
 
@@ -31,6 +33,10 @@ $(REGISTRY_BENCH): bench/registry_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
 $(FIXED_WORK): bench/fixed_work.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) -fno-omit-frame-pointer $< -lpthread -o $@
+
+$(FIXED_WORK_NOFP): bench/fixed_work.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) -fomit-frame-pointer $< -lpthread -o $@
 
 $(PROGSTAT): bench/progstat.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)

@@ -3,11 +3,14 @@
  * fixed_work - a fixed amount of CPU work, to measure what a profiler costs.
  *
  * Each thread runs the same number of iterations of a hash loop at the
- * bottom of a 16-deep call chain (so stack walks cost what they do in real
- * code), after an initial idle delay that lets a profiler attach.  It
- * prints the wall time of the work phase alone: "work_seconds <s>".
+ * bottom of a call chain --depth deep (16 by default, so stack walks cost
+ * what they do in real code), after an initial idle delay that lets a
+ * profiler attach.  It prints the wall time of the work phase alone:
+ * "work_seconds <s>".  Built twice: with frame pointers (fixed_work, for the
+ * perf and bpftrace baselines) and without (fixed_work_nofp, as
+ * distributions build, for the CFI unwinder).
  *
- * Usage: fixed_work [--threads N] [--iterations M] [--delay S]
+ * Usage: fixed_work [--threads N] [--iterations M] [--delay S] [--depth D]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 static uint64_t iterations = 400;
+static int depth = 16;
 static volatile uint64_t sink;
 
 static __attribute__((noinline)) uint64_t hash_block(uint64_t seed)
@@ -49,7 +53,7 @@ static void *worker(void *arg)
 	uint64_t i, acc = 0;
 
 	for (i = 0; i < iterations; i++)
-		acc += descend(16, i);
+		acc += descend(depth, i);
 	sink += acc;
 	return arg;
 }
@@ -75,13 +79,16 @@ int main(int argc, char **argv)
 			iterations = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--delay") && i + 1 < argc)
 			delay = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
+			depth = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--iterations M] [--delay S]\n",
+			fprintf(stderr,
+				"usage: %s [--threads N] [--iterations M] [--delay S] [--depth D]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (threads < 1 || threads > 64)
+	if (threads < 1 || threads > 64 || depth < 0 || depth > 1000)
 		return 2;
 	usleep((useconds_t)(delay * 1e6));
 	t0 = now();

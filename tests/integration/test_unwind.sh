@@ -1,28 +1,69 @@
 #!/usr/bin/env bash
-# User-stack unwinding without frame pointers: the share of samples whose
-# stack reaches main, on workloads with known chains (tests/workloads/unwind/,
-# built by make) and on Debian's own programs (debian_programs.sh).
+# User-stack unwinding without frame pointers (needs root: it loads BPF and
+# runs perf on other processes).
 #
-# Today this measures perf, the reference: --call-graph dwarf must carry each
-# workload's chain to main in >= UNWIND_BAR % (95) of its leaf's samples and
-# reach main in >= UNWIND_BAR % of a Debian program's samples; --call-graph fp
-# is printed beside it for contrast (low on the -fomit-frame-pointer builds).
-# Our collector's DWARF unwinder will be judged by the same checkers on the
-# same pids: see the COLLECTOR markers.
-#
-# Needs root (perf -p on any process) and perf (Debian: linux-perf); runs
-# UNWIND_SECONDS (5) of recording per program and mode.
+# 1. Our collector (--unwind auto, the default) on workloads with known call
+#    chains built -O2 -fomit-frame-pointer (tests/workloads/unwind/): a
+#    callback called from glibc's qsort, 120-frame recursion, a signal
+#    handler, calls through lazy PLT stubs into a library of our own, and a
+#    frame-pointer build whose hot leaves are frameless.  >= UNWIND_BAR %
+#    (95) of each leaf's samples must carry the whole chain to main, read
+#    back with the reference pprof tool.
+# 2. Debian's own programs (debian_programs.sh), built without frame
+#    pointers: the collector and `perf record --call-graph dwarf` profile the
+#    same process one after the other; our share of samples reaching main
+#    must be >= UNWIND_BAR %, and each hot function's flat share within
+#    UNWIND_FLAT_POINTS (10) of perf's.  At least three programs must run.
+# UNWIND_SECONDS (4) per recording.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stacks.sh"
 . "$(dirname "$0")/debian_programs.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root to record any process with perf"
-command -v perf >/dev/null || skip "perf missing (apt-get install linux-perf)"
+need_root
+command -v perf >/dev/null || skip "perf missing (make deps installs linux-perf)"
 perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1 ||
 	skip "perf cannot record the cpu-clock event here"
 
-SECS=${UNWIND_SECONDS:-5}
+SECS=${UNWIND_SECONDS:-4}
 BAR=${UNWIND_BAR:-95}
+FLAT_POINTS=${UNWIND_FLAT_POINTS:-10}
+
+# Profile PID with the collector for SECONDS into OUT.pb.gz, folded to OUT.
+collector_folded() {
+	local pid=$1 secs=$2 out=$3
+	shift 3
+	if ! "$COLLECTOR" --pid "$pid" --duration "$secs" --frequency 999 "$@" -o "$out.pb.gz" \
+		2>"$out.log"; then
+		cat "$out.log"
+		return 1
+	fi
+	grep -E "user stacks|unwinding" "$out.log" | sed 's/^/   /'
+	stacks_from_pprof "$out.pb.gz" "$pid" >"$out" && [ -s "$out" ]
+}
+
+# compare_flat OURS PERF: every function at >= 3% in either flat profile is
+# within FLAT_POINTS of the other's share (unnamed frames are one bucket:
+# pprof names them by mapping, perf "[unknown]")
+compare_flat() {
+	awk -F'\t' -v pts="$FLAT_POINTS" '
+	function name(s) { return s ~ /^\[.*\]$/ ? "[unnamed]" : s }
+	{ leaf = $2; sub(/;.*/, "", leaf); leaf = name(leaf) }
+	FILENAME == ARGV[1] { a[leaf] += $1; ta += $1; next }
+	{ b[leaf] += $1; tb += $1 }
+	END {
+		bad = 0
+		for (f in a) seen[f] = 1
+		for (f in b) seen[f] = 1
+		for (f in seen) {
+			pa = ta ? 100 * a[f] / ta : 0; pb = tb ? 100 * b[f] / tb : 0
+			if (pa < 3 && pb < 3) continue
+			d = pa - pb; if (d < 0) d = -d
+			printf "   %-40s ours %5.1f%%  perf %5.1f%%%s\n", f, pa, pb, (d > pts ? "  <-- off" : "")
+			if (d > pts) bad++
+		}
+		exit bad > 0
+	}' "$1" "$2"
+}
 
 # Record PID for SECONDS with perf and write its folded stacks to OUT.
 # MODE: dwarf (default; PERF_STACK_DUMP bytes of stack a sample, 16384) or fp.
@@ -93,28 +134,17 @@ for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf; do
 	start_bg "$WORKLOADS/$wl" >"$TMP/$wl.out"
 	pid=$!
 	sleep 0.3
-	if perf_folded "$pid" "$SECS" "$TMP/$wl.dwarf" dwarf; then
-		check_chains "$TMP/$wl.dwarf" "perf dwarf" "$wl"
-		echo "   perf dwarf, all samples reaching main: $(reach_share "$TMP/$wl.dwarf" "$STACKS_MAIN")"
-		flat_profile "$TMP/$wl.dwarf" 3 | sed 's/^/   /'
+	if collector_folded "$pid" "$SECS" "$TMP/$wl.ctxprof"; then
+		check_chains "$TMP/$wl.ctxprof" collector "$wl"
+		flat_profile "$TMP/$wl.ctxprof" 3 | sed 's/^/   /'
 	else
-		fail "$wl: perf --call-graph dwarf recorded nothing"
+		fail "$wl: the collector wrote no stacks"
 	fi
-	# contrast only: frame pointers lose these chains
-	if perf_folded "$pid" "$SECS" "$TMP/$wl.fp" fp; then
-		while read -r w leaf chain; do
-			[ "$w" = "$wl" ] && echo "   perf fp: $(chain_share "$TMP/$wl.fp" "$leaf" "$chain") of $leaf"
-		done <<<"$WORKLOAD_CHAINS"
-		echo "   perf fp, all samples reaching main: $(reach_share "$TMP/$wl.fp" "$STACKS_MAIN")"
-	fi
-	# COLLECTOR: profile the same pid with our DWARF unwinder here, e.g.
-	#   "$COLLECTOR" --pid "$pid" --duration "$SECS" --frequency 999 -o "$TMP/$wl.pb.gz"
-	#   stacks_from_pprof "$TMP/$wl.pb.gz" "$pid" >"$TMP/$wl.ctxprof"
-	#   check_chains "$TMP/$wl.ctxprof" collector "$wl"
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 done
 
+ran=0
 for entry in "${DEB_PROGRAMS[@]}"; do
 	IFS=: read -r prog pkg elf <<<"$entry"
 	echo "== $prog (Debian package $pkg)"
@@ -124,26 +154,35 @@ for entry in "${DEB_PROGRAMS[@]}"; do
 	fi
 	[ -e "$elf" ] && echo "   frame-pointer prologues in $elf: $(deb_fp_prologues "$elf") functions"
 	# long enough for both recordings and perf script in between
-	pid=$("deb_$prog" $((4 * SECS + 60)) "$TMP")
+	pid=$("deb_$prog" $((3 * SECS + 60)) "$TMP")
 	PIDS+=("$pid")
 	sleep 0.3
-	if perf_folded "$pid" "$SECS" "$TMP/$prog.dwarf" dwarf; then
-		share=$(reach_share "$TMP/$prog.dwarf" "$STACKS_MAIN")
-		if share_at_least "$share" "$BAR"; then
-			ok "$prog, perf dwarf: $share of samples reach main"
-		else
-			fail "$prog, perf dwarf: only $share of samples reach main (want >= $BAR%)"
-		fi
-		flat_profile "$TMP/$prog.dwarf" 3 | sed 's/^/   /'
-	else
-		fail "$prog: perf --call-graph dwarf recorded nothing"
+	if ! collector_folded "$pid" "$SECS" "$TMP/$prog.ctxprof"; then
+		fail "$prog: the collector wrote no stacks"
+		kill "$pid" 2>/dev/null
+		continue
 	fi
-	perf_folded "$pid" "$SECS" "$TMP/$prog.fp" fp &&
-		echo "   perf fp: $(reach_share "$TMP/$prog.fp" "$STACKS_MAIN") of samples reach main"
-	# COLLECTOR: the same pid with our collector, then
-	#   stacks_from_pprof "$TMP/$prog.pb.gz" "$pid" >"$TMP/$prog.ctxprof"
-	#   reach_share "$TMP/$prog.ctxprof" "$STACKS_MAIN"   against the same BAR
+	if ! perf_folded "$pid" "$SECS" "$TMP/$prog.dwarf" dwarf; then
+		fail "$prog: perf --call-graph dwarf recorded nothing"
+		kill "$pid" 2>/dev/null
+		continue
+	fi
+	ran=$((ran + 1))
+	ours=$(reach_share "$TMP/$prog.ctxprof" "$STACKS_MAIN")
+	theirs=$(reach_share "$TMP/$prog.dwarf" "$STACKS_MAIN")
+	if share_at_least "$ours" "$BAR"; then
+		ok "$prog: $ours of our samples reach main (perf dwarf: $theirs)"
+	else
+		fail "$prog: only $ours of our samples reach main (perf dwarf: $theirs; want >= $BAR%)"
+	fi
+	if compare_flat "$TMP/$prog.ctxprof" "$TMP/$prog.dwarf"; then
+		ok "$prog: flat profile within $FLAT_POINTS points of perf's"
+	else
+		fail "$prog: flat profile more than $FLAT_POINTS points off perf's"
+	fi
 	kill "$pid" 2>/dev/null
 done
+[ "$ran" -ge 3 ] && ok "$ran Debian programs compared with perf" ||
+	fail "only $ran Debian programs could be compared with perf (want >= 3)"
 
 finish
