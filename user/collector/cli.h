@@ -18,7 +18,7 @@
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
-#define CLI_DEFAULT_UNWIND_MIB	  64 /* BPF unwind tables, --unwind-memory */
+#define CLI_DEFAULT_UNWIND_MIB	  32 /* BPF unwind tables, --unwind-memory */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
