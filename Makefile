@@ -169,8 +169,18 @@ bench: deps
 format:
 	$(Q)clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
 
-lint:
+# formatting, then clang-tidy's bug finders (.clang-tidy says which and why)
+# over the collector and libctxprof; what it finds in generated skeletons is
+# bpftool's, not ours
+CLANG_TIDY ?= clang-tidy
+TIDY_SRCS := $(USER_MAIN) $(USER_SRCS) $(LIBCTXPROF_SRCS)
+lint: $(SKELS)
+	$(call msg,LINT,clang-format)
 	$(Q)clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+	$(call msg,LINT,clang-tidy)
+	$(Q)printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -n 4 sh -c '$(CLANG_TIDY) --quiet "$$@" -- \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -Ilib/ctxprof -isystem $(OUTPUT)' tidy \
+		2>&1 | grep -E '(warning|error):' | grep -v -e '^$(OUTPUT)/' -e '^$(abspath $(OUTPUT))/' | { ! grep . ; }
 
 vmlinux:
 	$(Q)vmlinux/gen.sh $(ARCH)

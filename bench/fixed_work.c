@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 			depth = atoi(argv[++i]);
 		else {
 			fprintf(stderr,
-				"usage: %s [--threads N] [--iterations M] [--delay S] [--depth D]\n",
+				"usage: %s [--threads N] [--iterations M] [--delay S] [--depth "
+				"D]\n",
 				argv[0]);
 			return 2;
 		}

@@ -69,25 +69,25 @@ struct ustack_walk {
 	__u32 n;	 /* user frames recorded */
 	__u32 map_first; /* the process's mappings */
 	__u32 map_count;
-	__u32 cached;	 /* mappings index of the last hit */
-	__u32 stop;	 /* enum unwind_stop, once the walk ended */
-	__u32 exact;	 /* pc is exact: the leaf, or the pc a signal frame saved */
-	__u32 fp_ok;	 /* code without CFI may be walked by frame pointer */
+	__u32 cached; /* mappings index of the last hit */
+	__u32 stop;   /* enum unwind_stop, once the walk ended */
+	__u32 exact;  /* pc is exact: the leaf, or the pc a signal frame saved */
+	__u32 fp_ok;  /* code without CFI may be walked by frame pointer */
 	__u32 nr_cfi, nr_plt, nr_signal, nr_fp; /* frames by method, for the counters */
 };
 
 /* the sigcontext the kernel pushed, as __restore_rt's rsp sees it */
-#define SIGFRAME_UC	     0 /* rsp points at the struct ucontext */
-#define SIGFRAME_MCONTEXT(f) (SIGFRAME_UC + __builtin_offsetof(struct ucontext, uc_mcontext) + \
-			      __builtin_offsetof(struct sigcontext_64, f))
+#define SIGFRAME_UC 0 /* rsp points at the struct ucontext */
+#define SIGFRAME_MCONTEXT(f)                                                                       \
+	(SIGFRAME_UC + __builtin_offsetof(struct ucontext, uc_mcontext) +                          \
+	 __builtin_offsetof(struct sigcontext_64, f))
 
 static __always_inline int read_user_u64(__u64 addr, __u64 *v)
 {
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
 }
 
-static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st,
-								  __u64 addr)
+static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st, __u64 addr)
 {
 	const struct unwind_mapping *m;
 	__u32 lo = 0, hi = st->map_count, mid, idx, i;

@@ -25,7 +25,7 @@ const volatile bool kernel_stacks = true; /* capture kernel frames */
 /* wake the collector only once a ring holds this many bytes; below it the
  * collector picks records up on its poll timer (per-event wakeups are costly) */
 const volatile __u64 wakeup_bytes = 0;
-const volatile bool read_context = true; /* read libctxprof context slots */
+const volatile bool read_context = true;	   /* read libctxprof context slots */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP; /* enum unwind_mode */
 
 /* one ring buffer per possible CPU; user/sampling/sampler.c creates and inserts them */

@@ -28,9 +28,9 @@
 #define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
 #define SAMPLE_F_CONTEXT	  (1u << 2) /* span_id, local_root_span_id and tags are valid */
 /* bits 8-15: why the user stack ends (enum unwind_stop) */
-#define SAMPLE_USTOP_SHIFT 8
-#define SAMPLE_USTOP_MASK  (0xffu << SAMPLE_USTOP_SHIFT)
-#define SAMPLE_USTOP(flags) (((flags) & SAMPLE_USTOP_MASK) >> SAMPLE_USTOP_SHIFT)
+#define SAMPLE_USTOP_SHIFT  8
+#define SAMPLE_USTOP_MASK   (0xffu << SAMPLE_USTOP_SHIFT)
+#define SAMPLE_USTOP(flags) (((flags)&SAMPLE_USTOP_MASK) >> SAMPLE_USTOP_SHIFT)
 
 /*
  * A user frame other than the first with this bit set is an exact

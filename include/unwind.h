@@ -89,9 +89,9 @@ _Static_assert(sizeof(struct unwind_row) == 8, "unwind_row ABI");
 enum unwind_map_kind {
 	UNWIND_MAP_TABLE = 1, /* a file whose table is in the rows array */
 	UNWIND_MAP_FP,	      /* no CFI (a file without any, JIT code, the anonymous */
-			      /* executable memory of an interpreter): frame pointers */
-	UNWIND_MAP_NO_TABLE,  /* a file whose table could not be built or kept (too */
-			      /* large, no room, unreadable): frame pointers, counted */
+	/* executable memory of an interpreter): frame pointers */
+	UNWIND_MAP_NO_TABLE, /* a file whose table could not be built or kept (too */
+	/* large, no room, unreadable): frame pointers, counted */
 	UNWIND_MAP_KIND_MAX,
 };
 
@@ -110,8 +110,8 @@ _Static_assert(sizeof(struct unwind_mapping) == 40, "unwind_mapping ABI");
 struct unwind_proc {
 	__u32 map_first; /* its mappings: [map_first, map_first + map_count) */
 	__u32 map_count;
-	__u32 exec_id;	 /* the image they belong to (sample_record.exec_id); 0: any */
-	__u32 pad;	 /* zero */
+	__u32 exec_id; /* the image they belong to (sample_record.exec_id); 0: any */
+	__u32 pad;     /* zero */
 };
 
 _Static_assert(sizeof(struct unwind_proc) == 16, "unwind_proc ABI");
@@ -134,14 +134,15 @@ enum unwind_mode {
  * unwound ends the stack: no address is guessed past it.
  */
 enum unwind_stop {
-	UNWIND_STOP_COMPLETE = 0, /* the outermost frame was reached (CFI end, a 0 return address) */
-	UNWIND_STOP_TRUNCATED,	  /* SAMPLER_MAX_USTACK frames taken, more were left */
-	UNWIND_STOP_NO_MAPPING,	  /* a return address in no executable mapping known */
-	UNWIND_STOP_NO_CFI,	  /* in a file with a table, but no CFI covers the address */
-	UNWIND_STOP_UNSUPPORTED,  /* CFI the unwinder cannot follow */
-	UNWIND_STOP_READ_ERR,	  /* the stack could not be read there */
-	UNWIND_STOP_BAD_FRAME,	  /* a frame that does not go up the stack (corrupt or looping) */
-	UNWIND_STOP_NO_USER,	  /* no user context (a kernel thread) */
+	UNWIND_STOP_COMPLETE =
+		0,		 /* the outermost frame was reached (CFI end, a 0 return address) */
+	UNWIND_STOP_TRUNCATED,	 /* SAMPLER_MAX_USTACK frames taken, more were left */
+	UNWIND_STOP_NO_MAPPING,	 /* a return address in no executable mapping known */
+	UNWIND_STOP_NO_CFI,	 /* in a file with a table, but no CFI covers the address */
+	UNWIND_STOP_UNSUPPORTED, /* CFI the unwinder cannot follow */
+	UNWIND_STOP_READ_ERR,	 /* the stack could not be read there */
+	UNWIND_STOP_BAD_FRAME,	 /* a frame that does not go up the stack (corrupt or looping) */
+	UNWIND_STOP_NO_USER,	 /* no user context (a kernel thread) */
 	UNWIND_STOP_NO_TABLE_YET, /* the process has no tables yet: walked by frame pointers */
 	UNWIND_STOP_FP,		  /* --unwind fp: walked by frame pointers, end unknown */
 	UNWIND_STOP_MAX,

@@ -84,6 +84,8 @@ static __u32 insert(__u64 h, const char *k, size_t kl, const char *v, size_t vl,
 	/* keep the table at most half full */
 	if ((nr_entries + 1) * 2 > (table ? table_mask + 1 : 0) && grow_table())
 		return 0;
+	if (!table)
+		return 0;
 	if (nr_entries == cap_entries) {
 		__u32 cap = cap_entries ? cap_entries * 2 : 256;
 		struct dict_entry *n = realloc(entries, cap * sizeof(*n));

@@ -15,13 +15,16 @@
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
 #include "processes/proc_maps.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
 
 #define MAX_REGION_SIZE	    (1ULL << 30) /* a larger "region" is not ours: refuse it */
 #define MAX_TAGS_PER_REGION 65536
 #define MAX_TAG_STRING	    1024
 
 struct tag_ent {
-	uint32_t id; /* 0: empty */
+	uint32_t id;
 	char *key;
 	char *value;
 };
@@ -39,9 +42,10 @@ struct app_region {
 	bool same_pidns;    /* slot tids are host tids */
 	uint32_t *slot_tid; /* per slot: the tid we put in the map, 0: none */
 	uint32_t *slot_gen;
-	uint32_t *slot_seen; /* poll epoch the slot was last seen Active */
-	struct tag_ent *tags;
+	uint32_t *slot_seen;  /* poll epoch the slot was last seen Active */
+	struct tag_ent *tags; /* named ids, dense, in the order they came */
 	size_t tags_cap, nr_tags;
+	struct htable tag_idx; /* id -> tags[] index */
 };
 
 struct app_context {
@@ -79,11 +83,12 @@ static void region_free(struct app_region *r)
 		}
 	if (r->base)
 		munmap(r->base, r->size);
-	for (i = 0; i < r->tags_cap; i++) {
+	for (i = 0; i < r->nr_tags; i++) {
 		free(r->tags[i].key);
 		free(r->tags[i].value);
 	}
 	free(r->tags);
+	htable__destroy(&r->tag_idx);
 	free(r->slot_tid);
 	free(r->slot_gen);
 	free(r->slot_seen);
@@ -329,37 +334,18 @@ static void sync_slots(struct app_context *a, struct app_region *r)
 	}
 }
 
-static struct tag_ent *tag_find(const struct app_region *r, uint32_t id)
+static bool tag_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t mask = r->tags_cap - 1, i;
+	const struct tag_ent *tags = ctx;
 
-	if (!r->tags_cap)
-		return NULL;
-	for (i = (id * 0x9e3779b9u) & mask; r->tags[i].id; i = (i + 1) & mask)
-		if (r->tags[i].id == id)
-			return &r->tags[i];
-	return NULL;
+	return tags[idx].id == *(const uint32_t *)key;
 }
 
-static int tags_grow(struct app_region *r)
+static struct tag_ent *tag_find(const struct app_region *r, uint32_t id)
 {
-	size_t cap = r->tags_cap ? r->tags_cap * 2 : 64, i, j;
-	struct tag_ent *t = calloc(cap, sizeof(*t));
+	uint32_t idx = htable__find(&r->tag_idx, (uint32_t)hash_u64(id), tag_eq, r->tags, &id);
 
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < r->tags_cap; i++) {
-		if (!r->tags[i].id)
-			continue;
-		for (j = (r->tags[i].id * 0x9e3779b9u) & (cap - 1); t[j].id;
-		     j = (j + 1) & (cap - 1))
-			;
-		t[j] = r->tags[i];
-	}
-	free(r->tags);
-	r->tags = t;
-	r->tags_cap = cap;
-	return 0;
+	return idx == HTABLE_NONE ? NULL : &r->tags[idx];
 }
 
 struct drain_ctx {
@@ -381,7 +367,6 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	struct drain_ctx *d = ctx;
 	struct app_region *r = d->r;
 	struct tag_ent *t;
-	size_t i;
 
 	if (!id || key_len > MAX_TAG_STRING || value_len > MAX_TAG_STRING ||
 	    r->nr_tags >= MAX_TAGS_PER_REGION) {
@@ -391,24 +376,22 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	/* an id is named once: a later record for it (a replay) changes nothing */
 	if (tag_find(r, id))
 		return;
-	if ((r->nr_tags + 1) * 2 > r->tags_cap && tags_grow(r)) {
+	if (array_grow((void **)&r->tags, &r->tags_cap, r->nr_tags + 1, sizeof(*r->tags), 64) ||
+	    !r->tags) {
 		d->a->st.tags_dropped++;
 		return;
 	}
-	for (i = (id * 0x9e3779b9u) & (r->tags_cap - 1); r->tags[i].id;
-	     i = (i + 1) & (r->tags_cap - 1))
-		;
-	t = &r->tags[i];
+	t = &r->tags[r->nr_tags];
+	t->id = id;
 	t->key = strndup(key, key_len);
 	t->value = strndup(value, value_len);
-	if (!t->key || !t->value) {
+	if (!t->key || !t->value ||
+	    htable__insert(&r->tag_idx, (uint32_t)hash_u64(id), r->nr_tags)) {
 		free(t->key);
 		free(t->value);
-		t->key = t->value = NULL;
 		d->a->st.tags_dropped++;
 		return;
 	}
-	t->id = id;
 	r->nr_tags++;
 	d->a->st.tags++;
 }

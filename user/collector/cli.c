@@ -129,9 +129,8 @@ static void usage(FILE *f, const char *prog)
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
-		CLI_DEFAULT_MAX_FILES,
-		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
-		CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS,
+		CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */

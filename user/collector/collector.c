@@ -62,8 +62,8 @@ struct collector {
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
-	uint64_t exported; /* samples written into profiles so far */
-	uint64_t no_trace; /* samples left out: their trace was not handed over */
+	uint64_t exported;	   /* samples written into profiles so far */
+	uint64_t no_trace;	   /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
 	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
 	struct export_result last; /* the latest file's counts */
@@ -140,7 +140,7 @@ static int check_kernel(const struct collector_opts *o)
 static int check_output(const char *path)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
+	const char *slash = path ? strrchr(path, '/') : NULL;
 
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
@@ -249,13 +249,13 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_CFI],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_PLT],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_SIGNAL],
-		(unsigned long long)st[SAMPLER_STAT_UFRAMES_FP], (unsigned long long)us.tables_built,
-		us.build_ns / 1e6, us.build_max_ns / 1e6, (unsigned long long)us.tables_shared,
-		(unsigned long long)us.files_no_cfi, (unsigned long long)us.files_unreadable,
-		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_no_room,
-		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
-		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
-		us.store.bytes / 1048576.0);
+		(unsigned long long)st[SAMPLER_STAT_UFRAMES_FP],
+		(unsigned long long)us.tables_built, us.build_ns / 1e6, us.build_max_ns / 1e6,
+		(unsigned long long)us.tables_shared, (unsigned long long)us.files_no_cfi,
+		(unsigned long long)us.files_unreadable, (unsigned long long)us.tables_failed,
+		(unsigned long long)us.tables_no_room, (unsigned long long)us.tables_evicted,
+		(unsigned long long)us.rows, (unsigned int)us.tables_cached,
+		us.rows * sizeof(struct unwind_row) / 1048576.0, us.store.bytes / 1048576.0);
 }
 
 static void print_summary(const struct collector *c, const uint64_t *st,
@@ -325,7 +325,7 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		(unsigned long long)c->traces_exported, res->locations, res->functions,
 		res->mappings, c->files ? " in the last file" : "", (unsigned long long)ss.unnamed,
 		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
-		(unsigned long long)(ss.elf_open_failed + ss.elf_parse_failed));
+		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed);
 	fprintf(stderr,
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",

@@ -40,10 +40,10 @@ struct export_opts {
 };
 
 struct export_result {
-	uint64_t samples;  /* sample counts written */
-	uint64_t rows;	   /* pprof Samples written */
-	uint64_t traces;   /* distinct traces */
-	uint64_t no_trace; /* samples whose trace id had no stored trace (counted, not written) */
+	uint64_t samples;    /* sample counts written */
+	uint64_t rows;	     /* pprof Samples written */
+	uint64_t traces;     /* distinct traces */
+	uint64_t no_trace;   /* samples whose trace id had no stored trace (counted, not written) */
 	uint64_t stacks_cut; /* stacks cut at a return address in no executable mapping */
 	uint64_t frames_cut; /* the frames cut off them */
 	size_t locations;

@@ -80,7 +80,7 @@ enum {
 /* table indexes are stored as uint32_t; this many entries at most */
 #define PPROF_MAX_ENTRIES (UINT32_MAX - 1)
 
-#define GZ_CHUNK (64 * 1024)
+#define GZ_CHUNK ((size_t)64 << 10)
 
 struct pprof_string {
 	char *s;

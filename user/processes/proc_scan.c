@@ -204,7 +204,7 @@ int proc_scan__parse_cgroup(const char *buf, size_t len, char *path, size_t path
 /* stat, exe and cgroup of the process whose /proc directory is @pfd */
 static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t cap)
 {
-	size_t len;
+	size_t len = 0;
 	ssize_t n;
 	int err;
 
@@ -274,7 +274,7 @@ static void scan_tasks(struct thread_registry *r, int pfd, const struct process_
 	struct dirent *de;
 	char name[32];
 	uint32_t tid;
-	size_t len;
+	size_t len = 0;
 	DIR *tasks;
 	int tfd, err;
 

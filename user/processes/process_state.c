@@ -10,7 +10,7 @@
 struct process_states {
 	struct symbolizer *sym;
 	struct process_state_hooks hooks;
-	pthread_mutex_t retired_lock; /* the reclaim thread pushes, the exporter collects */
+	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
 };

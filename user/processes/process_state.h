@@ -29,6 +29,7 @@
 #define CTXPROF_PROCESS_STATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "processes/thread_registry.h"
@@ -45,7 +46,7 @@ struct process_state {
 	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
 	char comm[THREAD_REGISTRY_COMM_LEN];
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
-	pthread_mutex_t lock;	 /* @maps */
+	pthread_mutex_t lock; /* @maps */
 	struct maps_history maps;
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
 	 * loaded since); 0 until the first read.  Read without @lock by the
@@ -54,8 +55,8 @@ struct process_state {
 	uint32_t maps_gen; /* bumped under @lock each time @maps gains a snapshot */
 	/* what the BPF unwinder has of it (unwind/unwinder.c), under @lock */
 	struct unwind_proc_state *unwind;
-	bool retired;		 /* under @lock: the image is gone */
-	struct app_region *app;	 /* its libctxprof region, NULL when none (main thread) */
+	bool retired;		   /* under @lock: the image is gone */
+	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
@@ -105,7 +106,7 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 
 static inline void process_states__unpin(struct process_state *st)
 {
-	__atomic_fetch_sub(&st->pins, 1, __ATOMIC_ACQ_REL);
+	atomic_fetch_sub_explicit(&st->pins, 1, memory_order_acq_rel);
 }
 
 /**

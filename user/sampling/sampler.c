@@ -215,8 +215,11 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	s->nr_parts = opts->nr_parts < 1 ? 1 : opts->nr_parts;
 	if (s->nr_parts > s->nr_possible)
 		s->nr_parts = s->nr_possible;
-	s->links = calloc(s->nr_possible, sizeof(*s->links));
+	s->links = calloc(s->nr_possible, (sizeof(struct bpf_link *)));
 	s->ring_fds = malloc(s->nr_possible * sizeof(*s->ring_fds));
+	/* before anything can fail: sampler__free() closes the fds it finds */
+	for (i = 0; s->ring_fds && i < s->nr_possible; i++)
+		s->ring_fds[i] = -1;
 	s->parts = calloc(s->nr_parts, sizeof(*s->parts));
 	if (!s->links || !s->ring_fds || !s->parts) {
 		err = -ENOMEM;
@@ -226,8 +229,6 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 		s->parts[i].s = s;
 		s->parts[i].ctx = ctxs[i];
 	}
-	for (i = 0; i < s->nr_possible; i++)
-		s->ring_fds[i] = -1;
 
 	s->skel = sampler_bpf__open_opts(&open_opts);
 	if (!s->skel) {

@@ -630,7 +630,7 @@ static size_t standby_collect(struct calltrace_storage *s, struct ct_table *t)
 	if (!count)
 		return 0;
 	if (array_grow((void **)&s->carry, &s->carry_size, used, 1, 64) ||
-	    array_grow((void **)&s->kept, &s->kept_size, count, sizeof(*s->kept), 64)) {
+	    array_grow((void **)&s->kept, &s->kept_size, count, sizeof(struct calltrace *), 64)) {
 		atomic_fetch_add_explicit(&s->preserve_dropped, count, memory_order_relaxed);
 		return 0;
 	}

@@ -145,12 +145,12 @@ static int snapshot_build(struct symbolizer *sym, const struct proc_maps *pm,
 
 static int history_push(struct maps_history *h, const struct maps_snapshot *snap)
 {
-	if (h->nr == MAPS_HISTORY_MAX) {
+	if (h->snaps && h->nr == MAPS_HISTORY_MAX) {
 		free(h->snaps[0].maps);
 		memmove(&h->snaps[0], &h->snaps[1], (h->nr - 1) * sizeof(h->snaps[0]));
 		h->nr--;
 	}
-	if (h->nr == h->cap) {
+	if (h->nr == h->cap || !h->snaps) {
 		unsigned int cap = h->cap ? h->cap * 2 : 2;
 		struct maps_snapshot *snaps;
 

@@ -29,7 +29,7 @@ struct unwind_store_maps {
 	int rules_fd;
 	int mappings_fd;
 	int procs_fd;
-	uint32_t nr_rows;     /* max_entries of each */
+	uint32_t nr_rows; /* max_entries of each */
 	uint32_t nr_rules;
 	uint32_t nr_mappings;
 	uint32_t nr_procs;
@@ -72,7 +72,8 @@ void unwind_store__drop_table(struct unwind_store *s, uint32_t first, uint32_t n
  * Return: 0, -ENOSPC (mappings array or procs map full), -errno of the update.
  */
 int unwind_store__put_proc(struct unwind_store *s, uint32_t pid, uint32_t exec_id,
-			   const struct unwind_mapping *maps, uint32_t nr, struct unwind_proc *proc);
+			   const struct unwind_mapping *maps, uint32_t nr,
+			   struct unwind_proc *proc);
 
 /**
  * unwind_store__del_proc() - remove @pid's entry if it still is @proc (the

@@ -157,8 +157,8 @@ static int index_file(struct unwinder *u, struct utable *t)
 	uint32_t idx = u->nr_files;
 	int err;
 
-	err = array_grow((void **)&u->files, &u->cap_files, u->nr_files + 1, sizeof(*u->files),
-			 256);
+	err = array_grow((void **)&u->files, &u->cap_files, u->nr_files + 1,
+			 sizeof(struct utable *), 256);
 	if (err)
 		return err;
 	err = htable__insert(&u->by_identity, identity_hash(&id), idx);
@@ -330,8 +330,8 @@ static struct utable *file_table(struct unwinder *u, int fd, const struct stat *
 	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
 	if (bid_len > 0 && bid_len <= BUILD_ID_MAX) {
 		key = (struct build_id){bid, (uint32_t)bid_len};
-		idx = htable__find(&u->by_build_id, (uint32_t)hash_bytes(bid, bid_len),
-				   build_id_eq, u, &key);
+		idx = htable__find(&u->by_build_id, (uint32_t)hash_bytes(bid, bid_len), build_id_eq,
+				   u, &key);
 		if (idx != HTABLE_NONE) {
 			/* the same file elsewhere (another container, a copy) */
 			elf_end(elf);
@@ -485,8 +485,7 @@ static void release_proc(struct unwinder *u, struct unwind_proc_state *ups, bool
 }
 
 /* copy what an install needs out of @st; false when there is nothing to do */
-static bool copy_maps(struct process_state *st, struct map_copy **out, uint32_t *nr,
-		      uint32_t *gen)
+static bool copy_maps(struct process_state *st, struct map_copy **out, uint32_t *nr, uint32_t *gen)
 {
 	const struct maps_snapshot *snap;
 	uint32_t i;
@@ -530,11 +529,10 @@ static void install(struct unwinder *u, uint32_t pid)
 		return;
 	if (!copy_maps(st, &maps, &nr, &gen))
 		goto out_unpin;
-	if (array_grow((void **)&u->scratch, &u->scratch_cap, nr ? nr : 1, sizeof(*u->scratch),
-		       64))
+	if (array_grow((void **)&u->scratch, &u->scratch_cap, nr ? nr : 1, sizeof(*u->scratch), 64))
 		goto out_unpin;
 	ups = calloc(1, sizeof(*ups));
-	if (!ups || !(ups->refs = calloc(nr ? nr : 1, sizeof(*ups->refs))))
+	if (!ups || !(ups->refs = calloc(nr ? nr : 1, sizeof(struct utable *))))
 		goto out_unpin;
 	ups->pid = pid;
 	ups->maps_gen = gen;
@@ -545,7 +543,8 @@ static void install(struct unwinder *u, uint32_t pid)
 			u->scratch[i] = (struct unwind_mapping){
 				.start = maps[i].start,
 				.end = maps[i].end,
-				.kind = maps[i].path[0] == '/' ? UNWIND_MAP_NO_TABLE : UNWIND_MAP_FP,
+				.kind = maps[i].path[0] == '/' ? UNWIND_MAP_NO_TABLE
+							       : UNWIND_MAP_FP,
 			};
 			continue;
 		}
@@ -604,7 +603,8 @@ void unwinder__request(struct unwinder *u, uint32_t pid)
 
 	pthread_mutex_lock(&u->lock);
 	if (htable__find(&u->pending_index, hash, pending_eq, u, &pid) == HTABLE_NONE &&
-	    u->nr_pending < MAX_PENDING && !htable__insert(&u->pending_index, hash, u->nr_pending)) {
+	    u->nr_pending < MAX_PENDING &&
+	    !htable__insert(&u->pending_index, hash, u->nr_pending)) {
 		u->pending[u->nr_pending++] = pid;
 		pthread_cond_signal(&u->wake);
 	}

@@ -114,7 +114,8 @@ int extents__alloc(struct extents *e, uint32_t n, uint64_t now_ns, uint32_t *fir
 		e->free[i].first += n;
 		e->free[i].n -= n;
 		if (!e->free[i].n) {
-			memmove(&e->free[i], &e->free[i + 1], (e->nr_free - i - 1) * sizeof(*e->free));
+			memmove(&e->free[i], &e->free[i + 1],
+				(e->nr_free - i - 1) * sizeof(*e->free));
 			e->nr_free--;
 		}
 		e->used += n;

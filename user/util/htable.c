@@ -29,7 +29,7 @@ static int resize(struct htable *t, size_t nr_slots)
 	if (!slots)
 		return -ENOMEM;
 	/* slots carry their hash: rehashing needs no entry access */
-	for (i = 0; t->nr && i <= t->mask; i++) {
+	for (i = 0; t->slots && i <= t->mask; i++) {
 		if (t->slots[i].ref)
 			slot_place(slots, nr_slots - 1, t->slots[i].hash, t->slots[i].ref);
 	}
