@@ -155,6 +155,7 @@ fuzz: $(FUZZ_BINS)
 # the README's test command: everything, dependencies included
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh all \
 		$(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
 
