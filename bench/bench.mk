@@ -10,8 +10,9 @@ REGISTRY_BENCH := $(OUTPUT)/bench/registry_bench
 FIXED_WORK := $(OUTPUT)/bench/fixed_work
 FIXED_WORK_NOFP := $(OUTPUT)/bench/fixed_work_nofp
 PROGSTAT := $(OUTPUT)/bench/progstat
+UNWIND_TABLE_BENCH := $(OUTPUT)/bench/unwind_table_bench
 BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) \
-	$(FIXED_WORK_NOFP) $(PROGSTAT)
+	$(FIXED_WORK_NOFP) $(PROGSTAT) $(UNWIND_TABLE_BENCH)
 BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
 	-MMD -MP
 
@@ -41,6 +42,11 @@ $(FIXED_WORK_NOFP): bench/fixed_work.c | $(OUTPUT)/bench
 $(PROGSTAT): bench/progstat.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBS) -o $@
+
+# wall time, rows and rules of building a file's unwind table
+$(UNWIND_TABLE_BENCH): bench/unwind_table_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # make bench: what the collector costs, next to baselines measured in the same run.
-#  1. slowdown of a fixed-work target (2 threads on 2 CPUs) under the collector
-#     at 99 and 999 Hz, next to `perf record -g` at the same frequencies;
-#  2. BPF run time per sample (kernel.bpf_stats_enabled) of our sampler next to
-#     bpftrace's `profile:hz:999 { @[ustack, kstack] = count(); }`;
-#  3. the collector's own CPU time per sample;
-#  4. the BPF cost of reading the trace context: run time per sample with and
-#     without it (--no-context), on the libctxprof-instrumented requests workload;
-#  5. the micro-benchmarks of the hot data structures, each with its baseline
-#     (context update vs a seq_cst store, call-trace put vs a mutex table,
-#     thread registry lookup vs an rwlock registry) when they are built.
+#  1. slowdown of a fixed-work target (2 threads on 2 CPUs, a 16-deep chain)
+#     at 99 and 999 Hz: ctxprof with CFI unwinding on the target built without
+#     frame pointers, ctxprof --unwind fp and perf record -g on the same
+#     target built with them, and an empty BPF profile probe (bpftrace
+#     'profile:hz:999 {}', the VM's interrupt floor);
+#  2. BPF run time per sample (kernel.bpf_stats_enabled) on a 45-deep chain:
+#     our CFI unwinder on the no-frame-pointer build, next to bpftrace's
+#     ustack (the kernel's frame-pointer walk) and our --unwind fp on the
+#     frame-pointer build;
+#  3. where the collector's share of the slowdown goes: its CPU time per
+#     thread over the work phase;
+#  4. the BPF cost of reading the trace context (with and without --no-context);
+#  5. unwind tables: building the largest library's, and every process's
+#     under --all (rows, memory of the BPF maps and of the collector);
+#  6. the micro-benchmarks of the hot data structures, each with its baseline.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,21 +23,25 @@ case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
 B=$OUTPUT/bench
 REPS=${BENCH_REPS:-3}
 ITER=${BENCH_ITERATIONS:-20000}
+DEPTH=${BENCH_DEPTH:-45}
 mkdir -p "$B"
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf)"; exit 1; }
 command -v perf >/dev/null || { echo "bench: perf missing (make deps installs linux-perf)"; exit 1; }
 command -v bpftrace >/dev/null || { echo "bench: bpftrace missing (make deps installs it)"; exit 1; }
-
-[ -x "$B/fixed_work" ] && [ -x "$B/progstat" ] || { echo "bench: run through make bench"; exit 1; }
+for b in fixed_work fixed_work_nofp progstat unwind_table_bench; do
+	[ -x "$B/$b" ] || { echo "bench: run through make bench ($b missing)"; exit 1; }
+done
 W="$B/fixed_work --threads 2 --iterations $ITER --delay 1"
+WNOFP="$B/fixed_work_nofp --threads 2 --iterations $ITER --delay 1"
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 work_of() { sed -n 's/^work_seconds //p' "$1"; }
 
-run_base() { $W > "$B/out"; work_of "$B/out"; }
-run_ctxprof() {
-	$W > "$B/out" & local wl=$!
-	"$ROOT/collector" --pid $wl --frequency "$1" --no-status -o "$B/ctxprof.pb.gz" 2> "$B/ctxprof.log"
+run_base() { $1 > "$B/out"; work_of "$B/out"; }
+run_ctxprof() { # target, frequency, collector options...
+	$1 > "$B/out" & local wl=$!
+	"$ROOT/collector" --pid $wl --frequency "$2" --no-status "${@:3}" -o "$B/ctxprof.pb.gz" \
+		2> "$B/ctxprof.log"
 	wait $wl
 	work_of "$B/out"
 }
@@ -42,28 +51,38 @@ run_perf() {
 	wait $wl
 	work_of "$B/out"
 }
+run_probe() {
+	bpftrace -e "profile:hz:$1 {}" > /dev/null 2>&1 & local bt=$!
+	sleep 0.5
+	$W > "$B/out"
+	kill -INT $bt
+	wait $bt 2> /dev/null || true
+	work_of "$B/out"
+}
 
 echo "bench: fixed work = 2 threads x $ITER iterations; $REPS runs each, medians"
 declare -A T
-for kind in base ctxprof99 ctxprof999 perf99 perf999; do
+for kind in base base_nofp probe999 ctxprof99 ctxprof999 ctxfp999 perf99 perf999; do
 	vals=()
 	for _ in $(seq "$REPS"); do
 		case $kind in
-		base) vals+=("$(run_base)") ;;
-		ctxprof*) vals+=("$(run_ctxprof "${kind#ctxprof}")") ;;
+		base) vals+=("$(run_base "$W")") ;;
+		base_nofp) vals+=("$(run_base "$WNOFP")") ;;
+		probe*) vals+=("$(run_probe "${kind#probe}")") ;;
+		ctxfp*) vals+=("$(run_ctxprof "$W" "${kind#ctxfp}" --unwind fp)") ;;
+		ctxprof*) vals+=("$(run_ctxprof "$WNOFP" "${kind#ctxprof}")") ;;
 		perf*) vals+=("$(run_perf "${kind#perf}")") ;;
 		esac
 	done
 	T[$kind]=$(printf '%s\n' "${vals[@]}" | median)
 	printf '  %-11s %s s   (runs: %s)\n' "$kind" "${T[$kind]}" "${vals[*]}"
 done
-slow() { awk -v t="$1" -v b="${T[base]}" 'BEGIN { printf "%.2f", (t / b - 1) * 100 }'; }
+slow() { awk -v t="$1" -v b="$2" 'BEGIN { printf "%.2f", (t / b - 1) * 100 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
-s_c99=$(slow "${T[ctxprof99]}") s_c999=$(slow "${T[ctxprof999]}")
-s_p99=$(slow "${T[perf99]}") s_p999=$(slow "${T[perf999]}")
-
-# collector CPU per sample, from the last 999 Hz run's summary
-cpu_line=$(grep 'collector CPU' "$B/ctxprof.log" || true)
+s_probe=$(slow "${T[probe999]}" "${T[base]}")
+s_c99=$(slow "${T[ctxprof99]}" "${T[base_nofp]}") s_c999=$(slow "${T[ctxprof999]}" "${T[base_nofp]}")
+s_f999=$(slow "${T[ctxfp999]}" "${T[base]}")
+s_p99=$(slow "${T[perf99]}" "${T[base]}") s_p999=$(slow "${T[perf999]}" "${T[base]}")
 
 # BPF run time per sample, from the kernel's own accounting
 sysctl -q -w kernel.bpf_stats_enabled=1
@@ -71,20 +90,54 @@ trap 'sysctl -q -w kernel.bpf_stats_enabled=0' EXIT
 prog_stats() { # <ids-before-file> -> "cnt ns" summed over new perf_event programs
 	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -
 }
+per_run() { awk -v c="$1" -v t="$2" 'BEGIN { printf "%.0f", c ? t / c : 0 }'; }
+deep() { echo "$1 --threads 2 --iterations 100000 --delay 0 --depth $DEPTH"; }
+bpf_ctxprof() { # target, collector options... -> "ns-per-run frames-line"
+	"$B/progstat" > "$B/ids.before"
+	$1 > /dev/null & local wl=$!
+	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration 6 "${@:2}" \
+		-o "$B/bpf.pb.gz" 2> "$B/bpf.log" & local col=$!
+	sleep 5
+	read -r cnt ns <<< "$(prog_stats "$B/ids.before")"
+	wait $col || true
+	kill $wl
+	wait $wl 2> /dev/null || true
+	per_run "$cnt" "$ns"
+}
+ns_cfi=$(bpf_ctxprof "$(deep "$B/fixed_work_nofp")")
+stops_cfi=$(sed -n 's/^ctxprof: user stacks by how they end: //p' "$B/bpf.log")
+ns_fp=$(bpf_ctxprof "$(deep "$B/fixed_work")" --unwind fp)
 "$B/progstat" > "$B/ids.before"
-$B/fixed_work --threads 2 --iterations 100000 --delay 0 > /dev/null & wl=$!
-"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration 6 -o "$B/bpf.pb.gz" 2> /dev/null & col=$!
-sleep 5
-read -r our_cnt our_ns <<< "$(prog_stats "$B/ids.before")"
-wait $col || true
-"$B/progstat" > "$B/ids.before"
+$(deep "$B/fixed_work") > /dev/null & wl=$!
 bpftrace -e 'profile:hz:999 { @[ustack, kstack] = count(); }' > /dev/null 2>&1 & bt=$!
 sleep 5
 read -r bt_cnt bt_ns <<< "$(prog_stats "$B/ids.before")"
 kill -INT $bt; wait $bt 2> /dev/null || true
 kill $wl; wait $wl 2> /dev/null || true
-our_per=$(awk -v c="$our_cnt" -v t="$our_ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }')
-bt_per=$(awk -v c="$bt_cnt" -v t="$bt_ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }')
+ns_bt=$(per_run "$bt_cnt" "$bt_ns")
+
+# the collector's own CPU during the work phase, per thread (999 Hz, CFI)
+$WNOFP > "$B/out" & wl=$!
+"$ROOT/collector" --pid $wl --frequency 999 --no-status -o "$B/cpu.pb.gz" 2> "$B/cpu.log" & col=$!
+sleep 1.2
+thread_ticks() { # pid -> "comm ticks" per thread
+	for t in /proc/$1/task/*; do
+		awk '{ sub(/^[^)]*\) /, ""); print $12 + $13 }' "$t/stat" 2> /dev/null |
+			sed "s|^|$(tr ' ' _ < "$t/comm" 2> /dev/null) |"
+	done
+}
+thread_ticks $col > "$B/ticks.before"
+t0=$(date +%s.%N)
+wait $wl
+t1=$(date +%s.%N)
+thread_ticks $col > "$B/ticks.after" || true
+wait $col || true
+hz=$(getconf CLK_TCK)
+cpu_threads=$(awk -v hz="$hz" -v dt="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" '
+	FILENAME == ARGV[1] { before[$1] += $2; next }
+	{ after[$1] += $2 }
+	END { for (c in after) printf "%s %.1f ms (%.3f%% of 2 CPUs); ", c, (after[c] - before[c]) * 1000 / hz, (after[c] - before[c]) * 100 / hz / dt / 2 }' \
+	"$B/ticks.before" "$B/ticks.after")
 
 # context read cost: the same workload, sampler with and without the read
 ctx_run() { # extra collector flags -> "ns-per-run"
@@ -96,7 +149,7 @@ ctx_run() { # extra collector flags -> "ns-per-run"
 	read -r cnt ns <<< "$(prog_stats "$B/ids.before")"
 	wait $c || true
 	wait $rq || true
-	awk -v c="$cnt" -v t="$ns" 'BEGIN { printf "%.0f", c ? t / c : 0 }'
+	per_run "$cnt" "$ns"
 }
 with_ctx=$(ctx_run)
 without_ctx=$(ctx_run --no-context)
@@ -105,13 +158,30 @@ cat <<EOT
 
 | measure | ctxprof | baseline | ratio (ctxprof / baseline) |
 |---|---|---|---|
-| target slowdown at 99 Hz | ${s_c99} % | perf record -g: ${s_p99} % | $(ratio "$s_c99" "$s_p99") |
-| target slowdown at 999 Hz | ${s_c999} % | perf record -g: ${s_p999} % | $(ratio "$s_c999" "$s_p999") |
-| BPF run time per sample | ${our_per} ns (${our_cnt} runs) | bpftrace: ${bt_per} ns (${bt_cnt} runs) | $(ratio "$our_per" "$bt_per") |
+| target slowdown at 99 Hz (CFI, no-frame-pointer build) | ${s_c99} % | perf record -g (frame-pointer build): ${s_p99} % | $(ratio "$s_c99" "$s_p99") |
+| target slowdown at 999 Hz (CFI, no-frame-pointer build) | ${s_c999} % | perf record -g (frame-pointer build): ${s_p999} % | $(ratio "$s_c999" "$s_p999") |
+| target slowdown at 999 Hz, --unwind fp | ${s_f999} % | empty BPF profile probe: ${s_probe} % | |
+| BPF run time per sample, $DEPTH-deep chain, CFI unwinding (no frame pointers) | ${ns_cfi} ns | bpftrace ustack (frame pointers): ${ns_bt} ns | $(ratio "$ns_cfi" "$ns_bt") |
+| BPF run time per sample, $DEPTH-deep chain, --unwind fp | ${ns_fp} ns | bpftrace ustack: ${ns_bt} ns | $(ratio "$ns_fp" "$ns_bt") |
 | BPF run time per sample, context read on (requests workload) | ${with_ctx} ns | --no-context: ${without_ctx} ns | $(ratio "$with_ctx" "$without_ctx") |
 
-${cpu_line:-collector CPU: not reported}
+CFI run, how its stacks ended: ${stops_cfi}
+collector threads' CPU over the 999 Hz work phase: ${cpu_threads}
+$(grep 'collector CPU' "$B/cpu.log" || true)
 EOT
+
+# unwind tables: the largest library here with CFI, and the whole host
+echo
+echo "== unwind tables"
+biggest=$(find /usr/lib /lib /usr/local/lib /opt -xdev -name '*.so*' -type f -size +20M 2> /dev/null |
+	xargs -r ls -S 2> /dev/null | head -3)
+"$B/unwind_table_bench" /lib/$(uname -m)-linux-gnu/libc.so.6 $biggest || true
+"$ROOT/collector" --all --duration 5 --no-status -o "$B/all.pb.gz" 2> "$B/all.log" & col=$!
+sleep 4.5
+rss=$(awk '/^VmHWM/ { print $2 / 1024 " MiB" }' /proc/$col/status 2> /dev/null || echo "?")
+wait $col || true
+echo "--all for 5 s, collector peak RSS ${rss}:"
+grep -E 'unwinding|processes:' "$B/all.log" || true
 
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench; do
