@@ -545,6 +545,8 @@ static int cie_cmp(const void *key, const void *elem)
 
 static const struct cie_info *cfi_src__cie(const struct cfi_src *src, uint64_t off)
 {
+	if (!src->nr_cies)
+		return NULL;
 	return bsearch(&off, src->cies, src->nr_cies, sizeof(*src->cies), cie_cmp);
 }
 
