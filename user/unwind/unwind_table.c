@@ -545,6 +545,8 @@ static int cie_cmp(const void *key, const void *elem)
 
 static const struct cie_info *cfi_src__cie(const struct cfi_src *src, uint64_t off)
 {
+	if (!src->nr_cies)
+		return NULL;
 	return bsearch(&off, src->cies, src->nr_cies, sizeof(*src->cies), cie_cmp);
 }
 
@@ -618,8 +620,7 @@ static int cfi_check(struct builder *bld, struct cfi_src *src)
 			if (e.cie) {
 				if (cie_parse(src, &e, &cie, &insn) < 0) {
 					set_err(bld->err, bld->err_len,
-						"%s: CIE at %#lx: malformed or unsupported "
-						"augmentation",
+						"%s: CIE at %#lx: bad or unsupported augmentation",
 						src->name, (unsigned long)off);
 					return -EINVAL;
 				}
@@ -641,8 +642,7 @@ static int cfi_check(struct builder *bld, struct cfi_src *src)
 			}
 			if (!cfa_program_ok(insn, e.end, ci->fde_enc)) {
 				set_err(bld->err, bld->err_len,
-					"%s: entry at %#lx: register number or state nesting too "
-					"large",
+					"%s: entry at %#lx: register or nesting too large",
 					src->name, (unsigned long)off);
 				return -EINVAL;
 			}

@@ -59,7 +59,7 @@ struct unwind_table_stats {
 	size_t fdes_undecodable; /* FDEs whose address encoding is not absptr/pcrel */
 	size_t fdes_overlap;	 /* FDEs trimmed or dropped: an earlier-starting FDE covered them */
 	size_t libdw_rows;	 /* rows libdw reported, before merging */
-	size_t unsup[UNWIND_UNSUP_MAX];	 /* of those, the ones that became UNSUPPORTED, by reason */
+	size_t unsup[UNWIND_UNSUP_MAX];	 /* UNSUPPORTED libdw rows and cut walks, by reason */
 	size_t cmd_rows[UNWIND_CMD_MAX]; /* final rows per command */
 	uint64_t work;			 /* program bytes libdw ran (see UNWIND_TABLE_TOTAL_WORK) */
 };

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer target for user/unwind/unwind_table.c: any bytes may come from a
+ * hostile target's file.  Building must fail cleanly or give a table that
+ * keeps every invariant the BPF unwinder relies on; ASan/UBSan catch the
+ * rest (in our code: the system's libdw is not instrumented, which is why
+ * unwind_table.c checks what libdw would read before libdw reads it).
+ *
+ * Seeds in tests/fuzz/corpus/unwind_table/ are tiny real files, made with
+ * F="-nostdlib -Wl,-z,noseparate-code -Wl,--build-id=none" and
+ *   t.c: leaf(), an alloca user, a force_align_arg_pointer function and _start
+ *   p.c: a force_align_arg_pointer function with 8 arguments calling extern ext()
+ *   gcc -O2 $F -static -fno-pie -no-pie t.c -o tiny_eh            (.eh_frame)
+ *   gcc -O2 $F -shared -fPIC -Wl,-z,lazy p.c -o tiny_plt.so       (.plt, DRAP)
+ *   gcc -O2 $F -static -fno-pie -no-pie -g -fno-asynchronous-unwind-tables \
+ *	-fno-unwind-tables -Wl,--no-ld-generated-unwind-info t.c     (then every
+ *	.debug_* section but .debug_frame removed: tiny_debug_frame)
+ *   objcopy --compress-debug-sections=zlib / =zlib-gnu: tiny_debug_frame_zlib / _zgnu
+ *   gcc -Os $F -static ... -fno-asynchronous-unwind-tables ... t.c -o tiny_nocfi
+ * and two inputs that hurt libdw 0.188 when unwind_table.c's checks are off:
+ *   cie_aug_overread   a CIE "zPPP...": dwarf_next_cfi() reads past the section
+ *   cfa_huge_register  DW_CFA_* on register 2^27: libdw reallocs a 2 GB frame
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind_table.h"
+
+static void check(int ok)
+{
+	if (!ok)
+		abort();
+}
+
+static void check_table(const struct unwind_table *t, const uint8_t *data, size_t size)
+{
+	size_t i, sum = 0;
+	uint64_t probe;
+
+	check(t->nr_rows >= 2 && t->nr_rows <= UNWIND_TABLE_MAX_ROWS);
+	check(t->nr_rules >= 1 && t->nr_rules <= t->nr_rows);
+	check(t->source && (!strcmp(t->source, ".eh_frame") || !strcmp(t->source, ".debug_frame")));
+	for (i = 0; i < t->nr_rules; i++) {
+		const struct unwind_rule *r = &t->rules[i];
+
+		check(r->cmd < UNWIND_CMD_MAX && r->cmd != UNWIND_CMD_FP &&
+		      r->rbp < UNWIND_RBP_MAX);
+		check(!r->pad && !r->pad2);
+		check(!i || memcmp(r, &t->rules[i - 1], sizeof(*r)) != 0);
+	}
+	for (i = 0; i < t->nr_rows; i++) {
+		const struct unwind_row *row = &t->rows[i];
+
+		check(row->rule < t->nr_rules);
+		check(!i || (row->pc > row[-1].pc && row->rule != row[-1].rule));
+		/* the lookup BPF does finds this row at its first byte and its last */
+		check(unwind_table__find(t, t->base + row->pc) == &t->rules[row->rule]);
+		if (i)
+			check(unwind_table__find(t, t->base + row->pc - 1) ==
+			      &t->rules[row[-1].rule]);
+	}
+	for (i = 0; i < UNWIND_CMD_MAX; i++)
+		sum += t->stats.cmd_rows[i];
+	check(sum == t->nr_rows);
+	check(t->rules[t->rows[t->nr_rows - 1].rule].cmd == UNWIND_CMD_INVALID);
+	check(unwind_table__find(t, t->base - 1)->cmd == UNWIND_CMD_INVALID);
+	check(unwind_table__find(t, UINT64_MAX)->cmd == UNWIND_CMD_INVALID);
+
+	/* addresses taken from the input itself */
+	for (i = 0; i + sizeof(probe) <= size && i < 512; i += sizeof(probe)) {
+		memcpy(&probe, data + i, sizeof(probe));
+		check(unwind_table__find(t, probe) != NULL);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct unwind_table *t = (void *)1;
+	char err[256];
+	int ret;
+
+	err[0] = '\0';
+	ret = unwind_table__build_mem(data, size, &t, err, sizeof(err));
+	if (ret) {
+		check(!t && err[0]);
+		check(ret == -EINVAL || ret == -ENODATA || ret == -ENOTSUP || ret == -EFBIG ||
+		      ret == -E2BIG || ret == -ENOMEM);
+		return 0;
+	}
+	check(t != NULL);
+	check_table(t, data, size);
+	unwind_table__free(t);
+	return 0;
+}
