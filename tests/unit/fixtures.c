@@ -236,28 +236,33 @@ char *fixture_run_pprof(const char *tool, const char *args, const char *file, in
 
 /*
  * The function name of a -raw location line,
- * "     1: 0x400123 M=1 main app.c:0 s=0": what lies between "M=<id> " and
- * the last " <file>:<line> s=" (a name may hold spaces, a file name is
- * empty for frames without one); the address when there is no function.
+ * "     1: 0x400123 M=1 main app.c:0 s=0" ("M=<id> " only with a mapping):
+ * what lies between the address (or mapping) and the last
+ * " <file>:<line> s=" (a name may hold spaces, a file name is empty for
+ * frames without one); the address when there is no function.
  */
 static void location_name(const char *line, const char *nl, char *name, size_t size)
 {
-	const char *m = strstr(line, " M="), *s = NULL, *p, *sp;
+	const char *from, *s = NULL, *p, *sp;
 	unsigned long long addr = 0;
+	int n = 0;
 
+	sscanf(line, "%*s %llx %n", &addr, &n);
 	for (p = line; (p = strstr(p, " s=")) && p < nl; p++)
 		s = p;
-	if (m && m < nl)
-		m = strchr(m + 1, ' ');
-	if (!m || m >= nl || !s || s < m) {
-		sscanf(line, "%*s %llx", &addr);
-		snprintf(name, size, "%#llx", addr);
-		return;
+	from = line + n;
+	if (!strncmp(from, "M=", 2))
+		from += strcspn(from, " ") + 1;
+	if (n && s && s >= from) {
+		/* the space before "<file>:<line>" ends the name */
+		for (sp = s - 1; sp >= from && *sp != ' '; sp--)
+			;
+		if (sp > from) {
+			snprintf(name, size, "%.*s", (int)(sp - from), from);
+			return;
+		}
 	}
-	/* the space before "<file>:<line>" ends the name */
-	for (sp = s - 1; sp > m && *sp != ' '; sp--)
-		;
-	snprintf(name, size, "%.*s", sp > m ? (int)(sp - (m + 1)) : 0, m + 1);
+	snprintf(name, size, "%#llx", addr);
 }
 
 char *fixture_pprof_samples(const char *raw)
