@@ -11,8 +11,10 @@ STRESS_BINS += $(CTXPROF_STRESS)
 
 .PHONY: ctxprof-corpus
 
-# unit tests: the library's internals (-Ilib/ctxprof) and the collector's reader
-$(OUTPUT)/tests/test_ctxprof $(OUTPUT)/tests/test_ctxprof_region: \
+# unit tests: the library's internals (-Ilib/ctxprof) and the collector's
+# readers (test_app_context: regions the library makes in a child process)
+CTXPROF_TESTS := $(addprefix $(OUTPUT)/tests/,test_ctxprof test_ctxprof_region test_app_context)
+$(CTXPROF_TESTS): \
 		$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURES) $(LIBCTXPROF_A) \
 		$(LIBCOLLECTOR) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
