@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -95,6 +96,13 @@ void fixture_registry_free(struct thread_registry *r)
 	thread_registry__unregister_thread();
 }
 
+struct thread_registry *fixture_registry_with_states(struct process_states *ps)
+{
+	struct thread_registry_opts opts = {.state_free = process_states_retire, .state_ctx = ps};
+
+	return fixture_registry_new(&opts);
+}
+
 int fixture_registry_setup(void **state)
 {
 	*state = fixture_registry_new(NULL);
@@ -167,6 +175,14 @@ struct fixture_thread fixture_look(struct thread_registry *r, uint32_t tid)
 
 	thread_registry__visit(r, tid, copy_thread, &s);
 	return s;
+}
+
+uint64_t fixture_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 uint64_t fixture_kallsyms_addr(const char *name)

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "processes/process_state.h"
 #include "processes/thread_registry.h"
 
 /* --- privileges */
@@ -59,6 +60,13 @@ struct thread_registry *fixture_registry_new(const struct thread_registry_opts *
 /** fixture_registry_free() - free @r and unregister the calling thread. */
 void fixture_registry_free(struct thread_registry *r);
 
+/**
+ * fixture_registry_with_states() - fixture_registry_new() for a registry
+ * whose images keep their states in @ps (process_states_retire() as the
+ * state destructor).  Pair with fixture_registry_free(), then free @ps.
+ */
+struct thread_registry *fixture_registry_with_states(struct process_states *ps);
+
 /* cmocka setup/teardown: *state is a registry with default options */
 int fixture_registry_setup(void **state);
 int fixture_registry_teardown(void **state);
@@ -91,6 +99,9 @@ struct fixture_thread {
 
 /** fixture_look() - the thread @tid as the registry has it (found 0: none). */
 struct fixture_thread fixture_look(struct thread_registry *r, uint32_t tid);
+
+/** fixture_mono_ns() - CLOCK_MONOTONIC now, the clock of sample and retire times. */
+uint64_t fixture_mono_ns(void);
 
 /* --- /proc/kallsyms */
 

@@ -272,7 +272,6 @@ static void fill_maps(struct fixture *f, struct process_state *st, int64_t shift
 /* process PID in a registry whose images keep states, with this binary mapped */
 static int with_process_setup(void **state)
 {
-	struct thread_registry_opts opts = {.state_free = process_states_retire};
 	struct process_state *st;
 	struct fixture *f;
 
@@ -280,8 +279,7 @@ static int with_process_setup(void **state)
 	f = *state;
 	f->states = process_states__new(f->sym);
 	assert_non_null(f->states);
-	opts.state_ctx = f->states;
-	f->reg = fixture_registry_new(&opts);
+	f->reg = fixture_registry_with_states(f->states);
 	assert_int_equal(fixture_add_process(f->reg, PID, START, "app",
 					     "/kubepods/pod1/" CONTAINER_ID, OLD_EXEC),
 			 0);

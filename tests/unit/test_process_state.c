@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -71,7 +70,6 @@ static void on_retired(void *ctx, struct process_state *st)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct thread_registry_opts opts = {.state_free = process_states_retire};
 	struct process_state_hooks hooks = {.mapped = on_mapped, .retired = on_retired};
 
 	assert_non_null(f);
@@ -81,8 +79,7 @@ static int setup(void **state)
 	assert_non_null(f->ps);
 	hooks.ctx = &f->log;
 	process_states__set_hooks(f->ps, &hooks);
-	opts.state_ctx = f->ps;
-	f->r = fixture_registry_new(&opts);
+	f->r = fixture_registry_with_states(f->ps);
 	*state = f;
 	return 0;
 }
@@ -97,14 +94,6 @@ static int teardown(void **state)
 	symbolizer__free(f->sym);
 	free(f);
 	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* the process's last thread exits: its image, so its state, is retired */
@@ -215,7 +204,7 @@ process_states__refresh__exec_mappings_changed__maps_gen_bumped_hook_called(void
 	struct fixture *f = *state;
 	long page = sysconf(_SC_PAGESIZE);
 	struct process_state *st;
-	uint64_t before = mono_ns();
+	uint64_t before = fixture_mono_ns();
 	void *data, *code;
 
 	/* this process, so that there are real maps to read */
@@ -302,7 +291,7 @@ static void process_states__collect__retired_before_and_unpinned__only_those_fre
 	assert_non_null(b);
 	a->app = (struct app_region *)&app_marker;
 	apps_freed = 0;
-	before = mono_ns();
+	before = fixture_mono_ns();
 	retire(f, 4000, 1);
 	retire(f, 4001, 1);
 	assert_int_equal(process_states__nr_retired(f->ps), 2);
@@ -311,7 +300,7 @@ static void process_states__collect__retired_before_and_unpinned__only_those_fre
 	assert_int_equal(process_states__collect(f->ps, before, count_free_app), 0);
 	assert_int_equal(process_states__nr_retired(f->ps), 2);
 	/* a is old enough; b is pinned */
-	assert_int_equal(process_states__collect(f->ps, mono_ns() + 1, count_free_app), 1);
+	assert_int_equal(process_states__collect(f->ps, fixture_mono_ns() + 1, count_free_app), 1);
 	assert_int_equal(apps_freed, 1);
 	assert_ptr_equal(freed_app, &app_marker);
 	assert_int_equal(process_states__nr_retired(f->ps), 1);
@@ -319,7 +308,7 @@ static void process_states__collect__retired_before_and_unpinned__only_those_fre
 	assert_ptr_equal(process_states__find(f->ps, f->r, 4001, 1), b);
 	/* unpinned: its turn */
 	process_states__unpin(b);
-	assert_int_equal(process_states__collect(f->ps, mono_ns() + 1, count_free_app), 1);
+	assert_int_equal(process_states__collect(f->ps, fixture_mono_ns() + 1, count_free_app), 1);
 	assert_int_equal(apps_freed, 1);
 	assert_int_equal(process_states__nr_retired(f->ps), 0);
 	assert_null(process_states__find(f->ps, f->r, 4001, 1));

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -37,7 +36,6 @@ struct fixture {
 
 static int setup(void **state)
 {
-	struct thread_registry_opts opts = {.state_free = process_states_retire};
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
@@ -45,8 +43,7 @@ static int setup(void **state)
 	assert_non_null(f->sym);
 	f->states = process_states__new(f->sym);
 	assert_non_null(f->states);
-	opts.state_ctx = f->states;
-	f->reg = fixture_registry_new(&opts);
+	f->reg = fixture_registry_with_states(f->states);
 	f->go_fd = -1;
 	*state = f;
 	return 0;
@@ -68,14 +65,6 @@ static int teardown(void **state)
 	symbolizer__free(f->sym);
 	free(f);
 	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* a child that waits for a byte on a pipe, then execs sleep */
@@ -134,7 +123,7 @@ static struct process_state *current_state(struct fixture *f)
 /* the current image's state of the child, once its maps hold a file named @exe */
 static struct process_state *wait_for_mapping(struct fixture *f, const char *exe)
 {
-	uint64_t deadline = mono_ns() + WAIT_NS;
+	uint64_t deadline = fixture_mono_ns() + WAIT_NS;
 	struct process_state *st;
 	const struct maps_snapshot *snap;
 	bool found;
@@ -153,7 +142,7 @@ static struct process_state *wait_for_mapping(struct fixture *f, const char *exe
 		if (found)
 			return st;
 		usleep(10 * 1000);
-	} while (mono_ns() < deadline);
+	} while (fixture_mono_ns() < deadline);
 	fail_msg("no state of %d with %s mapped within a second", f->child, exe);
 	return NULL;
 }
@@ -206,8 +195,9 @@ static void tracker__exec__of_the_target__new_image_state_with_its_mappings(void
 	assert_int_equal(write(f->go_fd, "x", 1), 1);
 	after = wait_for_mapping(f, "sleep");
 	assert_ptr_not_equal(after, before);
-	deadline = mono_ns() + WAIT_NS;
-	while (strcmp(fixture_look(f->reg, f->child).img.comm, "sleep") && mono_ns() < deadline)
+	deadline = fixture_mono_ns() + WAIT_NS;
+	while (strcmp(fixture_look(f->reg, f->child).img.comm, "sleep") &&
+	       fixture_mono_ns() < deadline)
 		usleep(10 * 1000);
 	assert_string_equal(fixture_look(f->reg, f->child).img.comm, "sleep");
 	/* the old image's state waits, retired, for the export */
