@@ -2,7 +2,7 @@
 /*
  * process_state - what the collector knows of one process image, kept in the
  * thread registry's entry for it (the image's collector slot, see
- * process_image__maps() in thread_registry.h): its labels, what it had
+ * process_image__state() in thread_registry.h): its labels, what it had
  * mapped (for naming its frames), its libctxprof region.  [seed:
  * rcu-thread-manager: the registry is the home of per-process facts]
  *
@@ -45,7 +45,7 @@ struct process_state {
 	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
 	char comm[THREAD_REGISTRY_COMM_LEN];
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
-	pthread_mutex_t lock;	 /* @maps */
+	pthread_mutex_t lock; /* @maps */
 	struct maps_history maps;
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
 	 * loaded since); 0 until the first read.  Read without @lock by the
@@ -54,8 +54,8 @@ struct process_state {
 	uint32_t maps_gen; /* bumped under @lock each time @maps gains a snapshot */
 	/* what the BPF unwinder has of it (unwind/unwinder.c), under @lock */
 	struct unwind_proc_state *unwind;
-	bool retired;		 /* under @lock: the image is gone */
-	struct app_region *app;	 /* its libctxprof region, NULL when none (main thread) */
+	bool retired;		   /* under @lock: the image is gone */
+	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
@@ -65,9 +65,9 @@ struct process_state {
 struct process_states;
 
 /**
- * process_states__new() - the states of @reg's images.  Installs itself as
- * the registry's slot destructor: create it right after the registry, with
- * opts->maps_free = process_states_retire and opts->maps_ctx set to the
+ * process_states__new() - the states of a registry's images.  Create it
+ * before the registry, and create the registry with
+ * opts->state_free = process_states_retire and opts->state_ctx set to the
  * pointer this returns (see thread_registry_opts).
  * @sym: the symbolizer snapshots resolve their files with
  * Return: NULL with errno set.  Pair with process_states__free() after
@@ -79,7 +79,7 @@ struct process_states *process_states__new(struct symbolizer *sym);
 void process_states__free(struct process_states *ps);
 
 /**
- * process_states_retire() - the registry's maps_free: @state's image is
+ * process_states_retire() - the registry's state_free: @state's image is
  * gone.  Runs on the registry's reclaim thread; takes only the retire lock.
  */
 void process_states_retire(void *ctx, void *state);
