@@ -53,6 +53,7 @@ LIBCOLLECTOR := $(OUTPUT)/libcollector.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+UNIT_FIXTURES := $(OUTPUT)/tests/fixtures.o
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -103,9 +104,10 @@ collector: $(OUTPUT)/user/collector/collector.o $(LIBCOLLECTOR)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
 # --- tests
-$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIBCOLLECTOR) | $(OUTPUT)/tests
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURES) $(LIBCOLLECTOR) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIBCOLLECTOR) $(ALL_LDFLAGS) $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(UNIT_FIXTURES) $(LIBCOLLECTOR) $(ALL_LDFLAGS) $(LIBS) -lcmocka \
+		-o $@
 
 # workloads keep frame pointers and stay un-inlined so their stacks are known
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads

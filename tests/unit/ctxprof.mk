@@ -11,13 +11,15 @@ STRESS_BINS += $(CTXPROF_STRESS)
 
 .PHONY: ctxprof-corpus
 
-# unit tests: the library's internals (-Ilib/ctxprof) and the collector's reader
-$(OUTPUT)/tests/test_ctxprof $(OUTPUT)/tests/test_ctxprof_region: \
-		$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(LIBCTXPROF_A) $(LIBCOLLECTOR) \
-		| $(OUTPUT)/tests
+# unit tests: the library's internals (-Ilib/ctxprof) and the collector's
+# readers (test_app_context: regions the library makes in a child process)
+CTXPROF_TESTS := $(addprefix $(OUTPUT)/tests/,test_ctxprof test_ctxprof_region test_app_context)
+$(CTXPROF_TESTS): \
+		$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURES) $(LIBCTXPROF_A) \
+		$(LIBCOLLECTOR) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib/ctxprof $< $(LIBCTXPROF_A) $(LIBCOLLECTOR) $(ALL_LDFLAGS) \
-		$(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib/ctxprof $< $(UNIT_FIXTURES) $(LIBCTXPROF_A) $(LIBCOLLECTOR) \
+		$(ALL_LDFLAGS) $(LIBS) -lcmocka -o $@
 
 # the context protocol and the lanes under TSan, library built from source
 CTXPROF_STRESS_SRCS := tests/unit/stress_ctxprof.c $(LIBCTXPROF_SRCS) user/appctx/ctxprof_region.c

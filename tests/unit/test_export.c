@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests for user/export/export.c: traces from a real call-trace storage,
- * rows from a real sample table, frames left unsymbolized (no snapshot), the
- * profile written to a temporary directory.  What is checked is how rows find
- * their traces: export_result's counts.
+ * rows from a real sample table, the profile written to a temporary
+ * directory.  Without process states, what is checked is how rows find their
+ * traces: export_result's counts.  With them (a real thread registry whose
+ * process images keep states, mappings of this very binary), the profile is
+ * read back with the reference pprof: frame names, labels, cut stacks and
+ * their marker frames.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +22,17 @@
 #include <cmocka.h>
 
 #include "export/export.h"
+#include "fixtures.h"
 
 struct fixture {
 	struct calltrace_storage *traces;
 	struct symbolizer *sym;
 	struct sample_table *rows;
-	char dir[64];
-	char path[96];
+	char *dir;
+	char path[PATH_MAX];
+	/* with_process_setup(): a registry whose process images keep states */
+	struct process_states *states;
+	struct thread_registry *reg;
 };
 
 static int setup(void **state)
@@ -35,9 +44,9 @@ static int setup(void **state)
 	f->traces = calltrace_storage__new(16384);
 	f->sym = symbolizer__new(0);
 	f->rows = sample_table__new(16384);
-	strcpy(f->dir, "/tmp/test_export.XXXXXX");
-	if (!f->traces || !f->sym || !f->rows || !mkdtemp(f->dir))
+	if (!f->traces || !f->sym || !f->rows)
 		return -1;
+	f->dir = fixture_tmpdir("export");
 	snprintf(f->path, sizeof(f->path), "%s/cpu.pb.gz", f->dir);
 	*state = f;
 	return 0;
@@ -47,8 +56,10 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	unlink(f->path);
-	rmdir(f->dir);
+	if (f->reg)
+		fixture_registry_free(f->reg);
+	process_states__free(f->states);
+	fixture_tmpdir_remove(f->dir);
 	sample_table__free(f->rows);
 	symbolizer__free(f->sym);
 	calltrace_storage__free(f->traces);
@@ -177,6 +188,345 @@ static void add_samples__thousands_of_traces__each_row_finds_its_trace(void **st
 	exporter__free(e);
 }
 
+/* ---- with process states: frames named from the process's mappings ----- */
+
+#define PID	     4242 /* the registry's process; its mappings are this binary's */
+#define START	     100
+#define OLD_EXEC     7
+#define NEW_EXEC     8
+#define CONTAINER_ID "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8"
+
+/*
+ * Code of this binary the traces point at: a few dozen bytes each, so that
+ * the addresses below (start, start + 1) lie well inside; noipa: neither
+ * merged nor cloned.
+ */
+static volatile int sink;
+
+__attribute__((noinline, noipa)) int export_fixture_a(int x)
+{
+	int i;
+
+	for (i = 0; i < x; i++)
+		sink += i * 3;
+	return sink;
+}
+
+__attribute__((noinline, noipa)) int export_fixture_b(int x)
+{
+	int i;
+
+	for (i = 0; i < x; i++)
+		sink ^= i * 5;
+	return sink;
+}
+
+static uint64_t fn_a(void)
+{
+	return (uint64_t)(uintptr_t)export_fixture_a;
+}
+
+static uint64_t fn_b(void)
+{
+	return (uint64_t)(uintptr_t)export_fixture_b;
+}
+
+/* the /proc/self/maps line of the mapping holding @addr, without its newline */
+static void maps_line_of(uint64_t addr, char *line, size_t size)
+{
+	unsigned long long start, end;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, size, f)) {
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && addr >= start && addr < end) {
+			line[strcspn(line, "\n")] = '\0';
+			fclose(f);
+			return;
+		}
+	}
+	fail_msg("no mapping holds %#llx", (unsigned long long)addr);
+}
+
+/*
+ * Give @st one snapshot: this binary's code mapping, moved by @shift bytes
+ * (the same file at another address: another image's layout).
+ */
+static void fill_maps(struct fixture *f, struct process_state *st, int64_t shift)
+{
+	unsigned long long start, end;
+	char line[PATH_MAX + 128], text[PATH_MAX + 160];
+	int rest, len;
+
+	maps_line_of(fn_a(), line, sizeof(line));
+	assert_int_equal(sscanf(line, "%llx-%llx %n", &start, &end, &rest), 2);
+	assert_non_null(strstr(line, " r-xp "));
+	len = snprintf(text, sizeof(text), "%llx-%llx %s\n", start + shift, end + shift,
+		       line + rest);
+	pthread_mutex_lock(&st->lock);
+	/* our own pid: the file is opened through /proc/self/root */
+	assert_int_equal(maps_history__add_text(&st->maps, f->sym, getpid(), text, len, 1), 1);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* process PID in a registry whose images keep states, with this binary mapped */
+static int with_process_setup(void **state)
+{
+	struct process_state *st;
+	struct fixture *f;
+
+	setup(state);
+	f = *state;
+	f->states = process_states__new(f->sym);
+	assert_non_null(f->states);
+	f->reg = fixture_registry_with_states(f->states);
+	assert_int_equal(fixture_add_process(f->reg, PID, START, "app",
+					     "/kubepods/pod1/" CONTAINER_ID, OLD_EXEC),
+			 0);
+	st = process_states__get(f->states, f->reg, PID);
+	assert_non_null(st);
+	fill_maps(f, st, 0);
+	return 0;
+}
+
+static uint64_t put_user(struct fixture *f, uint32_t exec_id, uint32_t flags, const __u64 *frames,
+			 uint16_t nr)
+{
+	uint64_t id = calltrace_storage__put(f->traces, PID, exec_id, frames, 0, nr, flags);
+
+	assert_int_not_equal(id, CALLTRACE_DROPPED_TRACE_ID);
+	return id;
+}
+
+/* @times samples of thread @tid of PID on @trace_id */
+static void count_pid(struct fixture *f, uint64_t trace_id, uint32_t tid, int times)
+{
+	struct sample_record rec = {.pid = PID, .tid = tid};
+
+	snprintf(rec.comm, sizeof(rec.comm), "t%u", tid);
+	while (times--)
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec), 0);
+}
+
+/*
+ * Export what was put and counted, then read it back with the reference
+ * pprof: the samples, one a line (fixture_pprof_samples()).  Skips when
+ * there is no pprof tool.
+ */
+static char *export_samples(struct fixture *f, bool proc_labels, struct export_result *res)
+{
+	struct export_opts opts = {
+		.period_ns = 1000000,
+		.states = f->states,
+		.reg = f->reg,
+		.proc_labels = proc_labels,
+	};
+	const char *tool = fixture_pprof_tool();
+	struct exporter *e;
+	char *out, *samples;
+	int status;
+
+	if (!tool)
+		skip();
+	e = exporter__begin(f->traces, f->sym, &opts);
+	assert_non_null(e);
+	write_profile(f, e, res);
+	exporter__free(e);
+	/* our names only: pprof would name frames itself from the binary it finds */
+	out = fixture_run_pprof(tool, "-raw -symbolize=none", f->path, &status);
+	if (status)
+		fail_msg("pprof -raw exited %d:\n%s", status, out);
+	samples = fixture_pprof_samples(out);
+	free(out);
+	return samples;
+}
+
+/* the line of @samples holding @needle (caller frees), or fail */
+static char *sample_line(const char *samples, const char *needle)
+{
+	const char *hit = strstr(samples, needle), *start, *end;
+
+	if (!hit)
+		fail_msg("no sample with \"%s\" in:\n%s", needle, samples);
+	for (start = hit; start > samples && start[-1] != '\n'; start--)
+		;
+	end = strchr(hit, '\n');
+	return strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+/* the stack of thread @tid's sample: "N M: leaf ... root" */
+static char *stack_of(const char *samples, uint32_t tid)
+{
+	char needle[64], *line, *bar;
+
+	snprintf(needle, sizeof(needle), "thread_id:[%u]", tid);
+	line = sample_line(samples, needle);
+	bar = strstr(line, " |");
+	if (bar)
+		*bar = '\0';
+	return line;
+}
+
+static void assert_stack(const char *samples, uint32_t tid, const char *want)
+{
+	char *stack = stack_of(samples, tid);
+
+	if (strcmp(stack, want))
+		fail_msg("thread %u: stack \"%s\", want \"%s\"", tid, stack, want);
+	free(stack);
+}
+
+static void add_samples__process_mappings__user_frames_named(void **state)
+{
+	struct fixture *f = *state;
+	__u64 frames[2] = {fn_a() + 4, fn_b() + 4};
+	struct export_result res;
+	char *samples;
+
+	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 2), 1, 3);
+	samples = export_samples(f, false, &res);
+	assert_stack(samples, 1, "3 3000000: export_fixture_a export_fixture_b");
+	assert_int_equal(res.stacks_cut, 0);
+	assert_int_equal(res.frames_cut, 0);
+	assert_int_equal(res.samples, 3);
+	free(samples);
+}
+
+static void add_samples__proc_labels__comm_and_container_id_only_then(void **state)
+{
+	struct fixture *f = *state;
+	__u64 frames[1] = {fn_a()};
+	struct export_result res;
+	char *samples, *line;
+
+	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 1), 1, 1);
+	samples = export_samples(f, false, &res);
+	line = sample_line(samples, "thread_id:[1]");
+	fixture_assert_contains(line, "thread_name:[t1]");
+	fixture_assert_contains(line, "pid:[4242]");
+	assert_null(strstr(line, "comm:"));
+	assert_null(strstr(line, "container_id:"));
+	free(line);
+	free(samples);
+
+	/* the same rows again, now with the process labels */
+	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 1), 1, 1);
+	samples = export_samples(f, true, &res);
+	line = sample_line(samples, "thread_id:[1]");
+	fixture_assert_contains(line, "comm:[app]");
+	fixture_assert_contains(line, "container_id:[" CONTAINER_ID "]");
+	fixture_assert_contains(line, "thread_name:[t1]");
+	free(line);
+	free(samples);
+}
+
+static void add_samples__exec_id_of_retired_image__named_from_that_image(void **state)
+{
+	struct fixture *f = *state;
+	__u64 frames[1] = {fn_a()};
+	struct process_state *st;
+	struct export_result res;
+	char *samples;
+
+	/* the new image maps the same file elsewhere: fn_a's address is fn_b there */
+	assert_int_equal(fixture_exec(f->reg, PID, START, "app2", NEW_EXEC), 0);
+	thread_registry__barrier(f->reg);
+	assert_int_equal(process_states__nr_retired(f->states), 1);
+	st = process_states__get(f->states, f->reg, PID);
+	assert_non_null(st);
+	assert_int_equal(st->exec_id, NEW_EXEC);
+	fill_maps(f, st, (int64_t)(fn_a() - fn_b()));
+
+	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 1), 1, 3);
+	count_pid(f, put_user(f, NEW_EXEC, 0, frames, 1), 2, 5);
+	samples = export_samples(f, true, &res);
+	assert_stack(samples, 1, "3 3000000: export_fixture_a");
+	assert_stack(samples, 2, "5 5000000: export_fixture_b");
+	/* each with its own image's labels */
+	fixture_assert_contains(samples, "comm:[app]");
+	fixture_assert_contains(samples, "comm:[app2]");
+	assert_int_equal(res.traces, 2);
+	free(samples);
+}
+
+#define OUTSIDE "[unwind stopped: return address outside executable mappings]"
+
+static void add_samples__return_address_outside_mappings__cut_marked_counted(void **state)
+{
+	struct fixture *f = *state;
+	__u64 cut[4] = {fn_a(), fn_b() + 1, 0x10, fn_b() + 1};
+	__u64 whole[2] = {fn_a(), fn_b() + 1};
+	struct export_result res;
+	char *samples;
+
+	count_pid(f, put_user(f, OLD_EXEC, 0, cut, 4), 1, 1);
+	count_pid(f, put_user(f, OLD_EXEC, 0, whole, 2), 2, 1);
+	samples = export_samples(f, false, &res);
+	assert_stack(samples, 1, "1 1000000: export_fixture_a export_fixture_b " OUTSIDE);
+	assert_stack(samples, 2, "1 1000000: export_fixture_a export_fixture_b");
+	assert_int_equal(res.stacks_cut, 1);
+	assert_int_equal(res.frames_cut, 2);
+	free(samples);
+}
+
+static void add_samples__unwind_stop_reason__its_marker_frame_last(void **state)
+{
+	static const struct {
+		uint32_t reason;
+		const char *marker; /* NULL: the stack is whole, or its end unknown */
+	} cases[] = {
+		{UNWIND_STOP_COMPLETE, NULL},
+		{UNWIND_STOP_TRUNCATED, "[truncated: deeper than 127 frames]"},
+		{UNWIND_STOP_NO_MAPPING, "[unwind stopped: return address in no known mapping]"},
+		{UNWIND_STOP_NO_CFI, "[unwind stopped: no CFI for the code]"},
+		{UNWIND_STOP_UNSUPPORTED, "[unwind stopped: CFI the unwinder cannot follow]"},
+		{UNWIND_STOP_READ_ERR, "[unwind stopped: stack unreadable]"},
+		{UNWIND_STOP_BAD_FRAME, "[unwind stopped: corrupt frame]"},
+		{UNWIND_STOP_NO_USER, NULL},
+		{UNWIND_STOP_NO_TABLE_YET, "[frame pointers: unwind tables not ready yet]"},
+		{UNWIND_STOP_FP, NULL},
+	};
+	struct fixture *f = *state;
+	__u64 frames[2] = {fn_a(), fn_b() + 1};
+	struct export_result res;
+	char want[256], *samples;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		count_pid(f,
+			  put_user(f, OLD_EXEC, cases[i].reason << SAMPLE_USTOP_SHIFT, frames, 2),
+			  100 + i, 1);
+	samples = export_samples(f, false, &res);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(want, sizeof(want), "1 1000000: export_fixture_a export_fixture_b%s%s",
+			 cases[i].marker ? " " : "", cases[i].marker ? cases[i].marker : "");
+		assert_stack(samples, 100 + i, want);
+	}
+	assert_int_equal(res.stacks_cut, 0);
+	free(samples);
+}
+
+static void add_samples__exact_frame__looked_up_without_minus_one(void **state)
+{
+	struct fixture *f = *state;
+	/* fn_b's first byte: as an exact pc it is fn_b; as a return address
+	 * the call before it, which is not in fn_b */
+	__u64 exact[2] = {fn_a(), fn_b() | SAMPLE_FRAME_EXACT};
+	__u64 ret[2] = {fn_a(), fn_b()};
+	struct export_result res;
+	char *samples, *stack;
+
+	count_pid(f, put_user(f, OLD_EXEC, 0, exact, 2), 1, 1);
+	count_pid(f, put_user(f, OLD_EXEC, 0, ret, 2), 2, 1);
+	samples = export_samples(f, false, &res);
+	assert_stack(samples, 1, "1 1000000: export_fixture_a export_fixture_b");
+	stack = stack_of(samples, 2);
+	fixture_assert_contains(stack, "1 1000000: export_fixture_a ");
+	assert_null(strstr(stack, "export_fixture_b"));
+	free(stack);
+	free(samples);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +540,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			add_samples__thousands_of_traces__each_row_finds_its_trace, setup,
 			teardown),
+#define P(fn) cmocka_unit_test_setup_teardown(fn, with_process_setup, teardown)
+		P(add_samples__process_mappings__user_frames_named),
+		P(add_samples__proc_labels__comm_and_container_id_only_then),
+		P(add_samples__exec_id_of_retired_image__named_from_that_image),
+		P(add_samples__return_address_outside_mappings__cut_marked_counted),
+		P(add_samples__unwind_stop_reason__its_marker_frame_last),
+		P(add_samples__exact_frame__looked_up_without_minus_one),
+#undef P
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);

@@ -11,18 +11,16 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "symbols/kallsyms.h"
 
 /* in a buffer of exactly its length: no NUL terminator to lean on */
 static struct kallsyms *parse_str(const char *text)
 {
 	size_t len = strlen(text);
-	struct kallsyms *ks;
-	char *copy = malloc(len ? len : 1);
+	char *copy = fixture_exact_copy(text, len);
+	struct kallsyms *ks = kallsyms__parse(copy, len);
 
-	assert_non_null(copy);
-	memcpy(copy, text, len);
-	ks = kallsyms__parse(copy, len);
 	free(copy);
 	return ks;
 }
@@ -204,27 +202,6 @@ static void kallsyms__parse__empty_text__empty_table(void **state)
 	kallsyms__free(NULL);
 }
 
-/* the address /proc/kallsyms prints for @name, or 0 */
-static uint64_t proc_kallsyms_addr(const char *name)
-{
-	unsigned long long addr, found = 0;
-	char type, sym[600];
-	char line[700];
-	FILE *f;
-
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %599s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
-			found = addr;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static void kallsyms__load__as_root__known_symbol_named(void **state)
 {
 	static const char *const names[] = {"do_sys_openat2", "do_sys_open", "vfs_read"};
@@ -233,13 +210,10 @@ static void kallsyms__load__as_root__known_symbol_named(void **state)
 	struct kallsyms *ks;
 	size_t i;
 
-	if (geteuid() != 0) {
-		print_message("not root: kernel addresses are hidden\n");
-		skip();
-	}
+	fixture_require_root("kernel addresses are hidden from other users");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !addr; i++) {
 		name = names[i];
-		addr = proc_kallsyms_addr(name);
+		addr = fixture_kallsyms_addr(name);
 	}
 	if (!addr) {
 		print_message("no known symbol with an address in /proc/kallsyms\n");

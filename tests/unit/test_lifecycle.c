@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "processes/lifecycle.h"
 
 /* start_boottime of @ticks clock ticks, as BPF reports it */
@@ -20,30 +21,20 @@ static uint64_t ticks_ns(uint64_t ticks)
 	return ticks * (1000000000ull / sysconf(_SC_CLK_TCK));
 }
 
-static char fixture[] = "/tmp/ctxprof-lifecycle.XXXXXX";
+static char *fixture; /* a fake /proc, fixture_tmpdir() */
 
 static int setup(void **state)
 {
-	struct thread_registry *r;
-
-	thread_registry__register_thread();
-	r = thread_registry__new(NULL);
-	assert_non_null(r);
-	*state = r;
-	assert_non_null(mkdtemp(fixture));
+	fixture_registry_setup(state);
+	fixture = fixture_tmpdir("lifecycle");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fixture);
-	assert_int_equal(system(cmd), 0);
-	strcpy(fixture, "/tmp/ctxprof-lifecycle.XXXXXX");
-	thread_registry__free(*state);
-	thread_registry__unregister_thread();
-	return 0;
+	fixture_tmpdir_remove(fixture);
+	fixture = NULL;
+	return fixture_registry_teardown(state);
 }
 
 static struct lifecycle_record rec(uint32_t type, uint32_t pid, uint32_t tid, uint64_t start,
@@ -68,35 +59,6 @@ static int apply(struct thread_registry *r, const struct lifecycle_record *l,
 	return lifecycle_apply(r, l, sizeof(*l), fixture, c);
 }
 
-struct seen {
-	int found;
-	uint32_t pid, ptid;
-	char comm[16], pcomm[16], exe[128], cgroup[128];
-};
-
-static int copy(void *ctx, const struct thread_info *t)
-{
-	struct seen *s = ctx;
-	const struct process_image *img = process_info__image(t->proc);
-
-	s->found = 1;
-	s->pid = t->pid;
-	s->ptid = t->ptid;
-	memcpy(s->comm, t->comm, sizeof(s->comm));
-	memcpy(s->pcomm, img->comm, sizeof(s->pcomm));
-	snprintf(s->exe, sizeof(s->exe), "%s", img->exe);
-	snprintf(s->cgroup, sizeof(s->cgroup), "%s", img->cgroup);
-	return 0;
-}
-
-static struct seen look(struct thread_registry *r, uint32_t tid)
-{
-	struct seen s = {0};
-
-	thread_registry__visit(r, tid, copy, &s);
-	return s;
-}
-
 static void lifecycle_apply__fork_thread_exit__threads_come_and_go(void **state)
 {
 	struct thread_registry *r = *state;
@@ -108,18 +70,18 @@ static void lifecycle_apply__fork_thread_exit__threads_come_and_go(void **state)
 	l = rec(LIFECYCLE_THREAD, 100, 101, 51, 50, "parent");
 	l.ptid = 100;
 	assert_int_equal(apply(r, &l, &c), 0);
-	assert_int_equal(look(r, 101).pid, 100);
-	assert_int_equal(look(r, 101).ptid, 100);
+	assert_int_equal(fixture_look(r, 101).t.pid, 100);
+	assert_int_equal(fixture_look(r, 101).t.ptid, 100);
 
 	/* the thread exits; the leader's exit takes the process */
 	l = rec(LIFECYCLE_EXIT, 100, 101, 51, 50, "parent");
 	assert_int_equal(apply(r, &l, &c), 0);
-	assert_false(look(r, 101).found);
-	assert_true(look(r, 100).found);
+	assert_false(fixture_look(r, 101).found);
+	assert_true(fixture_look(r, 100).found);
 	l = rec(LIFECYCLE_EXIT, 100, 100, 50, 50, "parent");
 	l.flags = LIFECYCLE_F_GROUP_DEAD;
 	assert_int_equal(apply(r, &l, &c), 0);
-	assert_false(look(r, 100).found);
+	assert_false(fixture_look(r, 100).found);
 
 	/* an exit of a thread never seen is counted, not an error */
 	l = rec(LIFECYCLE_EXIT, 300, 300, 70, 70, "stranger");
@@ -139,11 +101,11 @@ static void lifecycle_apply__rename__thread_comm_replaced(void **state)
 	assert_int_equal(apply(r, &l, NULL), 0);
 	l = rec(LIFECYCLE_RENAME, 200, 200, 60, 60, "after");
 	assert_int_equal(apply(r, &l, NULL), 0);
-	assert_string_equal(look(r, 200).comm, "after");
+	assert_string_equal(fixture_look(r, 200).t.comm, "after");
 	/* a rename of an older incarnation of the tid does not apply */
 	l = rec(LIFECYCLE_RENAME, 200, 200, 59, 59, "old");
 	assert_int_equal(apply(r, &l, NULL), -ESTALE);
-	assert_string_equal(look(r, 200).comm, "after");
+	assert_string_equal(fixture_look(r, 200).t.comm, "after");
 }
 
 static void lifecycle_apply__exec_of_vanished_process__filename_used(void **state)
@@ -151,7 +113,7 @@ static void lifecycle_apply__exec_of_vanished_process__filename_used(void **stat
 	struct thread_registry *r = *state;
 	struct lifecycle_counters c = {0};
 	struct lifecycle_record l;
-	struct seen s;
+	struct fixture_thread s;
 
 	l = rec(LIFECYCLE_FORK, 400, 400, 80, 80, "sh");
 	assert_int_equal(apply(r, &l, &c), 0);
@@ -159,29 +121,11 @@ static void lifecycle_apply__exec_of_vanished_process__filename_used(void **stat
 	l.ptid = 400;
 	strcpy(l.filename, "/bin/true");
 	assert_int_equal(apply(r, &l, &c), 0);
-	s = look(r, 400);
+	s = fixture_look(r, 400);
 	assert_string_equal(s.exe, "/bin/true");
-	assert_string_equal(s.comm, "true");
-	assert_string_equal(s.pcomm, "true");
+	assert_string_equal(s.t.comm, "true");
+	assert_string_equal(s.img.comm, "true");
 	assert_int_equal(c.proc_misses, 1);
-}
-
-static void put(const char *rel, const char *text)
-{
-	char path[256], *slash;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture, rel);
-	for (slash = strchr(path + strlen(fixture) + 1, '/'); slash;
-	     slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static void lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc(void **state)
@@ -190,17 +134,19 @@ static void lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc(void
 	struct lifecycle_counters c = {0};
 	struct lifecycle_record l;
 	char link[256];
-	struct seen s;
+	struct fixture_thread s;
 
 	/* /proc/500 is the same incarnation (starttime 90): trust it */
-	put("500/stat", "500 (app) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 90 0 0\n");
-	put("500/cgroup",
-	    "0::/system.slice/docker-"
-	    "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8.scope\n");
+	fixture_put(fixture, "500/stat",
+		    "500 (app) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 90 0 0\n");
+	fixture_put(fixture, "500/cgroup",
+		    "0::/system.slice/docker-"
+		    "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8.scope\n");
 	snprintf(link, sizeof(link), "%s/500/exe", fixture);
 	assert_int_equal(symlink("/opt/real/app", link), 0);
 	/* /proc/600 was reused by another process (starttime 99, not 95) */
-	put("600/stat", "600 (other) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0\n");
+	fixture_put(fixture, "600/stat",
+		    "600 (other) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0\n");
 	snprintf(link, sizeof(link), "%s/600/exe", fixture);
 	assert_int_equal(symlink("/usr/bin/other", link), 0);
 
@@ -208,7 +154,7 @@ static void lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc(void
 	strcpy(l.filename, "./app");
 	l.ptid = 500;
 	assert_int_equal(apply(r, &l, &c), 0);
-	s = look(r, 500);
+	s = fixture_look(r, 500);
 	assert_string_equal(s.exe, "/opt/real/app");
 	assert_true(strstr(s.cgroup, "docker-3f9c") != NULL);
 
@@ -216,7 +162,7 @@ static void lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc(void
 	strcpy(l.filename, "/bin/mine");
 	l.ptid = 600;
 	assert_int_equal(apply(r, &l, &c), 0);
-	assert_string_equal(look(r, 600).exe, "/bin/mine");
+	assert_string_equal(fixture_look(r, 600).exe, "/bin/mine");
 	assert_int_equal(c.proc_reads, 1);
 	assert_int_equal(c.proc_misses, 1);
 }
@@ -237,7 +183,7 @@ static void lifecycle_apply__malformed_records__einval_counted(void **state)
 	memset(l.comm, 'A', sizeof(l.comm));
 	memset(l.filename, 'B', sizeof(l.filename));
 	assert_int_equal(apply(r, &l, &c), 0);
-	assert_string_equal(look(r, 700).comm, "AAAAAAAAAAAAAAA");
+	assert_string_equal(fixture_look(r, 700).t.comm, "AAAAAAAAAAAAAAA");
 	assert_int_equal(c.malformed, 3);
 	assert_int_equal(c.records, 4);
 }

@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "export/pprof.h"
+#include "fixtures.h"
 
 /* --- allocation failure injection */
 
@@ -495,7 +496,7 @@ static const struct pprof_value_type cpu_period = {"cpu", "nanoseconds"};
 #define PERIOD_NS 10000000LL /* 100 Hz */
 
 struct fixture {
-	char dir[64]; /* private temporary directory */
+	char *dir; /* private temporary directory */
 };
 
 static int setup(void **state)
@@ -504,35 +505,17 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	strcpy(f->dir, "/tmp/test_pprof.XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
+	f->dir = fixture_tmpdir("pprof");
 	*state = f;
 	return 0;
 }
 
-/* remove the fixture directory and whatever a test left in it (one level) */
+/* remove the fixture directory and whatever a test left in it */
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *dir;
 
-	dir = opendir(f->dir);
-	if (dir) {
-		while ((de = readdir(dir))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", f->dir, de->d_name);
-			if (unlink(path) && errno == EISDIR)
-				rmdir(path);
-		}
-		closedir(dir);
-	}
-	rmdir(f->dir);
+	fixture_tmpdir_remove(f->dir);
 	free(f);
 	return 0;
 }
@@ -552,60 +535,6 @@ static int count_dir_entries(const char *path)
 	}
 	closedir(dir);
 	return n;
-}
-
-/* Return: the pprof tool from $PPROF, or NULL (the caller then skips). */
-static const char *pprof_tool(void)
-{
-	const char *path = getenv("PPROF");
-
-	if (!path || !*path) {
-		print_message("SKIP: PPROF is not set (make check sets it to build/pprof)\n");
-		return NULL;
-	}
-	if (access(path, X_OK)) {
-		print_message("SKIP: PPROF=%s is not executable: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	return path;
-}
-
-/*
- * Run "$PPROF @args @file", capturing stdout and stderr.
- * Return: the output (caller frees); *@status gets the exit status.
- */
-static char *run_pprof(const char *tool, const char *args, const char *file, int *status)
-{
-	char cmd[PATH_MAX * 2 + 256];
-	size_t len = 0, cap = 4096;
-	char *out = malloc(cap);
-	FILE *fp;
-	size_t n;
-	int rc;
-
-	assert_non_null(out);
-	/* HOME points pprof's caches at a scratch place, never the user's */
-	snprintf(cmd, sizeof(cmd), "HOME=/tmp '%s' %s '%s' 2>&1", tool, args, file);
-	fp = popen(cmd, "r");
-	assert_non_null(fp);
-	while ((n = fread(out + len, 1, cap - len - 1, fp)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			cap *= 2;
-			out = realloc(out, cap);
-			assert_non_null(out);
-		}
-	}
-	out[len] = '\0';
-	rc = pclose(fp);
-	*status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-	return out;
-}
-
-static void assert_contains(const char *haystack, const char *needle)
-{
-	if (!strstr(haystack, needle))
-		fail_msg("expected \"%s\" in pprof output:\n%s", needle, haystack);
 }
 
 /*
@@ -1176,70 +1105,10 @@ static void pprof__write_gz__profile__gunzips_to_encoded_bytes(void **state)
 	pprof__free(p);
 }
 
-/*
- * Rewrite the samples of "pprof -raw" output one per line, location ids
- * replaced by the name of their function and label lines appended after " | ":
- * "3 30000000: compute main | thread_name:[worker] | pid:[42]\n".
- * Return: the text (caller frees).
- */
-static char *raw_samples(const char *out)
-{
-	const char *locs = strstr(out, "\nLocations\n");
-	const char *line, *nl, *colon;
-	char names[16][64] = {}, name[64];
-	size_t len = 0, cap = strlen(out) * 2 + 1;
-	char *res = malloc(cap);
-	unsigned long id;
-	long value;
-	int n, pos;
-
-	assert_non_null(res);
-	assert_non_null(locs);
-	res[0] = '\0';
-	/* "     1: 0x400123 M=1 main app.c:0 s=0" */
-	for (line = locs + 11; *line && strncmp(line, "Mappings", 8); line = nl + 1) {
-		if (sscanf(line, "%lu: %*s M=%*d %63s", &id, name) == 2 && id < 16)
-			strcpy(names[id], name);
-		nl = strchr(line, '\n');
-		if (!nl)
-			break;
-	}
-	line = strstr(out, "\nSamples:\n");
-	assert_non_null(line);
-	line = strchr(line + 10, '\n') + 1; /* skip the sample types */
-	for (; line < locs; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (strspn(line, " ") >= 16) {
-			/* a label line */
-			len += snprintf(res + len, cap - len, " |%.*s", (int)(nl - line - 15),
-					line + 15);
-			continue;
-		}
-		if (len)
-			res[len++] = '\n';
-		colon = strchr(line, ':');
-		assert_true(colon && colon < nl);
-		/* values, single-spaced */
-		for (pos = 0; line + pos < colon && sscanf(line + pos, "%ld%n", &value, &n) == 1;
-		     pos += n)
-			len += snprintf(res + len, cap - len, pos ? " %ld" : "%ld", value);
-		res[len++] = ':';
-		/* location ids */
-		for (pos = colon + 1 - line;
-		     line + pos < nl && sscanf(line + pos, "%lu%n", &id, &n) == 1; pos += n)
-			len += snprintf(res + len, cap - len, " %s", id < 16 ? names[id] : "?");
-		assert_true(len < cap);
-	}
-	if (len)
-		res[len++] = '\n';
-	res[len] = '\0';
-	return res;
-}
-
 static void pprof__add_sample__two_samples__decoded_by_pprof(void **state)
 {
 	struct fixture *f = *state;
-	const char *tool = pprof_tool();
+	const char *tool = fixture_pprof_tool();
 	char path[PATH_MAX];
 	char *out, *samples;
 	struct pprof *p;
@@ -1252,31 +1121,32 @@ static void pprof__add_sample__two_samples__decoded_by_pprof(void **state)
 	p = build_three_functions();
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
 	assert_int_equal(pprof__write_gz(p, path), 0);
-	out = run_pprof(tool, "-raw", path, &status);
+	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d:\n%s", status, out);
 
-	assert_contains(out, "PeriodType: cpu nanoseconds\n");
-	assert_contains(out, "Period: 10000000\n");
-	assert_contains(out, "Duration: 10s\n");
-	assert_contains(out, "Comment: ctxprof unit test\n");
-	assert_contains(out, "samples/count cpu/nanoseconds\n");
+	fixture_assert_contains(out, "PeriodType: cpu nanoseconds\n");
+	fixture_assert_contains(out, "Period: 10000000\n");
+	fixture_assert_contains(out, "Duration: 10s\n");
+	fixture_assert_contains(out, "Comment: ctxprof unit test\n");
+	fixture_assert_contains(out, "samples/count cpu/nanoseconds\n");
 	/* pprof renumbers locations: compare stacks by function name */
-	samples = raw_samples(out);
-	assert_contains(samples, "3 30000000: compute main | thread_name:[worker]"
-				 " | pid:[42] rss:[4096 bytes] thread_id:[1234]\n");
-	assert_contains(samples, "2 20000000: memcpy compute main | thread_name:[io]"
-				 " | pid:[42] thread_id:[1235]\n");
-	assert_contains(samples, "1 10000000: main | thread_name:[worker]"
-				 " | pid:[42] thread_id:[1234]\n");
+	samples = fixture_pprof_samples(out);
+	fixture_assert_contains(samples, "3 30000000: compute main | thread_name:[worker]"
+					 " | pid:[42] rss:[4096 bytes] thread_id:[1234]\n");
+	fixture_assert_contains(samples, "2 20000000: memcpy compute main | thread_name:[io]"
+					 " | pid:[42] thread_id:[1235]\n");
+	fixture_assert_contains(samples, "1 10000000: main | thread_name:[worker]"
+					 " | pid:[42] thread_id:[1234]\n");
 	/* locations with their address, function, file and mapping */
-	assert_contains(out, ": 0x400123 M=1 main app.c:0 s=0\n");
-	assert_contains(out, ": 0x400456 M=1 compute app.c:0 s=0\n");
-	assert_contains(out, ": 0x7f0000012345 M=2 memcpy :0 s=0(__memcpy_avx_unaligned)\n");
-	assert_contains(out, "1: 0x400000/0x401000/0x0 /usr/bin/ctxprof-test-app "
-			     "0123456789abcdef0123456789abcdef01234567 [FN]\n");
-	assert_contains(out, "2: 0x7f0000000000/0x7f0000200000/0x28000 "
-			     "/lib/x86_64-linux-gnu/libc.so.6 feedfacecafebeef [FN]\n");
+	fixture_assert_contains(out, ": 0x400123 M=1 main app.c:0 s=0\n");
+	fixture_assert_contains(out, ": 0x400456 M=1 compute app.c:0 s=0\n");
+	fixture_assert_contains(out,
+				": 0x7f0000012345 M=2 memcpy :0 s=0(__memcpy_avx_unaligned)\n");
+	fixture_assert_contains(out, "1: 0x400000/0x401000/0x0 /usr/bin/ctxprof-test-app "
+				     "0123456789abcdef0123456789abcdef01234567 [FN]\n");
+	fixture_assert_contains(out, "2: 0x7f0000000000/0x7f0000200000/0x28000 "
+				     "/lib/x86_64-linux-gnu/libc.so.6 feedfacecafebeef [FN]\n");
 	free(samples);
 	free(out);
 	pprof__free(p);
@@ -1303,7 +1173,7 @@ static bool top_row(const char *out, const char *func, char flat[32], char cum[3
 static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state)
 {
 	struct fixture *f = *state;
-	const char *tool = pprof_tool();
+	const char *tool = fixture_pprof_tool();
 	char path[PATH_MAX], flat[32], cum[32];
 	struct pprof *p;
 	int status;
@@ -1318,10 +1188,10 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 	assert_int_equal(pprof__write_gz(p, path), 0);
 
 	/* the default sample type is the last one, cpu */
-	out = run_pprof(tool, "-top -nodecount=10", path, &status);
+	out = fixture_run_pprof(tool, "-top -nodecount=10", path, &status);
 	if (status != 0)
 		fail_msg("pprof -top exited %d:\n%s", status, out);
-	assert_contains(out, "Showing nodes accounting for 60ms, 100% of 60ms total\n");
+	fixture_assert_contains(out, "Showing nodes accounting for 60ms, 100% of 60ms total\n");
 	assert_true(top_row(out, "compute", flat, cum));
 	assert_string_equal(flat, "30ms");
 	assert_string_equal(cum, "50ms");
@@ -1333,7 +1203,7 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 	assert_string_equal(cum, "60ms");
 	free(out);
 
-	out = run_pprof(tool, "-top -nodecount=10 -sample_index=samples", path, &status);
+	out = fixture_run_pprof(tool, "-top -nodecount=10 -sample_index=samples", path, &status);
 	if (status != 0)
 		fail_msg("pprof -top -sample_index=samples exited %d:\n%s", status, out);
 	assert_true(top_row(out, "compute", flat, cum));
@@ -1345,7 +1215,7 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 	free(out);
 
 	/* a label filter sees the thread names */
-	out = run_pprof(tool, "-top -nodecount=10 -tagfocus=thread_name=io", path, &status);
+	out = fixture_run_pprof(tool, "-top -nodecount=10 -tagfocus=thread_name=io", path, &status);
 	if (status != 0)
 		fail_msg("pprof -top -tagfocus exited %d:\n%s", status, out);
 	assert_true(top_row(out, "memcpy", flat, cum));
@@ -1360,7 +1230,7 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 static void pprof__write_gz__no_samples__valid_for_pprof(void **state)
 {
 	struct fixture *f = *state;
-	const char *tool = pprof_tool();
+	const char *tool = fixture_pprof_tool();
 	char path[PATH_MAX];
 	struct pprof *p;
 	int status;
@@ -1374,11 +1244,12 @@ static void pprof__write_gz__no_samples__valid_for_pprof(void **state)
 	assert_non_null(p);
 	snprintf(path, sizeof(path), "%s/empty.pb.gz", f->dir);
 	assert_int_equal(pprof__write_gz(p, path), 0);
-	out = run_pprof(tool, "-raw", path, &status);
+	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d on an empty profile:\n%s", status, out);
-	assert_contains(out, "PeriodType: cpu nanoseconds\nPeriod: 10000000\n"
-			     "Samples:\nsamples/count cpu/nanoseconds\nLocations\nMappings\n");
+	fixture_assert_contains(out,
+				"PeriodType: cpu nanoseconds\nPeriod: 10000000\n"
+				"Samples:\nsamples/count cpu/nanoseconds\nLocations\nMappings\n");
 	free(out);
 	pprof__free(p);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "processes/proc_maps.h"
 
 /*
@@ -20,12 +21,9 @@
  */
 static struct proc_maps *parse_exact(const char *text, size_t len)
 {
-	struct proc_maps *pm;
-	char *copy = malloc(len ? len : 1);
+	char *copy = fixture_exact_copy(text, len);
+	struct proc_maps *pm = proc_maps__parse(copy, len);
 
-	assert_non_null(copy);
-	memcpy(copy, text, len);
-	pm = proc_maps__parse(copy, len);
 	free(copy);
 	assert_non_null(pm);
 	return pm;

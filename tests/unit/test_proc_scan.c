@@ -15,38 +15,20 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "processes/proc_scan.h"
 
 /* the fields after ppid (5..), starttime 777, as a literal and as a format */
 #define STAT_TAIL     " 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 777 1000 10 18446744073709551615\n"
 #define STAT_TAIL_FMT " 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 10 18446744073709551615\n"
 
-static int setup(void **state)
-{
-	struct thread_registry *r;
-
-	thread_registry__register_thread();
-	r = thread_registry__new(NULL);
-	assert_non_null(r);
-	*state = r;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	thread_registry__free(*state);
-	thread_registry__unregister_thread();
-	return 0;
-}
-
+/* exactly the text: the parser gets no terminator to lean on */
 static struct proc_stat parse_ok(const char *text)
 {
-	struct proc_stat ps;
 	size_t len = strlen(text);
-	char *copy = malloc(len + 1);
+	char *copy = fixture_exact_copy(text, len);
+	struct proc_stat ps;
 
-	/* exactly the text: the parser gets no terminator to lean on */
-	memcpy(copy, text, len);
 	assert_int_equal(proc_scan__parse_stat(copy, len, &ps), 0);
 	free(copy);
 	return ps;
@@ -54,12 +36,11 @@ static struct proc_stat parse_ok(const char *text)
 
 static int parse_err(const char *text)
 {
-	struct proc_stat ps;
 	size_t len = strlen(text);
-	char *copy = malloc(len ? len : 1);
+	char *copy = fixture_exact_copy(text, len);
+	struct proc_stat ps;
 	int err;
 
-	memcpy(copy, text, len);
 	err = proc_scan__parse_stat(copy, len, &ps);
 	free(copy);
 	return err;
@@ -269,53 +250,32 @@ static void proc_scan__read_process__self__stat_and_exe(void **state)
 
 /* ---- a fixture /proc tree ------------------------------------------------ */
 
-static char fixture[] = "/tmp/ctxprof-procscan.XXXXXX";
-
-static void put(const char *rel, const char *fmt, ...)
-{
-	char path[512], *slash;
-	va_list ap;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture, rel);
-	for (slash = strchr(path + strlen(fixture) + 1, '/'); slash;
-	     slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
+static char *fixture; /* the tree's root, fixture_tmpdir() */
 
 static void put_stat(const char *rel, unsigned int pid, const char *comm, char state,
 		     unsigned int ppid, unsigned long long start)
 {
-	put(rel, "%u (%s) %c %u" STAT_TAIL_FMT, pid, comm, state, ppid, start);
+	fixture_put(fixture, rel, "%u (%s) %c %u" STAT_TAIL_FMT, pid, comm, state, ppid, start);
 }
 
-static int fixture_setup(void **state)
+static int tree_setup(void **state)
 {
 	char link[512];
 
-	setup(state);
-	assert_non_null(mkdtemp(fixture));
+	fixture_registry_setup(state);
+	fixture = fixture_tmpdir("procscan");
 	/* 100: a good process with two threads, one of them a zombie */
 	put_stat("100/stat", 100, "good", 'S', 1, 500);
-	put("100/cgroup",
-	    "0::/system.slice/docker-"
-	    "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8.scope\n");
+	fixture_put(fixture, "100/cgroup",
+		    "0::/system.slice/docker-"
+		    "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8.scope\n");
 	snprintf(link, sizeof(link), "%s/100/exe", fixture);
 	assert_int_equal(symlink("/usr/bin/good", link), 0);
 	put_stat("100/task/100/stat", 100, "good", 'S', 1, 500);
 	put_stat("100/task/101/stat", 101, "worker", 'R', 1, 510);
 	put_stat("100/task/102/stat", 102, "dead", 'Z', 1, 520);
 	/* 200: a stat that is not one */
-	put("200/stat", "this is not a stat line\n");
+	fixture_put(fixture, "200/stat", "this is not a stat line\n");
 	/* 300: its thread's stat went away (vanished), and one lies about its tid */
 	put_stat("300/stat", 300, "shaky", 'S', 100, 600);
 	mkdir(strcat(strcpy(link, fixture), "/300/task"), 0755);
@@ -325,20 +285,17 @@ static int fixture_setup(void **state)
 	put_stat("400/stat", 400, "kworker/0:1 x", 'I', 2, 5);
 	put_stat("400/task/400/stat", 400, "kworker/0:1 x", 'I', 2, 5);
 	/* not pids */
-	put("self/stat", "x");
-	put("0123/stat", "x");
-	put("sys/kernel", "x");
+	fixture_put(fixture, "self/stat", "x");
+	fixture_put(fixture, "0123/stat", "x");
+	fixture_put(fixture, "sys/kernel", "x");
 	return 0;
 }
 
-static int fixture_teardown(void **state)
+static int tree_teardown(void **state)
 {
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fixture);
-	assert_int_equal(system(cmd), 0);
-	strcpy(fixture, "/tmp/ctxprof-procscan.XXXXXX");
-	return teardown(state);
+	fixture_tmpdir_remove(fixture);
+	fixture = NULL;
+	return fixture_registry_teardown(state);
 }
 
 static void proc_scan__run__fixture_tree__bad_entries_counted(void **state)
@@ -418,14 +375,14 @@ int main(void)
 		cmocka_unit_test(proc_scan__parse_cgroup__v2_or_container_line__chosen),
 		cmocka_unit_test(proc_scan__parse_cgroup__no_line_or_too_long__error),
 		cmocka_unit_test_setup_teardown(
-			proc_scan__run__own_threads__registered_with_tgid_and_comm, setup,
-			teardown),
+			proc_scan__run__own_threads__registered_with_tgid_and_comm,
+			fixture_registry_setup, fixture_registry_teardown),
 		cmocka_unit_test(proc_scan__read_process__self__stat_and_exe),
 		cmocka_unit_test_setup_teardown(proc_scan__run__fixture_tree__bad_entries_counted,
-						fixture_setup, fixture_teardown),
+						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(
-			proc_scan__run__events_applied_first__scan_does_not_undo_them,
-			fixture_setup, fixture_teardown),
+			proc_scan__run__events_applied_first__scan_does_not_undo_them, tree_setup,
+			tree_teardown),
 	};
 
 	return cmocka_run_group_tests_name("proc_scan", tests, NULL, NULL);

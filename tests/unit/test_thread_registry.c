@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "processes/thread_registry.h"
 
 static int state_freed;
@@ -22,12 +23,14 @@ static void count_state_free(void *ctx, void *maps)
 	free(maps);
 }
 
+static const struct thread_registry_opts counting_opts = {
+	.state_free = count_state_free,
+};
+
+/* a second registry, for a test that needs it (the thread is registered) */
 static struct thread_registry *new_registry(void)
 {
-	struct thread_registry_opts opts = {
-		.state_free = count_state_free,
-	};
-	struct thread_registry *r = thread_registry__new(&opts);
+	struct thread_registry *r = thread_registry__new(&counting_opts);
 
 	assert_non_null(r);
 	return r;
@@ -35,16 +38,8 @@ static struct thread_registry *new_registry(void)
 
 static int setup(void **state)
 {
-	thread_registry__register_thread();
 	state_freed = 0;
-	*state = new_registry();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	thread_registry__free(*state);
-	thread_registry__unregister_thread();
+	*state = fixture_registry_new(&counting_opts);
 	return 0;
 }
 
@@ -74,40 +69,6 @@ static int add(struct thread_registry *r, uint32_t tid, uint32_t pid, uint32_t p
 
 	td.ppid = ppid;
 	return thread_registry__insert(r, &td, &pd, flags);
-}
-
-/* snapshot of one thread, copied out of the read-side section */
-struct seen {
-	int found;
-	struct thread_info t;
-	struct process_info p;
-	struct process_image img;
-	char exe[64];
-};
-
-static int copy_thread(void *ctx, const struct thread_info *t)
-{
-	struct seen *s = ctx;
-	const struct process_image *img = process_info__image(t->proc);
-
-	s->found = 1;
-	s->t = *t;
-	s->t.ppid = thread_info__ppid(t);
-	s->p.pid = t->proc->pid;
-	s->p.ppid = process_info__ppid(t->proc);
-	s->p.start = t->proc->start;
-	memcpy(s->img.comm, img->comm, sizeof(s->img.comm));
-	memcpy(s->img.container_id, img->container_id, sizeof(s->img.container_id));
-	snprintf(s->exe, sizeof(s->exe), "%s", img->exe);
-	return 0;
-}
-
-static struct seen look(struct thread_registry *r, uint32_t tid)
-{
-	struct seen s = {0};
-
-	thread_registry__visit(r, tid, copy_thread, &s);
-	return s;
 }
 
 static int count_thread(void *ctx, const struct thread_info *t)
@@ -155,11 +116,11 @@ static void thread_registry__insert__new_process__lookup_finds_thread_and_proces
 		      "/system.slice/docker-"
 		      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 		      ".scope");
-	struct seen s;
+	struct fixture_thread s;
 
 	strcpy(pd.comm, "app");
 	assert_int_equal(thread_registry__insert(r, &td, &pd, 0), 0);
-	s = look(r, 100);
+	s = fixture_look(r, 100);
 	assert_true(s.found);
 	assert_int_equal(s.t.tid, 100);
 	assert_int_equal(s.t.pid, 100);
@@ -170,7 +131,7 @@ static void thread_registry__insert__new_process__lookup_finds_thread_and_proces
 	assert_string_equal(s.exe, "/usr/bin/app");
 	assert_string_equal(s.img.container_id,
 			    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
-	assert_false(look(r, 101).found);
+	assert_false(fixture_look(r, 101).found);
 
 	thread_registry__read_lock();
 	assert_non_null(thread_registry__lookup_process(r, 100));
@@ -224,14 +185,14 @@ static void thread_registry__insert__thread_of_known_process__shares_it(void **s
 	struct thread_registry *r = *state;
 	struct thread_desc td = tdesc(301, 300, 12, "worker");
 	int n = 0;
-	struct seen a, b;
+	struct fixture_thread a, b;
 
 	assert_int_equal(add(r, 300, 300, 1, 10, "main", 0), 0);
 	/* a clone(CLONE_THREAD) event carries no process description */
 	td.ptid = 300;
 	assert_int_equal(thread_registry__insert(r, &td, NULL, 0), 0);
-	a = look(r, 300);
-	b = look(r, 301);
+	a = fixture_look(r, 300);
+	b = fixture_look(r, 301);
 	assert_int_equal(b.t.pid, 300);
 	assert_int_equal(b.t.ptid, 300);
 	assert_string_equal(b.t.comm, "worker");
@@ -251,12 +212,12 @@ static void thread_registry__insert__older_incarnation_in_slot__replaced(void **
 	assert_int_equal(add(r, 500, 500, 1, 10, "old", 0), 0);
 	/* the exit of the first was lost; pid 500 came around again */
 	assert_int_equal(add(r, 500, 500, 1, 90, "new", 0), 0);
-	assert_string_equal(look(r, 500).t.comm, "new");
-	assert_true(look(r, 500).t.start == 90);
+	assert_string_equal(fixture_look(r, 500).t.comm, "new");
+	assert_true(fixture_look(r, 500).t.start == 90);
 	/* and the late news about the old one changes nothing */
 	assert_int_equal(add(r, 500, 500, 1, 10, "old", THREAD_REGISTRY_F_SCAN), -ESTALE);
 	assert_int_equal(thread_registry__remove(r, 500, 10), -ESTALE);
-	assert_string_equal(look(r, 500).t.comm, "new");
+	assert_string_equal(fixture_look(r, 500).t.comm, "new");
 	thread_registry__stats(r, &st);
 	assert_int_equal(st.superseded, 1);
 	assert_int_equal(st.nr_processes, 1);
@@ -271,14 +232,14 @@ static void thread_registry__insert__scan_after_exit_same_incarnation__rejected(
 	assert_int_equal(add(r, 600, 600, 1, 44, "gone", 0), 0);
 	assert_int_equal(thread_registry__remove(r, 600, 44), 0);
 	assert_int_equal(add(r, 600, 600, 1, 44, "gone", THREAD_REGISTRY_F_SCAN), -ESTALE);
-	assert_false(look(r, 600).found);
+	assert_false(fixture_look(r, 600).found);
 	/* the same with the thread never seen before its exit */
 	assert_int_equal(thread_registry__remove(r, 601, 45), -ENOENT);
 	assert_int_equal(add(r, 601, 601, 1, 45, "ghost", THREAD_REGISTRY_F_SCAN), -ESTALE);
-	assert_false(look(r, 601).found);
+	assert_false(fixture_look(r, 601).found);
 	/* a later incarnation of the same tid is a different thread */
 	assert_int_equal(add(r, 601, 601, 1, 46, "reborn", THREAD_REGISTRY_F_SCAN), 0);
-	assert_true(look(r, 601).found);
+	assert_true(fixture_look(r, 601).found);
 	/* events are not observed state: a fork after a tombstone inserts */
 	assert_int_equal(thread_registry__remove(r, 602, 50), -ENOENT);
 	assert_int_equal(add(r, 602, 602, 1, 50, "event", 0), 0);
@@ -294,7 +255,7 @@ static void thread_registry__remove__leader_with_live_threads__process_kept(void
 	assert_int_equal(add(r, 700, 700, 1, 20, "lead", 0), 0);
 	assert_int_equal(thread_registry__insert(r, &td, NULL, 0), 0);
 	assert_int_equal(thread_registry__remove(r, 700, 20), 0);
-	assert_false(look(r, 700).found);
+	assert_false(fixture_look(r, 700).found);
 	/* the pid still finds its process, like the kernel's zombie leader */
 	assert_int_equal(thread_registry__for_each_group_thread(r, 700, count_thread, &n), 0);
 	assert_int_equal(n, 1);
@@ -323,7 +284,7 @@ static void thread_registry__insert__scan_non_leader_first__leader_joins(void **
 	n = 0;
 	thread_registry__for_each_process(r, count_process, &n);
 	assert_int_equal(n, 1);
-	assert_int_equal(look(r, 800).p.start, 30);
+	assert_int_equal(fixture_look(r, 800).p.start, 30);
 }
 
 static void thread_registry__remove__last_known_thread_not_leader__leader_scannable(void **state)
@@ -339,7 +300,7 @@ static void thread_registry__remove__last_known_thread_not_leader__leader_scanna
 	assert_int_equal(thread_registry__remove(r, 851, 52), 0);
 	/* the leader never exited: the scan must still insert it */
 	assert_int_equal(thread_registry__insert(r, &lead, &pd, THREAD_REGISTRY_F_SCAN), 0);
-	assert_string_equal(look(r, 850).t.comm, "lead");
+	assert_string_equal(fixture_look(r, 850).t.comm, "lead");
 }
 
 static void thread_registry__rename__live_thread__replaced_old_reclaimed(void **state)
@@ -376,7 +337,7 @@ static void thread_registry__exec__leader__new_image_old_state_freed(void **stat
 	struct thread_registry *r = *state;
 	struct exec_desc ed = {.tid = 1000, .old_tid = 1000};
 	void *spare = malloc(8);
-	struct seen s;
+	struct fixture_thread s;
 
 	assert_int_equal(add(r, 1000, 1000, 1, 8, "sh", 0), 0);
 	assert_int_equal(thread_registry__visit(r, 1000, set_maps, malloc(8)), 0);
@@ -387,7 +348,7 @@ static void thread_registry__exec__leader__new_image_old_state_freed(void **stat
 	ed.pd = pdesc(1000, 1, 8, "/usr/bin/true", NULL);
 	strcpy(ed.pd.comm, "true");
 	assert_int_equal(thread_registry__exec(r, &ed), 0);
-	s = look(r, 1000);
+	s = fixture_look(r, 1000);
 	assert_string_equal(s.t.comm, "true");
 	assert_string_equal(s.img.comm, "true");
 	assert_string_equal(s.exe, "/usr/bin/true");
@@ -413,9 +374,9 @@ static void thread_registry__exec__non_leader__takes_over_the_pid(void **state)
 	ed.pd = pdesc(1100, 1, 8, "/bin/ls", NULL);
 	strcpy(ed.pd.comm, "ls");
 	assert_int_equal(thread_registry__exec(r, &ed), 0);
-	assert_string_equal(look(r, 1100).t.comm, "ls");
-	assert_false(look(r, 1101).found);
-	assert_false(look(r, 1102).found);
+	assert_string_equal(fixture_look(r, 1100).t.comm, "ls");
+	assert_false(fixture_look(r, 1101).found);
+	assert_false(fixture_look(r, 1102).found);
 	assert_int_equal(thread_registry__for_each_group_thread(r, 1100, count_thread, &n), 0);
 	assert_int_equal(n, 1);
 }
@@ -430,8 +391,8 @@ static void thread_registry__exec__unknown_process__created(void **state)
 		      "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
 	strcpy(ed.pd.comm, "new");
 	assert_int_equal(thread_registry__exec(r, &ed), 0);
-	assert_string_equal(look(r, 1200).exe, "");
-	assert_string_equal(look(r, 1200).img.container_id,
+	assert_string_equal(fixture_look(r, 1200).exe, "");
+	assert_string_equal(fixture_look(r, 1200).img.container_id,
 			    "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210");
 }
 
@@ -443,8 +404,8 @@ static void thread_registry__insert__fork__inherits_parent_image(void **state)
 
 	assert_int_equal(add(r, 1300, 1300, 1, 40, "parent", 0), 0);
 	assert_int_equal(thread_registry__insert(r, &td, &pd, 0), 0);
-	assert_string_equal(look(r, 1301).exe, "/bin/x");
-	assert_int_equal(look(r, 1301).p.ppid, 1300);
+	assert_string_equal(fixture_look(r, 1301).exe, "/bin/x");
+	assert_int_equal(fixture_look(r, 1301).p.ppid, 1300);
 }
 
 static void thread_registry__remove__parent_exits__children_go_to_init(void **state)
@@ -463,11 +424,11 @@ static void thread_registry__remove__parent_exits__children_go_to_init(void **st
 
 	assert_int_equal(thread_registry__remove(r, 10, 2), 0);
 	assert_true(children_of(r, 1) == ((1ull << 11) | (1ull << 12)));
-	assert_int_equal(look(r, 11).p.ppid, 1);
-	assert_int_equal(look(r, 11).t.ppid, 1);
-	assert_int_equal(look(r, 12).p.ppid, 1);
+	assert_int_equal(fixture_look(r, 11).p.ppid, 1);
+	assert_int_equal(fixture_look(r, 11).t.ppid, 1);
+	assert_int_equal(fixture_look(r, 12).p.ppid, 1);
 	/* a grandchild keeps its own parent */
-	assert_int_equal(look(r, 13).p.ppid, 11);
+	assert_int_equal(fixture_look(r, 13).p.ppid, 11);
 	assert_true(children_of(r, 11) == 1ull << 13);
 	thread_registry__stats(r, &st);
 	assert_int_equal(st.reparented, 2);
@@ -488,7 +449,7 @@ static void thread_registry__relink__children_scanned_first__linked(void **state
 	assert_int_equal(thread_registry__relink(r), 0);
 	/* no init known: the children of an exiting parent wait as orphans */
 	assert_int_equal(thread_registry__remove(r, 20, 5), 0);
-	assert_int_equal(look(r, 21).p.ppid, 1);
+	assert_int_equal(fixture_look(r, 21).p.ppid, 1);
 	assert_int_equal(add(r, 1, 1, 0, 1, "init", THREAD_REGISTRY_F_SCAN), 0);
 	assert_int_equal(thread_registry__relink(r), 1);
 	assert_true(children_of(r, 1) == 1ull << 21);
@@ -699,7 +660,7 @@ static void thread_registry_parse_container_id__no_container__empty(void **state
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, fixture_registry_teardown)
 		T(thread_registry__insert__new_process__lookup_finds_thread_and_process),
 		T(thread_registry__insert__same_incarnation_twice__eexist_one_entry),
 		T(thread_registry__insert__ids_out_of_range__erange),

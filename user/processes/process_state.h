@@ -2,7 +2,7 @@
 /*
  * process_state - what the collector knows of one process image, kept in the
  * thread registry's entry for it (the image's collector slot, see
- * process_image__maps() in thread_registry.h): its labels, what it had
+ * process_image__state() in thread_registry.h): its labels, what it had
  * mapped (for naming its frames), its libctxprof region.  [seed:
  * rcu-thread-manager: the registry is the home of per-process facts]
  *
@@ -66,9 +66,9 @@ struct process_state {
 struct process_states;
 
 /**
- * process_states__new() - the states of @reg's images.  Installs itself as
- * the registry's slot destructor: create it right after the registry, with
- * opts->maps_free = process_states_retire and opts->maps_ctx set to the
+ * process_states__new() - the states of a registry's images.  Create it
+ * before the registry, and create the registry with
+ * opts->state_free = process_states_retire and opts->state_ctx set to the
  * pointer this returns (see thread_registry_opts).
  * @sym: the symbolizer snapshots resolve their files with
  * Return: NULL with errno set.  Pair with process_states__free() after
@@ -80,7 +80,7 @@ struct process_states *process_states__new(struct symbolizer *sym);
 void process_states__free(struct process_states *ps);
 
 /**
- * process_states_retire() - the registry's maps_free: @state's image is
+ * process_states_retire() - the registry's state_free: @state's image is
  * gone.  Runs on the registry's reclaim thread; takes only the retire lock.
  */
 void process_states_retire(void *ctx, void *state);

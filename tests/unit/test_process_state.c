@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unit tests for user/processes/process_state.c: the states of a real thread
+ * registry's images (the registry retires them through
+ * process_states_retire()), mappings read from this process's own
+ * /proc/self/maps, hooks that record how they were called.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "processes/process_state.h"
+
+#define CONTAINER_ID "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8"
+
+/* what the hooks saw */
+struct hook_log {
+	int mapped;
+	int mapped_locked; /* @lock was held during a mapped call */
+	int retired;
+	int retired_locked;   /* @lock was held during a retired call */
+	int retired_flag_set; /* st->retired was already true */
+	struct process_state *last_retired;
+};
+
+struct fixture {
+	struct symbolizer *sym;
+	struct process_states *ps;
+	struct thread_registry *r;
+	struct hook_log log;
+};
+
+/* the lock is not recursive: trylock by its holder fails too */
+static bool lock_held(struct process_state *st)
+{
+	if (pthread_mutex_trylock(&st->lock))
+		return true;
+	pthread_mutex_unlock(&st->lock);
+	return false;
+}
+
+static void on_mapped(void *ctx, struct process_state *st)
+{
+	struct hook_log *log = ctx;
+
+	log->mapped++;
+	log->mapped_locked += lock_held(st);
+}
+
+static void on_retired(void *ctx, struct process_state *st)
+{
+	struct hook_log *log = ctx;
+
+	log->retired++;
+	log->retired_locked += lock_held(st);
+	log->retired_flag_set += st->retired;
+	log->last_retired = st;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct process_state_hooks hooks = {.mapped = on_mapped, .retired = on_retired};
+
+	assert_non_null(f);
+	f->sym = symbolizer__new(0);
+	assert_non_null(f->sym);
+	f->ps = process_states__new(f->sym);
+	assert_non_null(f->ps);
+	hooks.ctx = &f->log;
+	process_states__set_hooks(f->ps, &hooks);
+	f->r = fixture_registry_with_states(f->ps);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	/* retires every state left, then they are freed */
+	fixture_registry_free(f->r);
+	process_states__free(f->ps);
+	symbolizer__free(f->sym);
+	free(f);
+	return 0;
+}
+
+/* the process's last thread exits: its image, so its state, is retired */
+static void retire(struct fixture *f, uint32_t pid, uint64_t start)
+{
+	assert_int_equal(thread_registry__remove(f->r, pid, start), 0);
+	thread_registry__barrier(f->r);
+}
+
+static void process_states__get__same_image_twice__one_state_with_its_labels(void **state)
+{
+	struct fixture *f = *state;
+	struct process_state *st;
+
+	assert_int_equal(fixture_add_process(f->r, 1000, 10, "app",
+					     "/system.slice/docker-" CONTAINER_ID ".scope", 7),
+			 0);
+	st = process_states__get(f->ps, f->r, 1000);
+	assert_non_null(st);
+	assert_ptr_equal(process_states__get(f->ps, f->r, 1000), st);
+	assert_int_equal(st->pid, 1000);
+	assert_int_equal(st->exec_id, 7);
+	assert_string_equal(st->comm, "app");
+	assert_string_equal(st->container_id, CONTAINER_ID);
+	assert_true(maps_history__empty(&st->maps));
+	assert_int_equal(st->maps_gen, 0);
+	assert_false(st->retired);
+	/* no process, no state */
+	assert_null(process_states__get(f->ps, f->r, 1001));
+	assert_int_equal(f->log.mapped + f->log.retired, 0);
+}
+
+/*
+ * Racers released together on a fresh image, round after round: a get()
+ * that ignored a lost install would hand out a second state.  The window is
+ * a calloc wide: on two CPUs about one round in a thousand hits it.
+ */
+#define RACERS 4
+#define ROUNDS 10000
+
+struct race {
+	struct fixture *f;
+	pthread_barrier_t start, done;
+	uint32_t pid;
+	struct process_state *got[RACERS];
+};
+
+struct racer {
+	struct race *race;
+	int id;
+};
+
+static void *racer(void *arg)
+{
+	struct racer *me = arg;
+	struct race *race = me->race;
+	int round;
+
+	thread_registry__register_thread();
+	for (round = 0; round < ROUNDS; round++) {
+		pthread_barrier_wait(&race->start);
+		race->got[me->id] = process_states__get(race->f->ps, race->f->r, race->pid);
+		pthread_barrier_wait(&race->done);
+	}
+	thread_registry__unregister_thread();
+	return NULL;
+}
+
+static void process_states__get__threads_racing__one_state_installed(void **state)
+{
+	struct race race = {.f = *state};
+	struct racer racers[RACERS];
+	pthread_t th[RACERS];
+	int i, round, missing = 0, split = 0, not_installed = 0;
+
+	pthread_barrier_init(&race.start, NULL, RACERS + 1);
+	pthread_barrier_init(&race.done, NULL, RACERS + 1);
+	for (i = 0; i < RACERS; i++) {
+		racers[i] = (struct racer){&race, i};
+		assert_int_equal(pthread_create(&th[i], NULL, racer, &racers[i]), 0);
+	}
+	for (round = 0; round < ROUNDS; round++) {
+		race.pid = 2000 + round;
+		assert_int_equal(fixture_add_process(race.f->r, race.pid, 1, "racer", NULL, 1), 0);
+		pthread_barrier_wait(&race.start);
+		pthread_barrier_wait(&race.done);
+		/* counted, not asserted: the racers must finish their rounds */
+		for (i = 0; i < RACERS; i++) {
+			missing += !race.got[i];
+			split += race.got[i] != race.got[0];
+		}
+		/* the one the image holds */
+		not_installed +=
+			process_states__get(race.f->ps, race.f->r, race.pid) != race.got[0];
+	}
+	for (i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&race.start);
+	pthread_barrier_destroy(&race.done);
+	assert_int_equal(missing, 0);
+	assert_int_equal(split, 0);
+	assert_int_equal(not_installed, 0);
+}
+
+static void
+process_states__refresh__exec_mappings_changed__maps_gen_bumped_hook_called(void **state)
+{
+	struct fixture *f = *state;
+	long page = sysconf(_SC_PAGESIZE);
+	struct process_state *st;
+	uint64_t before = fixture_mono_ns();
+	void *data, *code;
+
+	/* this process, so that there are real maps to read */
+	assert_int_equal(fixture_add_process(f->r, getpid(), 1, "self", NULL, 1), 0);
+	st = process_states__get(f->ps, f->r, getpid());
+	assert_non_null(st);
+
+	assert_int_equal(process_states__refresh(f->ps, st), 0);
+	assert_int_equal(st->maps_gen, 1);
+	assert_int_equal(f->log.mapped, 1);
+	assert_int_equal(f->log.mapped_locked, 0);
+	assert_false(maps_history__empty(&st->maps));
+	assert_true(st->refresh_after_ns >= before + PROCESS_STATE_REFRESH_NS);
+
+	/* nothing changed, then only data: no new snapshot, no hook */
+	assert_int_equal(process_states__refresh(f->ps, st), 0);
+	data = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(data != MAP_FAILED);
+	assert_int_equal(process_states__refresh(f->ps, st), 0);
+	assert_int_equal(st->maps_gen, 1);
+	assert_int_equal(f->log.mapped, 1);
+
+	/* new code: a snapshot, and the hook; its removal is a change too */
+	code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(code != MAP_FAILED);
+	assert_int_equal(process_states__refresh(f->ps, st), 0);
+	assert_int_equal(st->maps_gen, 2);
+	assert_int_equal(f->log.mapped, 2);
+	pthread_mutex_lock(&st->lock);
+	assert_non_null(maps_history__find(&st->maps, (uint64_t)(uintptr_t)code, UINT64_MAX));
+	pthread_mutex_unlock(&st->lock);
+	munmap(code, page);
+	assert_int_equal(process_states__refresh(f->ps, st), 0);
+	assert_int_equal(st->maps_gen, 3);
+	assert_int_equal(f->log.mapped, 3);
+	assert_int_equal(f->log.mapped_locked, 0);
+	munmap(data, page);
+}
+
+static void process_states__retire__last_thread_removed__hook_under_lock_state_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct process_state *st;
+
+	assert_int_equal(fixture_add_process(f->r, 3000, 5, "short", NULL, 9), 0);
+	st = process_states__get(f->ps, f->r, 3000);
+	assert_non_null(st);
+	assert_int_equal(process_states__nr_retired(f->ps), 0);
+
+	retire(f, 3000, 5);
+	assert_int_equal(f->log.retired, 1);
+	assert_ptr_equal(f->log.last_retired, st);
+	assert_int_equal(f->log.retired_locked, 1);
+	assert_int_equal(f->log.retired_flag_set, 1);
+	assert_true(st->retired);
+	assert_true(st->retired_ns > 0);
+	assert_int_equal(process_states__nr_retired(f->ps), 1);
+	/* the process is gone, its state is still found for the export */
+	assert_null(process_states__get(f->ps, f->r, 3000));
+	assert_ptr_equal(process_states__find(f->ps, f->r, 3000, 9), st);
+}
+
+static struct app_region *freed_app;
+static int apps_freed;
+
+static void count_free_app(struct app_region *app)
+{
+	freed_app = app;
+	apps_freed++;
+}
+
+static void process_states__collect__retired_before_and_unpinned__only_those_freed(void **state)
+{
+	struct fixture *f = *state;
+	struct process_state *a, *b;
+	static char app_marker;
+	uint64_t before;
+
+	assert_int_equal(fixture_add_process(f->r, 4000, 1, "a", NULL, 1), 0);
+	assert_int_equal(fixture_add_process(f->r, 4001, 1, "b", NULL, 1), 0);
+	a = process_states__get(f->ps, f->r, 4000);
+	b = process_states__get_pinned(f->ps, f->r, 4001);
+	assert_non_null(a);
+	assert_non_null(b);
+	a->app = (struct app_region *)&app_marker;
+	apps_freed = 0;
+	before = fixture_mono_ns();
+	retire(f, 4000, 1);
+	retire(f, 4001, 1);
+	assert_int_equal(process_states__nr_retired(f->ps), 2);
+
+	/* retired after @before: too recent */
+	assert_int_equal(process_states__collect(f->ps, before, count_free_app), 0);
+	assert_int_equal(process_states__nr_retired(f->ps), 2);
+	/* a is old enough; b is pinned */
+	assert_int_equal(process_states__collect(f->ps, fixture_mono_ns() + 1, count_free_app), 1);
+	assert_int_equal(apps_freed, 1);
+	assert_ptr_equal(freed_app, &app_marker);
+	assert_int_equal(process_states__nr_retired(f->ps), 1);
+	assert_null(process_states__find(f->ps, f->r, 4000, 1));
+	assert_ptr_equal(process_states__find(f->ps, f->r, 4001, 1), b);
+	/* unpinned: its turn */
+	process_states__unpin(b);
+	assert_int_equal(process_states__collect(f->ps, fixture_mono_ns() + 1, count_free_app), 1);
+	assert_int_equal(apps_freed, 1);
+	assert_int_equal(process_states__nr_retired(f->ps), 0);
+	assert_null(process_states__find(f->ps, f->r, 4001, 1));
+}
+
+static void process_states__find__exact_exec_id_then_unknown__preferred(void **state)
+{
+	struct fixture *f = *state;
+	struct process_state *s0, *s5, *s6, *q3, *q0, *r2;
+
+	/* 5000: found by the scan (exec_id 0), then exec'd twice */
+	assert_int_equal(fixture_add_process(f->r, 5000, 1, "p", NULL, 0), 0);
+	s0 = process_states__get(f->ps, f->r, 5000);
+	assert_int_equal(fixture_exec(f->r, 5000, 1, "p5", 5), 0);
+	s5 = process_states__get(f->ps, f->r, 5000);
+	assert_int_equal(fixture_exec(f->r, 5000, 1, "p6", 6), 0);
+	s6 = process_states__get(f->ps, f->r, 5000);
+	/* 5001: an image of known id, then one of unknown id (current) */
+	assert_int_equal(fixture_add_process(f->r, 5001, 1, "q", NULL, 3), 0);
+	q3 = process_states__get(f->ps, f->r, 5001);
+	assert_int_equal(fixture_exec(f->r, 5001, 1, "q0", 0), 0);
+	q0 = process_states__get(f->ps, f->r, 5001);
+	/* 5002: one image of known id */
+	assert_int_equal(fixture_add_process(f->r, 5002, 1, "r", NULL, 2), 0);
+	r2 = process_states__get(f->ps, f->r, 5002);
+	thread_registry__barrier(f->r);
+	assert_true(s0 && s5 && s6 && q3 && q0 && r2);
+	/* one state per image */
+	assert_true(s0 != s5 && s5 != s6 && s0 != s6 && q3 != q0);
+	assert_string_equal(s5->comm, "p5");
+	assert_int_equal(process_states__nr_retired(f->ps), 3);
+
+	/* exact, retired or current */
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5000, 5), s5);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5000, 6), s6);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5000, 0), s0);
+	/* no exact one: the image of unknown id */
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5000, 9), s0);
+	/* an exact retired one wins over the current one of unknown id */
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5001, 3), q3);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5001, 8), q0);
+	/* neither: none, but for a sample of unknown id */
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5002, 2), r2);
+	assert_null(process_states__find(f->ps, f->r, 5002, 9));
+	assert_ptr_equal(process_states__find(f->ps, f->r, 5002, 0), r2);
+	assert_null(process_states__find(f->ps, f->r, 5999, 1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(process_states__get__same_image_twice__one_state_with_its_labels),
+		T(process_states__get__threads_racing__one_state_installed),
+		T(process_states__refresh__exec_mappings_changed__maps_gen_bumped_hook_called),
+		T(process_states__retire__last_thread_removed__hook_under_lock_state_kept),
+		T(process_states__collect__retired_before_and_unpinned__only_those_freed),
+		T(process_states__find__exact_exec_id_then_unknown__preferred),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("process_state", tests, NULL, NULL);
+}
