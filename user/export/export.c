@@ -146,7 +146,9 @@ static int push_marker(struct exporter *st, const char *name)
  * The user frames of @t, named from its process image's mappings.  A return
  * address outside every executable mapping (a frame-pointer walk through
  * code without frame pointers) is garbage: the stack is cut there, marked
- * and counted, never shown as a frame.
+ * and counted, never shown as a frame.  Without the image's mappings (a
+ * process gone before they were read) no return address can be vouched for:
+ * the stack keeps its leaf and says so.
  */
 static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			    struct process_state *ps)
@@ -170,7 +172,8 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		if (!m && i > 0) {
 			st->res->stacks_cut++;
 			st->res->frames_cut += t->nr_uframes - i;
-			marker = "[unwind stopped: return address outside executable mappings]";
+			marker = ps ? "[unwind stopped: return address outside executable mappings]"
+				    : "[unwind stopped: the process's mappings are unknown]";
 			break;
 		}
 		if (m) {

@@ -676,7 +676,7 @@ static int fdes_collect(struct builder *bld, const struct cfi_src *src)
 	for (;; off = next) {
 		const struct cie_info *ci;
 		const uint8_t *p;
-		uint64_t lo, range;
+		uint64_t lo = 0, range = 0;
 
 		ret = dwarf_next_cfi(elf64_lsb_ident, &d, src->eh, off, &next, &entry);
 		if (ret > 0)
@@ -856,7 +856,7 @@ static enum unwind_unsup rule_cfa(Dwarf_Frame *fr, struct unwind_rule *r)
 /* DW_CFA_offset/val_offset come back as DW_OP_call_frame_cfa [DW_OP_plus_uconst off] */
 static bool ops_cfa_plus(const Dwarf_Op *ops, size_t n, int64_t *off)
 {
-	if (n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+	if (!ops || n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
 		return false;
 	if (n == 1) {
 		*off = 0;
@@ -1089,6 +1089,10 @@ static int builder__finish(struct builder *bld, struct unwind_table *t)
 		if (n && memcmp(&rows[n - 1].rule, &rows[i].rule, sizeof(rows[i].rule)) == 0)
 			continue;
 		rows[n++] = rows[i];
+	}
+	if (!n) {
+		set_err(bld->err, bld->err_len, "no rows");
+		return -ENODATA;
 	}
 
 	t->rules = malloc(n * sizeof(*t->rules));
