@@ -198,6 +198,13 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 		case 'p':
 			if (parse_ulong(optarg, 1, INT_MAX, &v))
 				return bad(err, prog, "--pid", optarg, "a process id");
+			if (opts->pid) {
+				fprintf(err,
+					"%s: --pid given twice (%d and %lu): one process, or "
+					"--children for a tree, or --all (see --help)\n",
+					prog, opts->pid, v);
+				return -EINVAL;
+			}
 			opts->pid = v;
 			break;
 		case 'F':

@@ -30,6 +30,7 @@
 #include "appctx/app_context.h"
 #include "collector/cli.h"
 #include "export/export.h"
+#include "export/output.h"
 #include "export/outfiles.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
@@ -41,6 +42,7 @@
 #include "unwind/unwinder.h"
 
 #define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h: /proc/PID/stat's flags */
 /*
  * How long the state of an exited (or exec'd) process is kept: its last
  * samples may still sit in a ring for a poll period when an export begins.
@@ -101,8 +103,15 @@ static int check_privileges(void)
 		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
 		return -errno;
 	}
-	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
+		/* not fatal: one's own processes stay readable */
+		if (!has_cap(data, CAP_SYS_PTRACE))
+			fprintf(stderr,
+				"ctxprof: missing CAP_SYS_PTRACE: the mappings and files of other "
+				"users' processes cannot be read, so their frames stay unnamed and "
+				"their stacks unwound by frame pointers\n");
 		return 0;
+	}
 	fprintf(stderr,
 		"collector: missing capability %s: run as root (sudo) or grant "
 		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
@@ -137,36 +146,53 @@ static int check_kernel(const struct collector_opts *o)
 }
 
 /* fail before profiling, not after an hour of it, when the output cannot be written */
-static int check_output(const char *path)
+static int check_outputs(const struct collector_opts *o)
 {
-	char dir[4096];
-	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *dir = o->output_dir ? o->output_dir : ".";
+	char why[256];
+	int err;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "collector: cannot write %s: %s\n", path, strerror(errno));
-		return -errno;
+	if (o->interval) {
+		err = output_dir_check(dir, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "collector: --output-dir %s: %s\n", dir, why);
+	} else {
+		err = output_check(o->output, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
 	}
-	return 0;
+	return err;
 }
 
-static int check_dir(const char *dir)
+/*
+ * What /proc/@pid/stat says of the target: its state (field 3) and the
+ * kernel's task flags (field 9); false when it cannot be read.
+ */
+static bool target_stat(pid_t pid, char *state, unsigned long *flags)
 {
-	if (access(dir, W_OK | X_OK)) {
-		fprintf(stderr, "collector: cannot write into --output-dir %s: %s\n", dir,
-			strerror(errno));
-		return -errno;
-	}
-	return 0;
+	char path[32], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* the name may hold anything, ')' included: the fields follow the last ')' */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) == 2;
 }
 
+/* a process to profile: alive, and not a kernel thread */
 static int open_target(pid_t pid)
 {
+	unsigned long flags = 0;
+	char state = 0;
 	int fd = syscall(SYS_pidfd_open, pid, 0);
 
 	if (fd < 0) {
@@ -176,6 +202,24 @@ static int open_target(pid_t pid)
 			fprintf(stderr, "collector: cannot watch pid %d: %s\n", pid,
 				strerror(errno));
 		return -errno;
+	}
+	if (target_stat(pid, &state, &flags)) {
+		if (state == 'Z' || state == 'X') {
+			fprintf(stderr,
+				"collector: pid %d has exited (a zombie its parent has not "
+				"reaped): nothing to profile\n",
+				pid);
+			close(fd);
+			return -ESRCH;
+		}
+		if (flags & PF_KTHREAD) {
+			fprintf(stderr,
+				"collector: pid %d is a kernel thread: it has no user stack; "
+				"--all profiles kernel threads' kernel stacks\n",
+				pid);
+			close(fd);
+			return -EINVAL;
+		}
 	}
 	return fd;
 }
@@ -333,6 +377,8 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 	if (c->files)
 		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
 			c->opts.output_dir ? c->opts.output_dir : ".");
+	else if (!strcmp(c->opts.output, "-"))
+		fprintf(stderr, "ctxprof: wrote the profile to standard output\n");
 	else
 		fprintf(stderr, "ctxprof: wrote %s\n", c->opts.output);
 }
@@ -586,9 +632,17 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	 * exits at once is symbolized */
 	if (o->pid) {
 		st = process_states__get(c->states, c->reg, o->pid);
-		if (!st || process_states__refresh(c->states, st) == -ESRCH) {
+		err = st ? process_states__refresh(c->states, st) : -ESRCH;
+		if (err == -ESRCH) {
 			snprintf(err_msg, err_len, "no process with pid %d", o->pid);
-			return -ESRCH;
+			return err;
+		}
+		if (err == -EACCES || err == -EPERM) {
+			snprintf(err_msg, err_len,
+				 "cannot read /proc/%d/maps: %s (another user's process needs "
+				 "CAP_SYS_PTRACE)",
+				 o->pid, strerror(-err));
+			return err;
 		}
 	}
 	/* trace context is read for one process (--pid); --all: future work */
@@ -650,8 +704,7 @@ int main(int argc, char **argv)
 	err = check_kernel(o);
 	if (err)
 		goto cleanup;
-	err = o->interval ? check_dir(o->output_dir ? o->output_dir : ".")
-			  : check_output(o->output);
+	err = check_outputs(o);
 	if (err)
 		goto cleanup;
 	if (o->pid) {

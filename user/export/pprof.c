@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "export/output.h"
 #include "export/pprof.h"
 #include "util/array.h"
 #include "util/hash.h"
@@ -738,25 +739,6 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len)
 
 /* --- gzip file output */
 
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		data += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* gzip @len bytes of @data into @fd, streaming through a fixed-size buffer */
 static int gzip_to_fd(int fd, const uint8_t *data, size_t len)
 {
@@ -791,7 +773,7 @@ static int gzip_to_fd(int fd, const uint8_t *data, size_t len)
 			err = -EINVAL;
 			break;
 		}
-		err = write_all(fd, out, GZ_CHUNK - zs.avail_out);
+		err = output_write_all(fd, out, GZ_CHUNK - zs.avail_out);
 		if (err)
 			break;
 	} while (ret != Z_STREAM_END);
@@ -800,50 +782,29 @@ static int gzip_to_fd(int fd, const uint8_t *data, size_t len)
 	return err;
 }
 
+struct gz_job {
+	const uint8_t *buf;
+	size_t len;
+};
+
+static int fill_gz(void *ctx, int fd)
+{
+	const struct gz_job *job = ctx;
+
+	return gzip_to_fd(fd, job->buf, job->len);
+}
+
 int pprof__write_gz(struct pprof *p, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
-	size_t path_len = strlen(path);
-	char *tmp = NULL;
+	struct gz_job job;
 	uint8_t *buf = NULL;
-	size_t len;
-	int fd, err;
+	int err;
 
-	err = pprof__encode(p, &buf, &len);
+	err = pprof__encode(p, &buf, &job.len);
 	if (err)
 		return err;
-	/*
-	 * "dir/.name.XXXXXX": in the same directory, so rename() is atomic, and
-	 * hidden, so readers globbing for profiles never see a partial file
-	 */
-	tmp = malloc(path_len + sizeof(".") + sizeof(".XXXXXX"));
-	if (!tmp) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	memcpy(tmp, path, dir_len);
-	sprintf(tmp + dir_len, ".%s.XXXXXX", path + dir_len);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out_free;
-	}
-	err = gzip_to_fd(fd, buf, len);
-	if (close(fd) && !err)
-		err = -errno;
-	if (err)
-		goto out_unlink;
-	if (rename(tmp, path)) {
-		err = -errno;
-		goto out_unlink;
-	}
-	goto out_free;
-
-out_unlink:
-	unlink(tmp);
-out_free:
-	free(tmp);
+	job.buf = buf;
+	err = output_write(path, fill_gz, &job);
 	free(buf);
 	return err;
 }

@@ -116,10 +116,10 @@ int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_loca
 int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
 
 /**
- * pprof__write_gz() - serialize, gzip and write to @path atomically
- * (written to a temporary file in the same directory, then renamed).
- * The file gets mkstemp()'s mode 0600: a profile names the host's processes
- * and threads.  On error no temporary file is left behind.
+ * pprof__write_gz() - serialize, gzip and write to @path the way
+ * export/output.h says: a regular file atomically (a temporary file in the
+ * same directory, mode 0600, then renamed), "-", a device or a FIFO in place.
+ * On error no temporary file is left behind.
  * Return: 0 or -errno.
  */
 int pprof__write_gz(struct pprof *p, const char *path);

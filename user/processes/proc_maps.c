@@ -8,6 +8,7 @@
  * spaces up to a fixed column and the name.  Only the name is under the
  * target's control, but the whole text is treated as hostile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -286,6 +287,39 @@ err_free:
 	return errno = -err, NULL;
 }
 
+/*
+ * A process whose leader called pthread_exit() while other threads run has
+ * an empty /proc/PID/maps (the leader, a zombie, has no mm): its threads'
+ * /proc/PID/task/TID/maps still show the address space they share.
+ */
+static int read_task_maps(pid_t pid, char **text, size_t *len)
+{
+	char fname[64];
+	struct dirent *de;
+	DIR *dir;
+	int err = -ESRCH;
+
+	snprintf(fname, sizeof(fname), "/proc/%d/task", (int)pid);
+	dir = opendir(fname);
+	if (!dir)
+		return -ESRCH;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9' || atoi(de->d_name) == pid)
+			continue;
+		snprintf(fname, sizeof(fname), "/proc/%d/task/%.10s/maps", (int)pid, de->d_name);
+		err = read_capped(fname, PROC_MAPS_MAX_TEXT, READ_CHUNK, text, len);
+		if (!err && *len)
+			break;
+		if (!err) {
+			free(*text);
+			*text = NULL;
+			err = -ESRCH;
+		}
+	}
+	closedir(dir);
+	return err == -ENOENT ? -ESRCH : err;
+}
+
 int proc_maps__read_text(pid_t pid, char **text, size_t *len)
 {
 	char fname[32];
@@ -294,7 +328,22 @@ int proc_maps__read_text(pid_t pid, char **text, size_t *len)
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	err = read_capped(fname, PROC_MAPS_MAX_TEXT, READ_CHUNK, text, len);
 	/* the process is gone (mid-read a vanished process also says ENOENT) */
-	return err == -ENOENT ? -ESRCH : err;
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	if (*len)
+		return 0;
+	/* empty: a kernel thread, a zombie, or a leader gone before its threads */
+	{
+		char *task_text = NULL;
+		size_t task_len = 0;
+
+		if (!read_task_maps(pid, &task_text, &task_len)) {
+			free(*text);
+			*text = task_text;
+			*len = task_len;
+		}
+	}
+	return 0;
 }
 
 struct proc_maps *proc_maps__read(pid_t pid)

@@ -61,7 +61,9 @@ struct proc_maps *proc_maps__parse(const char *text, size_t len);
 struct proc_maps *proc_maps__read(pid_t pid);
 
 /**
- * proc_maps__read_text() - read /proc/@pid/maps whole, unparsed.
+ * proc_maps__read_text() - read /proc/@pid/maps whole, unparsed; when it is
+ * empty because the thread group leader exited while others run, the maps of
+ * one of those threads (/proc/@pid/task/TID/maps, the same address space).
  * @text: set to a malloc()ed buffer the caller frees (not NUL-terminated)
  * @len: set to its length
  * Return: 0, or -errno: -ESRCH when the process is gone, -EFBIG when the text

@@ -9,6 +9,7 @@
  * reading through /proc/self/fd, which names the inode already checked, not
  * the path, so nothing can be swapped in between.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -25,6 +26,30 @@
 /* openat2() asks for a retry when a rename raced a ".." lookup */
 #define SAFE_OPEN_MAX_RETRIES 8
 
+/* the root of a live thread of @pid: its leader may have exited (a zombie has none) */
+static int task_root_open(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	int fd = -ESRCH;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -ESRCH;
+	while (fd < 0 && (de = readdir(dir))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.10s/root", (int)pid, de->d_name);
+		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	closedir(dir);
+	return fd == -ENOENT ? -ESRCH : fd;
+}
+
 int proc_root_open(pid_t pid)
 {
 	char path[32];
@@ -34,9 +59,9 @@ int proc_root_open(pid_t pid)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	return fd;
+	if (fd >= 0)
+		return fd;
+	return errno == ENOENT ? task_root_open(pid) : -errno;
 }
 
 static int openat2_retry(int dirfd, const char *path, struct open_how *how)

@@ -448,6 +448,30 @@ static void fill_mapping(const struct map_copy *m, const struct utable *t,
 	out->row_count = t->nr_rows;
 }
 
+/*
+ * Without /proc/PID/map_files (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE, or a
+ * leader gone before its threads): the path inside the process's root, taken
+ * only if it is the inode the mapping names (a file planted at that path in a
+ * container must not be read as the one mapped).
+ */
+static int open_by_path(uint32_t pid, const struct map_copy *m, struct stat *st)
+{
+	int root, fd;
+
+	if (m->deleted)
+		return -ENOENT;
+	root = proc_root_open(pid);
+	if (root < 0)
+		return root;
+	fd = safe_open_in_root(root, m->path, SAFE_OPEN_MAX_ELF_SIZE, st);
+	close(root);
+	if (fd >= 0 && st->st_ino != m->inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 /* the table of the file @pid maps at @m, or NULL (unreadable: counted) */
 static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const struct map_copy *m)
 {
@@ -461,6 +485,8 @@ static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const stru
 		return NULL;
 	/* the very file mapped there, whatever its path names now */
 	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
+	if (fd < 0)
+		fd = open_by_path(pid, m, &st);
 	if (fd < 0) {
 		count(u, &u->st.files_unreadable, 1);
 		return NULL;
