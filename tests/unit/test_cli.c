@@ -110,6 +110,33 @@ static void cli__parse__missing_pid__error(void **state)
 	assert_non_null(strstr(err_buf, "--pid PID or --all is required"));
 }
 
+static void cli__parse__pid_twice__error_names_both(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--pid", "10", "-p", "20", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--pid given twice (10 and 20)"));
+}
+
+static void cli__parse__unwind__modes_and_memory(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--pid", "1", NULL), 0);
+	assert_int_equal(o.unwind, UNWIND_MODE_AUTO);
+	assert_int_equal(o.unwind_mib, CLI_DEFAULT_UNWIND_MIB);
+	assert_int_equal(parse(&o, "--pid", "1", "--unwind", "dwarf", "--unwind-memory", "8", NULL),
+			 0);
+	assert_int_equal(o.unwind, UNWIND_MODE_DWARF);
+	assert_int_equal(o.unwind_mib, 8);
+	assert_int_equal(parse(&o, "--pid", "1", "--unwind", "fp", NULL), 0);
+	assert_int_equal(o.unwind, UNWIND_MODE_FP);
+	assert_int_equal(parse(&o, "--pid", "1", "--unwind", "lbr", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--unwind: 'lbr' is not auto, dwarf or fp"));
+	assert_int_equal(parse(&o, "--pid", "1", "--unwind-memory", "7", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--unwind-memory: '7'"));
+}
+
 static void cli__parse__unknown_and_extra__error(void **state)
 {
 	struct collector_opts o;
@@ -125,9 +152,10 @@ static void cli__parse__unknown_and_extra__error(void **state)
 static void cli__parse__help__explains_every_option(void **state)
 {
 	static const char *const opts[] = {
-		"--pid",       "--frequency",  "--duration",   "--output",    "--no-kernel",
-		"--ring-size", "--max-stacks", "--btf",	       "--verbose",   "--status",
-		"default 99",  "--interval",   "--output-dir", "--max-files", "--drain-threads"};
+		"--pid",       "--frequency",	  "--duration", "--output",   "--no-kernel",
+		"--ring-size", "--max-stacks",	  "--btf",	"--verbose",  "--status",
+		"--unwind",    "--unwind-memory", "default 99", "--interval", "--output-dir",
+		"--max-files", "--drain-threads"};
 	struct collector_opts o;
 	size_t i;
 
@@ -170,6 +198,8 @@ int main(void)
 		cmocka_unit_test(cli__parse__all_options__set),
 		cmocka_unit_test(cli__parse__bad_values__one_line_error),
 		cmocka_unit_test(cli__parse__missing_pid__error),
+		cmocka_unit_test(cli__parse__pid_twice__error_names_both),
+		cmocka_unit_test(cli__parse__unwind__modes_and_memory),
 		cmocka_unit_test(cli__parse__unknown_and_extra__error),
 		cmocka_unit_test(cli__parse__help__explains_every_option),
 		cmocka_unit_test(cli__parse__continuous_mode__options_and_conflicts),

@@ -41,7 +41,7 @@
 #include "symbols/symbolizer.h"
 #include "unwind/unwinder.h"
 
-#define POLL_MS 100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
+#define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: /proc/PID/stat's flags */
 /*
  * How long the state of an exited (or exec'd) process is kept: its last
@@ -103,7 +103,8 @@ static int check_privileges(void)
 		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
 		return -errno;
 	}
-	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
+	if (has_cap(data, CAP_SYS_ADMIN) ||
+	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
 		/* not fatal: one's own processes stay readable */
 		if (!has_cap(data, CAP_SYS_PTRACE))
 			fprintf(stderr,
@@ -165,10 +166,11 @@ static int check_outputs(const struct collector_opts *o)
 }
 
 /*
- * What /proc/@pid/stat says of the target: its state (field 3) and the
- * kernel's task flags (field 9); false when it cannot be read.
+ * What /proc/@pid/stat says of the target: its leader's state (field 3), the
+ * kernel's task flags (field 9) and its threads (field 20); false when it
+ * cannot be read.
  */
-static bool target_stat(pid_t pid, char *state, unsigned long *flags)
+static bool target_stat(pid_t pid, char *state, unsigned long *flags, long *threads)
 {
 	char path[32], buf[1024], *p;
 	ssize_t n;
@@ -185,13 +187,17 @@ static bool target_stat(pid_t pid, char *state, unsigned long *flags)
 	buf[n] = '\0';
 	/* the name may hold anything, ')' included: the fields follow the last ')' */
 	p = strrchr(buf, ')');
-	return p && sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) == 2;
+	return p &&
+	       sscanf(p + 1,
+		      " %c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+		      state, flags, threads) == 3;
 }
 
 /* a process to profile: alive, and not a kernel thread */
 static int open_target(pid_t pid)
 {
 	unsigned long flags = 0;
+	long threads = 0;
 	char state = 0;
 	int fd = syscall(SYS_pidfd_open, pid, 0);
 
@@ -203,8 +209,9 @@ static int open_target(pid_t pid)
 				strerror(errno));
 		return -errno;
 	}
-	if (target_stat(pid, &state, &flags)) {
-		if (state == 'Z' || state == 'X') {
+	if (target_stat(pid, &state, &flags, &threads)) {
+		/* a zombie leader whose threads run on is a live process */
+		if ((state == 'Z' || state == 'X') && threads <= 1) {
 			fprintf(stderr,
 				"collector: pid %d has exited (a zombie its parent has not "
 				"reaped): nothing to profile\n",

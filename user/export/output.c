@@ -103,7 +103,8 @@ static int classify(const char *path, enum target *t, char *err, size_t err_len)
 			return -EISDIR;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			set_err(err, err_len, "it is not a regular file, a character device or a FIFO");
+			set_err(err, err_len,
+				"it is not a regular file, a character device or a FIFO");
 			return -EINVAL;
 		}
 	} else if (errno != ENOENT) {

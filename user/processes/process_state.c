@@ -165,8 +165,10 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	if (ret > 0)
 		st->maps_gen++;
 	pthread_mutex_unlock(&st->lock);
-	atomic_store_explicit(&st->refresh_after_ns, now + PROCESS_STATE_REFRESH_NS,
-			      memory_order_relaxed);
+	atomic_store_explicit(
+		&st->refresh_after_ns,
+		now + (ret > 0 ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
+		memory_order_relaxed);
 	if (ret > 0 && ps->hooks.mapped)
 		ps->hooks.mapped(ps->hooks.ctx, st);
 	return ret < 0 ? ret : 0;

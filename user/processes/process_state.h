@@ -38,8 +38,13 @@
 struct app_region;
 struct unwind_proc_state;
 
-/* a sampled process's mappings are re-read at most this often */
-#define PROCESS_STATE_REFRESH_NS 1000000000ull
+/*
+ * A sampled process's mappings are re-read at most this often; sooner (the
+ * second figure) after a read that found new code, because a process that
+ * just exec'd or dlopen()ed is still mapping its libraries.
+ */
+#define PROCESS_STATE_REFRESH_NS      1000000000ull
+#define PROCESS_STATE_REFRESH_SOON_NS 100000000ull
 
 struct process_state {
 	uint32_t pid;
@@ -111,7 +116,8 @@ static inline void process_states__unpin(struct process_state *st)
 
 /**
  * process_states__refresh() - re-read @st's mappings (cheap when unchanged)
- * and set its next refresh PROCESS_STATE_REFRESH_NS from now.
+ * and set its next refresh PROCESS_STATE_REFRESH_NS from now, or
+ * PROCESS_STATE_REFRESH_SOON_NS when the executable mappings changed.
  * Return: 0 or -errno (-ESRCH: gone).
  */
 int process_states__refresh(struct process_states *ps, struct process_state *st);
