@@ -151,6 +151,7 @@ check: $(UNIT_BINS) $(PPROF) $(UNIT_EXTRA) $(STRESS_BINS)
 integration: all $(PPROF)
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh integration tests/integration/test_*.sh
 
+# every fuzz target for FUZZ_SECONDS (default 20) each, then executions per target
 fuzz: $(FUZZ_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
 

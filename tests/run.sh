@@ -8,6 +8,7 @@ set -u
 suite=$1; shift
 pass=0 fail=0 skip=0
 failed=()
+fuzz_summary=()
 log_dir=${OUTPUT:-build}/test-logs
 mkdir -p "$log_dir"
 
@@ -41,6 +42,13 @@ for t in "$@"; do
 		continue
 	fi
 	tail -n 30 "$log"
+	# a fuzz run: how far it got, for bench/README.md's fuzzing table
+	case "$t" in
+	*/fuzz/fuzz_*)
+		runs=$(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 executions in \2 s/p' "$log")
+		fuzz_summary+=("$(printf '%-24s %s' "$name" "${runs:-no summary (crashed?)}")")
+		;;
+	esac
 	case $rc in
 	0) pass=$((pass + 1)); echo "--- PASS $name" ;;
 	77) skip=$((skip + 1)); echo "--- SKIP $name: $(grep -m1 '^SKIP' "$log" || echo 'no reason printed')" ;;
@@ -48,6 +56,10 @@ for t in "$@"; do
 	esac
 done
 
+if [ ${#fuzz_summary[@]} -gt 0 ]; then
+	echo "fuzzing (FUZZ_SECONDS=${FUZZ_SECONDS:-20} per target):"
+	printf '  %s\n' "${fuzz_summary[@]}"
+fi
 [ ${#failed[@]} -gt 0 ] && echo "$suite: failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
