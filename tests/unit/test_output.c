@@ -193,8 +193,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(output_write__regular_file__replaced_whole, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(output_write__fill_fails__old_file_kept_no_temp_left,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			output_write__fill_fails__old_file_kept_no_temp_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(output_write__dev_null__still_a_device, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(output_write__dev_full__enospc, setup, teardown),
