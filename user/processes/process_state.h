@@ -29,6 +29,7 @@
 #define CTXPROF_PROCESS_STATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "processes/thread_registry.h"
@@ -105,7 +106,7 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 
 static inline void process_states__unpin(struct process_state *st)
 {
-	__atomic_fetch_sub(&st->pins, 1, __ATOMIC_ACQ_REL);
+	atomic_fetch_sub_explicit(&st->pins, 1, memory_order_acq_rel);
 }
 
 /**
