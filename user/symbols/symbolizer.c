@@ -2,11 +2,15 @@
 /*
  * symbolizer - the caches behind naming: ELF files and mapping paths.
  *
- * Two chained hashes owned by the symbolizer, under its mutex:
+ * Two caches owned by the symbolizer, under its mutex, each an array of
+ * entries indexed by a util/htable:
  * - files: parsed ELF files keyed by the (st_dev, st_ino) of the opened file,
  *   shared by every process; a file that is not valid ELF stays as a
- *   negative entry so it is parsed once, not once per address or process;
- * - strings: interned mapping paths.
+ *   negative entry so it is parsed once, not once per address or process.
+ *   Entries are heap objects: pointers to them are handed out, and the array
+ *   holds those pointers;
+ * - strings: interned mapping paths, each its own allocation for the same
+ *   reason.
  * Nothing handed out is freed before symbolizer__free(): function names and
  * build ids belong to cached files, paths to the string table, so a frame
  * stays valid after the process state it came from is gone.
@@ -23,27 +27,13 @@
 #include "symbols/kallsyms.h"
 #include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-struct htab {
-	struct hnode **buckets;
-	size_t nr_buckets; /* a power of two, or 0 before the first insert */
-	size_t nr;
-};
-
-struct str_node {
-	struct hnode h;
-	char s[];
-};
-
 struct sym_file {
-	struct hnode h;
 	dev_t dev;
 	ino_t ino;
 	struct elf_syms *es; /* NULL: not a valid ELF (negative entry) */
@@ -52,155 +42,93 @@ struct sym_file {
 struct symbolizer {
 	struct kallsyms *ks; /* NULL: kernel frames stay unnamed */
 	pthread_mutex_t lock;
-	struct htab files;
-	struct htab strings;
+	struct sym_file **files;
+	size_t nr_files, cap_files;
+	struct htable files_idx;
+	char **strings;
+	size_t nr_strings, cap_strings;
+	struct htable strings_idx;
 	struct symbolizer_stats stats;
 };
 
-static void str_node_free(struct hnode *n)
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static uint32_t file_hash(dev_t dev, ino_t ino)
 {
-	free(n);
+	uint64_t w[2] = {dev, ino};
+
+	return (uint32_t)hash_words(0, w, 2);
 }
 
-static void sym_file_free(struct hnode *n)
+static bool file_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	struct sym_file *ef = (struct sym_file *)n;
+	const struct sym_file *const *files = ctx;
+	const struct file_key *k = key;
 
-	elf_syms__free(ef->es);
-	free(ef);
+	return files[idx]->dev == k->dev && files[idx]->ino == k->ino;
 }
 
-static uint64_t hash_u64(uint64_t x)
+static bool string_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	/* splitmix64 finalizer: pids and inodes are dense, spread them */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
+	char *const *strings = ctx;
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static struct hnode *htab_chain(const struct htab *t, uint64_t hash)
-{
-	if (!t->nr_buckets)
-		return NULL;
-	return t->buckets[hash & (t->nr_buckets - 1)];
-}
-
-static int htab_insert(struct htab *t, struct hnode *n)
-{
-	size_t i;
-
-	if (t->nr >= t->nr_buckets) {
-		size_t nr_new = t->nr_buckets ? t->nr_buckets * 2 : 64;
-		struct hnode **b = calloc(nr_new, sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		for (i = 0; i < t->nr_buckets; i++) {
-			struct hnode *p = t->buckets[i], *next;
-
-			for (; p; p = next) {
-				next = p->next;
-				p->next = b[p->hash & (nr_new - 1)];
-				b[p->hash & (nr_new - 1)] = p;
-			}
-		}
-		free(t->buckets);
-		t->buckets = b;
-		t->nr_buckets = nr_new;
-	}
-	i = n->hash & (t->nr_buckets - 1);
-	n->next = t->buckets[i];
-	t->buckets[i] = n;
-	t->nr++;
-	return 0;
-}
-
-static void htab_destroy(struct htab *t, void (*free_node)(struct hnode *))
-{
-	size_t i;
-
-	for (i = 0; i < t->nr_buckets; i++) {
-		struct hnode *p = t->buckets[i], *next;
-
-		for (; p; p = next) {
-			next = p->next;
-			free_node(p);
-		}
-	}
-	free(t->buckets);
-	memset(t, 0, sizeof(*t));
+	return !strcmp(strings[idx], key);
 }
 
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
 static const char *intern_locked(struct symbolizer *s, const char *str)
 {
-	uint64_t hash = hash_str(str);
-	struct str_node *sn;
-	struct hnode *n;
-	size_t len;
+	size_t len = strlen(str);
+	uint32_t hash = (uint32_t)hash_bytes(str, len), idx;
+	char *copy;
 
-	if (!*str)
+	if (!len)
 		return "";
-	for (n = htab_chain(&s->strings, hash); n; n = n->next) {
-		sn = (struct str_node *)n;
-		if (n->hash == hash && !strcmp(sn->s, str))
-			return sn->s;
-	}
-	len = strlen(str);
-	sn = malloc(sizeof(*sn) + len + 1);
-	if (!sn)
+	idx = htable__find(&s->strings_idx, hash, string_eq, s->strings, str);
+	if (idx != HTABLE_NONE)
+		return s->strings[idx];
+	if (array_grow((void **)&s->strings, &s->cap_strings, s->nr_strings + 1,
+		       sizeof(*s->strings), 256))
 		return NULL;
-	sn->h.hash = hash;
-	memcpy(sn->s, str, len + 1);
-	if (htab_insert(&s->strings, &sn->h)) {
-		free(sn);
+	copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, str, len + 1);
+	if (htable__insert(&s->strings_idx, hash, s->nr_strings)) {
+		free(copy);
 		return NULL;
 	}
-	return sn->s;
+	s->strings[s->nr_strings++] = copy;
+	return copy;
 }
 
 static struct sym_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t ino)
 {
-	uint64_t hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
-	struct hnode *n;
+	struct file_key key = {dev, ino};
+	uint32_t idx;
 
-	for (n = htab_chain(&s->files, hash); n; n = n->next) {
-		struct sym_file *ef = (struct sym_file *)n;
-
-		if (n->hash == hash && ef->dev == dev && ef->ino == ino)
-			return ef;
-	}
-	return NULL;
+	idx = htable__find(&s->files_idx, file_hash(dev, ino), file_eq, s->files, &key);
+	return idx == HTABLE_NONE ? NULL : s->files[idx];
 }
 
 static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es)
 {
-	struct sym_file *ef = calloc(1, sizeof(*ef));
+	struct sym_file *ef;
 
+	if (array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files), 64))
+		return NULL;
+	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
-	ef->dev = dev;
-	ef->ino = ino;
-	ef->es = es;
-	ef->h.hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
-	if (htab_insert(&s->files, &ef->h)) {
+	*ef = (struct sym_file){.dev = dev, .ino = ino, .es = es};
+	if (htable__insert(&s->files_idx, file_hash(dev, ino), s->nr_files)) {
 		free(ef);
 		return NULL;
 	}
+	s->files[s->nr_files++] = ef;
 	return ef;
 }
 
@@ -287,10 +215,20 @@ struct symbolizer *symbolizer__new(int kernel)
 
 void symbolizer__free(struct symbolizer *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	htab_destroy(&s->files, sym_file_free);
-	htab_destroy(&s->strings, str_node_free);
+	for (i = 0; i < s->nr_files; i++) {
+		elf_syms__free(s->files[i]->es);
+		free(s->files[i]);
+	}
+	free(s->files);
+	htable__destroy(&s->files_idx);
+	for (i = 0; i < s->nr_strings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	htable__destroy(&s->strings_idx);
 	kallsyms__free(s->ks);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
