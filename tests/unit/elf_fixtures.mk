@@ -12,7 +12,7 @@ ELF_FIXTURE_CFLAGS := -O1 -fno-inline -fno-omit-frame-pointer -std=gnu11 -Wall -
 ELF_FIXTURE_LDFLAGS := -Wl,--build-id=sha1
 
 UNIT_EXTRA += $(ELF_FIXTURES)
-$(OUTPUT)/tests/test_elf_syms: $(ELF_FIXTURES)
+$(OUTPUT)/tests/test_elf_syms $(OUTPUT)/tests/test_symbolizer: $(ELF_FIXTURES)
 
 $(ELF_FIXTURE_DIR)/elf_fixture_nopie: tests/unit/fixtures/elf_fixture.c | $(ELF_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)

@@ -1,24 +1,50 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbols/symbolizer.c: kernel frames, and the file
- * cache shared by processes (user frames: test_maps_history.c).
+ * Unit tests for user/symbols/symbolizer.c: kernel frames, the file cache
+ * shared by processes, and which file is read for a mapping (user frames:
+ * test_maps_history.c).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "symbols/maps_history.h"
 #include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
 
-static void symbolizer__file__same_file_twice__parsed_once(void **state)
+static const char *fixture_path(const char *name)
+{
+	static char path[PATH_MAX];
+	const char *output = getenv("OUTPUT");
+
+	snprintf(path, sizeof(path), "%s/fixtures/%s", output && *output ? output : "build", name);
+	if (access(path, R_OK) != 0)
+		fail_msg("fixture %s missing: run make check (tests/unit/elf_fixtures.mk)", path);
+	return path;
+}
+
+static uint64_t inode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void symbolizer__file_at__same_file_twice__parsed_once(void **state)
 {
 	struct symbolizer *s = symbolizer__new(0);
 	const struct sym_file *a, *b;
@@ -27,28 +53,172 @@ static void symbolizer__file__same_file_twice__parsed_once(void **state)
 
 	assert_non_null(s);
 	assert_true(root >= 0);
-	a = symbolizer__file(s, root, "/proc/self/exe");
+	a = symbolizer__file_at(s, root, "/proc/self/exe", inode_of("/proc/self/exe"));
 	/* /proc/self/exe is a magic link: refused, and counted */
 	assert_null(a);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_open_failed, 1);
-	a = symbolizer__file(s, root, "/bin/sh");
-	b = symbolizer__file(s, root, "/bin/sh");
+	a = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
+	b = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
 	assert_true(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_opened, 1);
 	/* not ELF: a negative entry, parsed once too */
-	a = symbolizer__file(s, root, "/etc/passwd");
-	b = symbolizer__file(s, root, "/etc/passwd");
+	a = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
+	b = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
 	assert_false(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_parse_failed, 1);
+	assert_int_equal(st.elf_mismatch, 0);
 	close(root);
 	symbolizer__free(s);
+}
+
+static void symbolizer__file_at__other_inode_than_mapped__refused_and_counted(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer_stats st;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	assert_non_null(s);
+	assert_true(root >= 0);
+	assert_null(symbolizer__file_at(s, root, "/bin/sh", inode_of("/etc/passwd")));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.elf_mismatch, 1);
+	assert_int_equal(st.elf_opened, 0);
+	close(root);
+	symbolizer__free(s);
+}
+
+/* the file offset holding ELF virtual address @vaddr of the file at @path */
+static uint64_t file_offset_of(const char *path, uint64_t vaddr)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY);
+	unsigned int i;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)),
+				 sizeof(ph));
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz) {
+			close(fd);
+			return vaddr - ph.p_vaddr + ph.p_offset;
+		}
+	}
+	close(fd);
+	fail_msg("no PT_LOAD of %s holds 0x%llx", path, (unsigned long long)vaddr);
+	return 0;
+}
+
+/* the address `nm` gives @name in @path */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512], sym[256], type;
+	unsigned long long addr, found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	pclose(f);
+	assert_true(found != 0);
+	return found;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[4096];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
+/*
+ * A process maps a file, then another ELF file is renamed over its path (a
+ * container planting an impostor, or an upgrade): frames are named from the
+ * inode mapped, through /proc/PID/map_files; the path, opened when
+ * map_files is refused, is refused too, its inode not the mapped one.
+ */
+static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file(void **state)
+{
+	const char *mapped = fixture_path("elf_fixture_pie");
+	uint64_t off = file_offset_of(mapped, nm_addr(mapped, "fixture_alpha"));
+	char dir[] = "/tmp/test_symbolizer.XXXXXX", path[64], impostor[64];
+	struct maps_history h = {};
+	struct symbolizer_stats st;
+	const struct sym_map *m;
+	struct symbolizer *s;
+	struct sym_frame f;
+	struct stat sb;
+	int fd, root;
+	void *base;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libplanted.so", dir);
+	snprintf(impostor, sizeof(impostor), "%s/impostor", dir);
+	copy_file(mapped, path);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	base = mmap(NULL, sb.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(base != MAP_FAILED);
+	close(fd);
+	copy_file(fixture_path("libelf_fixture.so"), impostor);
+	assert_int_equal(rename(impostor, path), 0);
+
+	s = symbolizer__new(0);
+	assert_non_null(s);
+	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
+	m = maps_history__find(&h, (uintptr_t)base + off, UINT64_MAX);
+	assert_non_null(m);
+	assert_string_equal(m->path, path);
+	assert_int_equal(m->inode, sb.st_ino);
+	assert_int_equal(symbolizer__user(s, m, (uintptr_t)base + off, false, &f), 0);
+	symbolizer__stats(s, &st);
+	if (st.elf_by_path) {
+		/*
+		 * No CAP_SYS_ADMIN: map_files refused.  The rename made the mapping
+		 * " (deleted)", whose path is not even tried.
+		 */
+		print_message("map_files refused (not root): only the inode check is tested\n");
+		assert_true(m->deleted);
+		assert_null(f.function);
+	} else {
+		assert_non_null(f.function);
+		assert_string_equal(f.function, "fixture_alpha");
+	}
+	assert_int_equal(st.elf_mismatch, 0);
+
+	/* the path fallback, as without the capability: the impostor is refused */
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_null(symbolizer__file_at(s, root, path, m->inode));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.elf_mismatch, 1);
+	close(root);
+
+	maps_history__release(&h);
+	symbolizer__free(s);
+	munmap(base, sb.st_size);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void symbolizer__intern__equal_strings__one_copy(void **state)
@@ -138,7 +308,10 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(symbolizer__file__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__file_at__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__file_at__other_inode_than_mapped__refused_and_counted),
+		cmocka_unit_test(
+			symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file),
 		cmocka_unit_test(symbolizer__intern__equal_strings__one_copy),
 		cmocka_unit_test(symbolizer__kernel__without_kallsyms__unnamed_kernel_frame),
 		cmocka_unit_test(symbolizer__new__kernel_wanted__created_with_or_without_kallsyms),

@@ -142,22 +142,22 @@ const char *symbolizer__intern(struct symbolizer *s, const char *str)
 	return ret;
 }
 
-const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const char *path)
+static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
+{
+	pthread_mutex_lock(&s->lock);
+	*counter += n;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The entry of the file open on @fd (consumed), parsed unless its (dev, ino) is cached. */
+static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st)
 {
 	struct elf_syms *es;
 	struct sym_file *ef;
-	struct stat st;
-	int fd, err;
+	int err;
 
-	fd = safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	if (fd < 0) {
-		pthread_mutex_lock(&s->lock);
-		s->stats.elf_open_failed++;
-		pthread_mutex_unlock(&s->lock);
-		return NULL;
-	}
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st.st_dev, st.st_ino);
+	ef = elf_find(s, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&s->lock);
 	if (ef) {
 		close(fd);
@@ -171,7 +171,7 @@ const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const
 	if (err == ENOMEM)
 		return NULL;
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st.st_dev, st.st_ino);
+	ef = elf_find(s, st->st_dev, st->st_ino);
 	if (ef) {
 		/* another thread parsed it meanwhile: keep the first */
 		pthread_mutex_unlock(&s->lock);
@@ -182,11 +182,49 @@ const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const
 		s->stats.elf_opened++;
 	else
 		s->stats.elf_parse_failed++;
-	ef = elf_add(s, st.st_dev, st.st_ino, es);
+	ef = elf_add(s, st->st_dev, st->st_ino, es);
 	pthread_mutex_unlock(&s->lock);
 	if (!ef)
 		elf_syms__free(es);
 	return ef;
+}
+
+const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, const char *path,
+					   uint64_t inode)
+{
+	struct stat st;
+	int fd;
+
+	fd = root_fd >= 0 ? safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st) : -EBADF;
+	if (fd < 0) {
+		count(s, &s->stats.elf_open_failed, 1);
+		return NULL;
+	}
+	if ((uint64_t)st.st_ino != inode) {
+		close(fd);
+		count(s, &s->stats.elf_mismatch, 1);
+		return NULL;
+	}
+	return file_from_fd(s, fd, &st);
+}
+
+const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
+					       const struct sym_map *m)
+{
+	struct stat st;
+	int fd;
+
+	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
+	/* the path of an unlinked file names another file or none */
+	if ((fd == -EPERM || fd == -EACCES) && !m->deleted) {
+		count(s, &s->stats.elf_by_path, 1);
+		return symbolizer__file_at(s, root_fd, m->path, m->inode);
+	}
+	if (fd < 0) {
+		count(s, &s->stats.elf_open_failed, 1);
+		return NULL;
+	}
+	return file_from_fd(s, fd, &st);
 }
 
 bool symbolizer__file_ok(const struct sym_file *f)
@@ -232,13 +270,6 @@ void symbolizer__free(struct symbolizer *s)
 	kallsyms__free(s->ks);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-}
-
-static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
-{
-	pthread_mutex_lock(&s->lock);
-	*counter += n;
-	pthread_mutex_unlock(&s->lock);
 }
 
 int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,

@@ -2,13 +2,19 @@
 /*
  * symbolizer - name sampled addresses: the caches shared by every process.
  *
- * Caches by file, never by process: an ELF file is opened through safe_open
- * (inside the target's root), parsed once and cached by the (device, inode)
- * of the file opened, shared by every process that maps it; mapping paths are
- * interned; kernel addresses are named from /proc/kallsyms, loaded once.
- * What a process has mapped is its own state (symbols/maps_history.h, kept
- * in the process's entry of the thread registry); it hands the symbolizer one
- * mapping at a time.
+ * Caches by file, never by process: an ELF file is opened through safe_open,
+ * parsed once and cached by the (device, inode) of the file opened, shared by
+ * every process that maps it; mapping paths are interned; kernel addresses
+ * are named from /proc/kallsyms, loaded once.  What a process has mapped is
+ * its own state (symbols/maps_history.h, kept in the process's entry of the
+ * thread registry); it hands the symbolizer one mapping at a time.
+ *
+ * Which file: the very inode the process maps, opened through
+ * /proc/PID/map_files (symbolizer__file_mapped()).  Without the capability
+ * that needs, the mapping's path is opened inside the target's root and the
+ * file kept only if its inode is the one /proc/PID/maps gave
+ * (symbolizer__file_at()): a container cannot plant an ELF file at a mapped
+ * path and so choose the names of our frames.
  *
  * A frame that cannot be named keeps its address and mapping: never a guess.
  * Every string and file handed out stays valid until symbolizer__free().
@@ -47,6 +53,8 @@ struct symbolizer_stats {
 	uint64_t elf_opened;	   /* distinct ELF files parsed */
 	uint64_t elf_open_failed;  /* files that could not be opened safely */
 	uint64_t elf_parse_failed; /* files that were not valid ELF */
+	uint64_t elf_by_path;	   /* opened by path: /proc/PID/map_files was refused */
+	uint64_t elf_mismatch;	   /* by path, but another inode than mapped: refused */
 	uint64_t unmapped;	   /* user addresses in no known mapping */
 	uint64_t unnamed;	   /* addresses in a mapping but with no symbol */
 };
@@ -62,14 +70,34 @@ struct symbolizer *symbolizer__new(int kernel);
 
 void symbolizer__free(struct symbolizer *s);
 
+struct sym_map;
+
 /**
- * symbolizer__file() - the cached ELF file at @path inside @root_fd, parsed
+ * symbolizer__file_mapped() - the cached ELF file @pid maps at @m, parsed
  * now if this (device, inode) was never seen.
- * @root_fd: the target's root (proc_root_open())
+ * @root_fd: the target's root (proc_root_open()), where @m->path is opened
+ *	when map_files is refused; may be -1 (the path is then not tried)
+ * @m: the mapping, as read from /proc/@pid/maps
+ *
+ * Opens the mapped inode itself through /proc/@pid/map_files; when that is
+ * refused (-EPERM: no CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), falls back
+ * to symbolizer__file_at() (counted in elf_by_path), unless the mapping's
+ * file was deleted: its path then names another file or none.
  * Return: the entry (possibly negative: not ELF; see symbolizer__file_ok()),
- * or NULL when the file could not be opened safely (counted) or memory ran out.
+ * or NULL when no file could be opened safely, the file is not the one
+ * mapped (both counted), or memory ran out.
  */
-const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const char *path);
+const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
+					       const struct sym_map *m);
+
+/**
+ * symbolizer__file_at() - the same by path: @path opened inside @root_fd,
+ * kept only when its inode is @inode, the one /proc/PID/maps gave for the
+ * mapping (else counted in elf_mismatch: a file planted or replaced there).
+ * Return: as symbolizer__file_mapped().
+ */
+const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, const char *path,
+					   uint64_t inode);
 
 /** symbolizer__file_ok() - @f is a parsed ELF file (not a negative entry). */
 bool symbolizer__file_ok(const struct sym_file *f);
