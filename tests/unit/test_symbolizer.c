@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests for user/symbols/symbolizer.c: kernel frames, the file cache
- * shared by processes, and which file is read for a mapping (user frames:
- * test_maps_history.c).
+ * shared by processes, which file is read for a mapping, and MiniDebugInfo
+ * counting (user frames: test_maps_history.c; debug files:
+ * test_debug_file.c).
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <lzma.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "symbols/elf_syms.h"
 #include "symbols/maps_history.h"
 #include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
@@ -221,6 +225,107 @@ static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped
 	rmdir(dir);
 }
 
+/* .xz of @len zero bytes, made here: a few KiB that decompress to @len */
+static uint8_t *xz_zeros(size_t len, size_t *out_len)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	static uint8_t zeros[1 << 16];
+	size_t cap = 1 << 20;
+	uint8_t *out = malloc(cap);
+	lzma_ret ret;
+
+	assert_non_null(out);
+	assert_int_equal(lzma_easy_encoder(&strm, 0, LZMA_CHECK_CRC32), LZMA_OK);
+	strm.next_out = out;
+	strm.avail_out = cap;
+	while (len) {
+		strm.next_in = zeros;
+		strm.avail_in = len < sizeof(zeros) ? len : sizeof(zeros);
+		len -= strm.avail_in;
+		while (strm.avail_in) {
+			assert_int_equal(lzma_code(&strm, LZMA_RUN), LZMA_OK);
+			assert_true(strm.avail_out > 0);
+		}
+	}
+	do {
+		ret = lzma_code(&strm, LZMA_FINISH);
+		assert_true(ret == LZMA_OK || ret == LZMA_STREAM_END);
+	} while (ret != LZMA_STREAM_END);
+	*out_len = strm.total_out;
+	lzma_end(&strm);
+	return out;
+}
+
+/*
+ * A .gnu_debugdata that decompresses past ELF_SYMS_MAX_MINIDEBUG (a few KiB
+ * on disk): refused and counted; the file is still used for its .dynsym.
+ */
+static void symbolizer__file_at__minidebuginfo_bomb__refused_and_counted(void **state)
+{
+	char dir[] = "/tmp/test_symbolizer.XXXXXX", xz[64], bomb[64], cmd[512];
+	struct symbolizer_stats st;
+	const struct sym_file *f;
+	struct symbolizer *s;
+	size_t len;
+	uint8_t *data;
+	FILE *out;
+	int root;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(xz, sizeof(xz), "%s/bomb.xz", dir);
+	snprintf(bomb, sizeof(bomb), "%s/bomb", dir);
+	data = xz_zeros(ELF_SYMS_MAX_MINIDEBUG + 1, &len);
+	assert_true(len < (1 << 20));
+	out = fopen(xz, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(data, 1, len, out), len);
+	fclose(out);
+	free(data);
+	snprintf(cmd, sizeof(cmd), "objcopy --add-section .gnu_debugdata='%s' '%s' '%s'", xz,
+		 fixture_path("elf_fixture_stripped"), bomb);
+	assert_int_equal(system(cmd), 0);
+
+	s = symbolizer__new(0);
+	assert_non_null(s);
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	f = symbolizer__file_at(s, root, bomb, inode_of(bomb));
+	assert_true(symbolizer__file_ok(f));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.minidebug_too_big, 1);
+	assert_int_equal(st.minidebug_files, 0);
+	assert_int_equal(st.elf_opened, 1);
+	close(root);
+	symbolizer__free(s);
+	unlink(xz);
+	unlink(bomb);
+	rmdir(dir);
+}
+
+static void symbolizer__vdso__other_size__none(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0);
+	const struct sym_map *m;
+	struct maps_history h = {};
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+
+	assert_non_null(s);
+	if (!vdso) {
+		symbolizer__free(s);
+		skip();
+	}
+	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
+	m = maps_history__find(&h, vdso, UINT64_MAX);
+	assert_non_null(m);
+	assert_string_equal(m->path, "[vdso]");
+	assert_true(symbolizer__file_ok(symbolizer__vdso(s, m->end - m->start)));
+	assert_ptr_equal(m->elf, symbolizer__vdso(s, m->end - m->start));
+	/* a 32-bit process's vDSO is another image: not named from ours */
+	assert_null(symbolizer__vdso(s, m->end - m->start + 4096));
+	maps_history__release(&h);
+	symbolizer__free(s);
+}
+
 static void symbolizer__intern__equal_strings__one_copy(void **state)
 {
 	struct symbolizer *s = symbolizer__new(0);
@@ -283,6 +388,90 @@ static uint64_t proc_kallsyms_addr(const char *name)
 	return found;
 }
 
+/* the build id in /sys/kernel/notes, by a walk of its own; false when none */
+static bool kernel_notes_build_id(char *hex)
+{
+	uint8_t buf[4096];
+	size_t len, pos = 0, i;
+	FILE *f = fopen("/sys/kernel/notes", "r");
+
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (pos + 12 <= len) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		pos += 12;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + pos, "GNU", 4)) {
+			pos += 4;
+			for (i = 0; i < descsz && pos + i < len; i++)
+				sprintf(hex + 2 * i, "%02x", buf[pos + i]);
+			return true;
+		}
+		pos += (namesz + 3) / 4 * 4 + (descsz + 3) / 4 * 4;
+	}
+	return false;
+}
+
+/* the first symbol /proc/kallsyms places in a module, and that module */
+static bool module_symbol(uint64_t *addr, char *module)
+{
+	char line[700], name[600];
+	unsigned long long a;
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx %*c %599s [%255[^]]]", &a, name, module) == 3 && a;
+	fclose(f);
+	*addr = a;
+	return found;
+}
+
+static void symbolizer__kernel__kernel_mapping__text_range_and_build_id(void **state)
+{
+	uint64_t stext = proc_kallsyms_addr("_stext"), etext = proc_kallsyms_addr("_etext"), addr;
+	char want[ELF_SYMS_BUILD_ID_HEX], module[256], mapping[260];
+	struct symbolizer *s;
+	struct sym_frame f;
+	bool has_id = kernel_notes_build_id(want);
+
+	s = symbolizer__new(1);
+	assert_non_null(s);
+	assert_int_equal(symbolizer__kernel(s, stext ? stext + 16 : 0xffffffff81000010ULL, 0, &f),
+			 0);
+	assert_string_equal(f.mapping_path, "[kernel.kallsyms]");
+	/* /sys/kernel/notes is world-readable: the build id needs no root */
+	if (has_id)
+		assert_string_equal(f.build_id, want);
+	else
+		assert_null(f.build_id);
+	if (geteuid() != 0 || !stext || !etext || !symbolizer__has_kernel(s)) {
+		symbolizer__free(s);
+		print_message("SKIP range: kernel addresses hidden (not root, or kptr_restrict)\n");
+		skip();
+	}
+	assert_true(f.map_start == stext);
+	assert_true(f.map_end == etext);
+	assert_true(f.map_start < f.map_end);
+	/* a module (ftrace trampolines and BPF programs count as one) maps apart */
+	if (module_symbol(&addr, module)) {
+		assert_int_equal(symbolizer__kernel(s, addr, 0, &f), 0);
+		snprintf(mapping, sizeof(mapping), "[%s]", module);
+		assert_string_equal(f.mapping_path, mapping);
+		assert_true(f.map_start == 0 && f.map_end == 0);
+		assert_null(f.build_id);
+	}
+	symbolizer__free(s);
+}
+
 static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 {
 	uint64_t addr = proc_kallsyms_addr("do_sys_openat2");
@@ -298,6 +487,7 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 	assert_true(symbolizer__has_kernel(s));
 	assert_int_equal(symbolizer__kernel(s, addr + 4, 0, &f), 0);
 	assert_string_equal(f.function, "do_sys_openat2");
+	assert_string_equal(f.system_name, "do_sys_openat2");
 	assert_string_equal(f.mapping_path, "[kernel.kallsyms]");
 	/* a return address at the very start belongs to the call before it */
 	assert_int_equal(symbolizer__kernel(s, addr, 1, &f), 0);
@@ -312,10 +502,13 @@ int main(void)
 		cmocka_unit_test(symbolizer__file_at__other_inode_than_mapped__refused_and_counted),
 		cmocka_unit_test(
 			symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file),
+		cmocka_unit_test(symbolizer__file_at__minidebuginfo_bomb__refused_and_counted),
+		cmocka_unit_test(symbolizer__vdso__other_size__none),
 		cmocka_unit_test(symbolizer__intern__equal_strings__one_copy),
 		cmocka_unit_test(symbolizer__kernel__without_kallsyms__unnamed_kernel_frame),
 		cmocka_unit_test(symbolizer__new__kernel_wanted__created_with_or_without_kallsyms),
 		cmocka_unit_test(symbolizer__kernel__with_kallsyms__known_symbol_named),
+		cmocka_unit_test(symbolizer__kernel__kernel_mapping__text_range_and_build_id),
 	};
 
 	return cmocka_run_group_tests_name("symbolizer", tests, NULL, NULL);

@@ -72,7 +72,11 @@ static void snapshot_resolve(struct symbolizer *sym, pid_t pid, struct maps_snap
 	for (i = 0; i < snap->nr; i++) {
 		struct sym_map *m = &snap->maps[i];
 
-		/* "[vdso]", anonymous JIT code and the like have no file to read */
+		if (!strcmp(m->path, "[vdso]")) {
+			m->elf = symbolizer__vdso(sym, m->end - m->start);
+			continue;
+		}
+		/* anonymous JIT code and the like have no file to read */
 		if (m->path[0] != '/')
 			continue;
 		/* a refresh usually finds the file where it was: reuse that verdict */
@@ -86,7 +90,7 @@ static void snapshot_resolve(struct symbolizer *sym, pid_t pid, struct maps_snap
 			m->elf = last->elf;
 			continue;
 		}
-		/* for the path, when map_files is refused */
+		/* for debug files, and the path when map_files is refused */
 		if (!root_tried) {
 			root_fd = proc_root_open(pid);
 			root_tried = true;

@@ -11,7 +11,8 @@
  * a mapping is the inode mapped, opened through /proc/PID/map_files
  * (symbolizer__file_mapped()), so a file deleted (" (deleted)") or replaced
  * since is still the one read; without the capability map_files needs, the
- * path is opened and kept only when its inode is the mapped one.
+ * path is opened and kept only when its inode is the mapped one.  A "[vdso]"
+ * mapping is named from the collector's own vDSO (symbolizer__vdso()).
  *
  * A history is part of a process's state (processes/process_state.h), which
  * owns it and serializes every call on it; it is embedded, not allocated.

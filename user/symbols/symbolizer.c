@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * symbolizer - the caches behind naming: ELF files and mapping paths.
+ * symbolizer - the caches behind naming: ELF files, mapping paths, display
+ * names.
  *
- * Two caches owned by the symbolizer, under its mutex, each an array of
+ * Three caches owned by the symbolizer, under its mutex, each an array of
  * entries indexed by a util/htable:
- * - files: parsed ELF files keyed by the (st_dev, st_ino) of the opened file,
- *   shared by every process; a file that is not valid ELF stays as a
- *   negative entry so it is parsed once, not once per address or process.
- *   Entries are heap objects: pointers to them are handed out, and the array
- *   holds those pointers;
- * - strings: interned mapping paths, each its own allocation for the same
- *   reason.
+ * - files: parsed ELF files (with their debug file) keyed by the (st_dev,
+ *   st_ino) of the opened file, shared by every process; a file that is not
+ *   valid ELF stays as a negative entry so it is parsed once, not once per
+ *   address or process.  Entries are heap objects: pointers to them are
+ *   handed out, and the array holds those pointers;
+ * - strings: interned mapping paths, module mappings and demangled names,
+ *   each its own allocation for the same reason;
+ * - display names: a mangled name (keyed by its address, which its file
+ *   keeps until the end) -> its demangled form, or itself.
  * Nothing handed out is freed before symbolizer__free(): function names and
  * build ids belong to cached files, paths to the string table, so a frame
  * stays valid after the process state it came from is gone.
@@ -18,11 +21,16 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "processes/proc_maps.h"
+#include "symbols/debug_file.h"
+#include "symbols/demangle.h"
 #include "symbols/elf_syms.h"
 #include "symbols/kallsyms.h"
 #include "symbols/safe_open.h"
@@ -30,17 +38,32 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
+#include "util/read_capped.h"
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
+#define KERNEL_MAPPING	 "[kernel.kallsyms]"
+#define KERNEL_NOTES	 "/sys/kernel/notes"
+#define KERNEL_NOTES_MAX (64u << 10) /* a few hundred bytes in practice */
+#define VDSO_MAPPING	 "[vdso]"
 
 struct sym_file {
 	dev_t dev;
 	ino_t ino;
-	struct elf_syms *es; /* NULL: not a valid ELF (negative entry) */
+	struct elf_syms *es;  /* NULL: not a valid ELF (negative entry) */
+	struct elf_syms *dbg; /* its separate debug file's symbols, NULL when none */
+};
+
+struct display_name {
+	const char *name;  /* as the symbol table has it; keyed by address */
+	const char *shown; /* demangled (interned), or @name itself */
 };
 
 struct symbolizer {
 	struct kallsyms *ks; /* NULL: kernel frames stay unnamed */
+	uint64_t ktext_start, ktext_end;
+	bool has_kernel_build_id;
+	char kernel_build_id[ELF_SYMS_BUILD_ID_HEX];
+	struct sym_file vdso; /* vdso.es NULL when unknown */
+	uint64_t vdso_size;
 	pthread_mutex_t lock;
 	struct sym_file **files;
 	size_t nr_files, cap_files;
@@ -48,6 +71,9 @@ struct symbolizer {
 	char **strings;
 	size_t nr_strings, cap_strings;
 	struct htable strings_idx;
+	struct display_name *names;
+	size_t nr_names, cap_names;
+	struct htable names_idx;
 	struct symbolizer_stats stats;
 };
 
@@ -76,6 +102,13 @@ static bool string_eq(const void *ctx, uint32_t idx, const void *key)
 	char *const *strings = ctx;
 
 	return !strcmp(strings[idx], key);
+}
+
+static bool display_name_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct display_name *names = ctx;
+
+	return names[idx].name == key;
 }
 
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
@@ -114,7 +147,8 @@ static struct sym_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t in
 	return idx == HTABLE_NONE ? NULL : s->files[idx];
 }
 
-static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es)
+static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es,
+				struct elf_syms *dbg)
 {
 	struct sym_file *ef;
 
@@ -123,13 +157,42 @@ static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, stru
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
-	*ef = (struct sym_file){.dev = dev, .ino = ino, .es = es};
+	*ef = (struct sym_file){.dev = dev, .ino = ino, .es = es, .dbg = dbg};
 	if (htable__insert(&s->files_idx, file_hash(dev, ino), s->nr_files)) {
 		free(ef);
 		return NULL;
 	}
 	s->files[s->nr_files++] = ef;
 	return ef;
+}
+
+/*
+ * The display form of @name: demangled once per symbol and remembered; the
+ * name itself when it is not mangled, does not demangle, or memory ran out.
+ */
+static const char *display_name_locked(struct symbolizer *s, const char *name)
+{
+	uint32_t hash = (uint32_t)hash_u64((uintptr_t)name), idx;
+	char buf[DEMANGLE_MAX_LEN];
+	const char *shown = name;
+
+	idx = htable__find(&s->names_idx, hash, display_name_eq, s->names, name);
+	if (idx != HTABLE_NONE)
+		return s->names[idx].shown;
+	if (!demangle(name, buf)) {
+		shown = intern_locked(s, buf);
+		if (!shown)
+			return name;
+		s->stats.demangled++;
+	} else {
+		s->stats.demangle_failed++;
+	}
+	if (array_grow((void **)&s->names, &s->cap_names, s->nr_names + 1, sizeof(*s->names),
+		       256) ||
+	    htable__insert(&s->names_idx, hash, s->nr_names))
+		return shown;
+	s->names[s->nr_names++] = (struct display_name){name, shown};
+	return shown;
 }
 
 const char *symbolizer__intern(struct symbolizer *s, const char *str)
@@ -149,11 +212,52 @@ static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* The entry of the file open on @fd (consumed), parsed unless its (dev, ino) is cached. */
-static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st)
+/* the counters of a file parsed for the first time */
+static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
+			      const struct elf_syms *dbg, const struct debug_file_result *dres,
+			      bool looked)
 {
-	struct elf_syms *es;
+	if (!es) {
+		s->stats.elf_parse_failed++;
+		return;
+	}
+	s->stats.elf_opened++;
+	switch (elf_syms__minidebug(es)) {
+	case ELF_SYMS_MINIDEBUG_OK:
+		s->stats.minidebug_files++;
+		break;
+	case ELF_SYMS_MINIDEBUG_BAD:
+		s->stats.minidebug_bad++;
+		break;
+	case ELF_SYMS_MINIDEBUG_TOO_BIG:
+		s->stats.minidebug_too_big++;
+		break;
+	default:
+		break;
+	}
+	if (!looked)
+		return;
+	if (dbg)
+		s->stats.debug_files++;
+	else
+		s->stats.debug_missing++;
+	s->stats.debug_build_id_bad += dres->build_id_bad;
+	s->stats.debug_crc_bad += dres->crc_bad;
+	s->stats.debug_unusable += dres->unusable;
+}
+
+/*
+ * The entry of the file open on @fd (consumed), parsed with its debug file
+ * unless its (dev, ino) is cached.  @path and @root_fd say where debug files
+ * are looked for.
+ */
+static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st,
+					   int root_fd, const char *path)
+{
+	struct debug_file_result dres = {};
+	struct elf_syms *es, *dbg = NULL;
 	struct sym_file *ef;
+	bool looked = false;
 	int err;
 
 	pthread_mutex_lock(&s->lock);
@@ -170,22 +274,32 @@ static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const s
 	/* running out of memory is not the file's fault: cache no verdict */
 	if (err == ENOMEM)
 		return NULL;
+	/* only a file without .symtab gains names from a debug file */
+	if (es && !elf_syms__has_symtab(es) && root_fd >= 0 &&
+	    (elf_syms__build_id(es) || elf_syms__debuglink(es, NULL))) {
+		looked = true;
+		dbg = debug_file__open(root_fd, path, es, st, &dres);
+		if (!dbg && errno == ENOMEM) {
+			elf_syms__free(es);
+			return NULL;
+		}
+	}
 	pthread_mutex_lock(&s->lock);
 	ef = elf_find(s, st->st_dev, st->st_ino);
 	if (ef) {
 		/* another thread parsed it meanwhile: keep the first */
 		pthread_mutex_unlock(&s->lock);
 		elf_syms__free(es);
+		elf_syms__free(dbg);
 		return ef;
 	}
-	if (es)
-		s->stats.elf_opened++;
-	else
-		s->stats.elf_parse_failed++;
-	ef = elf_add(s, st->st_dev, st->st_ino, es);
+	count_file_locked(s, es, dbg, &dres, looked);
+	ef = elf_add(s, st->st_dev, st->st_ino, es, dbg);
 	pthread_mutex_unlock(&s->lock);
-	if (!ef)
+	if (!ef) {
 		elf_syms__free(es);
+		elf_syms__free(dbg);
+	}
 	return ef;
 }
 
@@ -205,7 +319,7 @@ const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, co
 		count(s, &s->stats.elf_mismatch, 1);
 		return NULL;
 	}
-	return file_from_fd(s, fd, &st);
+	return file_from_fd(s, fd, &st, root_fd, path);
 }
 
 const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
@@ -224,12 +338,59 @@ const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, 
 		count(s, &s->stats.elf_open_failed, 1);
 		return NULL;
 	}
-	return file_from_fd(s, fd, &st);
+	return file_from_fd(s, fd, &st, root_fd, m->path);
 }
 
 bool symbolizer__file_ok(const struct sym_file *f)
 {
 	return f && f->es;
+}
+
+const struct sym_file *symbolizer__vdso(const struct symbolizer *s, uint64_t size)
+{
+	return s->vdso.es && size == s->vdso_size ? &s->vdso : NULL;
+}
+
+/*
+ * Our own vDSO, from memory: its address from the auxiliary vector, its
+ * size from our maps.  Missing is no error: "[vdso]" frames stay unnamed.
+ * Return: 0 or -ENOMEM.
+ */
+static int vdso_load(struct symbolizer *s)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	const struct proc_map *m;
+	struct proc_maps *pm;
+	int err = 0;
+
+	if (!base)
+		return 0;
+	pm = proc_maps__read(getpid());
+	if (!pm)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	m = proc_maps__find(pm, base);
+	if (m && m->start == base && !strcmp(m->path, VDSO_MAPPING)) {
+		s->vdso.es = elf_syms__open_mem((const void *)(uintptr_t)base, m->end - m->start);
+		if (s->vdso.es)
+			s->vdso_size = m->end - m->start;
+		else if (errno == ENOMEM)
+			err = -ENOMEM;
+	}
+	proc_maps__free(pm);
+	return err;
+}
+
+/* the kernel's text range and build id; what cannot be read stays unknown */
+static void kernel_load(struct symbolizer *s)
+{
+	size_t len;
+	char *notes;
+
+	kallsyms__text_range(s->ks, &s->ktext_start, &s->ktext_end);
+	if (read_capped(KERNEL_NOTES, KERNEL_NOTES_MAX, 4096, &notes, &len))
+		return;
+	s->has_kernel_build_id = elf_syms__note_build_id(notes, len, 4, s->kernel_build_id);
+	free(notes);
 }
 
 struct symbolizer *symbolizer__new(int kernel)
@@ -240,15 +401,20 @@ struct symbolizer *symbolizer__new(int kernel)
 	if (!s)
 		return errno = ENOMEM, NULL;
 	pthread_mutex_init(&s->lock, NULL);
+	if (vdso_load(s))
+		goto err_nomem;
 	if (kernel) {
 		s->ks = kallsyms__load();
 		/* hidden or missing kallsyms only leave kernel frames unnamed */
-		if (!s->ks && errno == ENOMEM) {
-			free(s);
-			return errno = ENOMEM, NULL;
-		}
+		if (!s->ks && errno == ENOMEM)
+			goto err_nomem;
+		kernel_load(s);
 	}
 	return s;
+
+err_nomem:
+	symbolizer__free(s);
+	return errno = ENOMEM, NULL;
 }
 
 void symbolizer__free(struct symbolizer *s)
@@ -259,6 +425,7 @@ void symbolizer__free(struct symbolizer *s)
 		return;
 	for (i = 0; i < s->nr_files; i++) {
 		elf_syms__free(s->files[i]->es);
+		elf_syms__free(s->files[i]->dbg);
 		free(s->files[i]);
 	}
 	free(s->files);
@@ -267,6 +434,9 @@ void symbolizer__free(struct symbolizer *s)
 		free(s->strings[i]);
 	free(s->strings);
 	htable__destroy(&s->strings_idx);
+	free(s->names);
+	htable__destroy(&s->names_idx);
+	elf_syms__free(s->vdso.es);
 	kallsyms__free(s->ks);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -275,6 +445,9 @@ void symbolizer__free(struct symbolizer *s)
 int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
 		     bool return_address, struct sym_frame *out)
 {
+	const struct sym_file *f = m->elf;
+	const char *name = NULL;
+	bool from_dbg = false;
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
@@ -288,15 +461,32 @@ int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t add
 	out->map_start = m->start;
 	out->map_end = m->end;
 	out->map_pgoff = m->pgoff;
-	if (symbolizer__file_ok(m->elf)) {
-		struct elf_syms *es = m->elf->es;
-
-		out->build_id = elf_syms__build_id(es);
-		if (!elf_syms__file_offset_to_vaddr(es, addr - m->start + m->pgoff, &vaddr))
-			out->function = elf_syms__lookup(es, vaddr, NULL);
+	if (symbolizer__file_ok(f)) {
+		out->build_id = elf_syms__build_id(f->es);
+		if (!elf_syms__file_offset_to_vaddr(f->es, addr - m->start + m->pgoff, &vaddr)) {
+			if (f->dbg)
+				name = elf_syms__lookup(f->dbg, vaddr, NULL);
+			from_dbg = name != NULL;
+			if (!name)
+				name = elf_syms__lookup(f->es, vaddr, NULL);
+		}
 	}
-	if (!out->function)
-		count(s, &s->stats.unnamed, 1);
+	out->system_name = name;
+	out->function = name;
+	pthread_mutex_lock(&s->lock);
+	if (!name) {
+		s->stats.unnamed++;
+	} else {
+		if (from_dbg)
+			s->stats.names_debug_file++;
+		else if (elf_syms__from_minidebug(f->es, name))
+			s->stats.names_minidebug++;
+		else if (f == &s->vdso)
+			s->stats.names_vdso++;
+		if (demangle_wanted(name))
+			out->function = display_name_locked(s, name);
+	}
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
@@ -316,14 +506,32 @@ void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines)
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
 		       struct sym_frame *out)
 {
+	const char *module = NULL, *path;
+	char mapping[KALLSYMS_MAX_MODULE + 3];
+
 	memset(out, 0, sizeof(*out));
 	out->mapping_path = KERNEL_MAPPING;
 	if (return_address && addr)
 		addr--;
 	if (s->ks)
-		out->function = kallsyms__lookup(s->ks, addr, NULL, NULL);
+		out->function = kallsyms__lookup(s->ks, addr, &module, NULL);
+	out->system_name = out->function;
+	pthread_mutex_lock(&s->lock);
 	if (!out->function)
-		count(s, &s->stats.unnamed, 1);
+		s->stats.unnamed++;
+	/* a module is a mapping of its own, as perf shows it: "[ext4]" */
+	if (module && *module) {
+		snprintf(mapping, sizeof(mapping), "[%s]", module);
+		path = intern_locked(s, mapping);
+		pthread_mutex_unlock(&s->lock);
+		if (path)
+			out->mapping_path = path;
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	out->map_start = s->ktext_start;
+	out->map_end = s->ktext_end;
+	out->build_id = s->has_kernel_build_id ? s->kernel_build_id : NULL;
 	return 0;
 }
 
