@@ -19,9 +19,10 @@ WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
 INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
 # each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
-# (gzipped pprof), liburcu
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib 2>/dev/null || \
-	echo -lbpf -ldw -lelf -lz) -lpthread -lm -lurcu-memb -lurcu-common
+# (gzipped pprof, .gnu_debuglink CRCs), liblzma (MiniDebugInfo), liburcu,
+# libiberty (C++ and Rust demangling; static only, so no pkg-config)
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma 2>/dev/null || \
+	echo -lbpf -ldw -lelf -lz -llzma) -lpthread -lm -lurcu-memb -lurcu-common -liberty
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -68,8 +69,8 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
-	linux-perf bpftrace libclang-rt-14-dev python3-minimal xz-utils sqlite3 openssl
+	liblzma-dev libiberty-dev libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
+	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal xz-utils sqlite3 openssl
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \

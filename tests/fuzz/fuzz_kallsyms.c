@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target: kallsyms__parse() and kallsyms__lookup() on hostile text.
+ * libFuzzer target: kallsyms__parse(), kallsyms__lookup() and
+ * kallsyms__text_range() on hostile text.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *name, *module;
 	struct kallsyms *ks;
-	uint64_t addr = 0, offset;
+	uint64_t addr = 0, offset, start, end;
 	size_t i;
 
 	ks = kallsyms__parse((const char *)data, size);
@@ -28,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strlen(module) > KALLSYMS_MAX_MODULE)
 			abort();
 	}
+	/* a text range is never empty or reversed */
+	if (!kallsyms__text_range(ks, &start, &end) && (!start || start >= end))
+		abort();
 	kallsyms__free(ks);
 	return 0;
 }

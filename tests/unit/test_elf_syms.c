@@ -29,6 +29,7 @@
 #define FIXTURE_PIE	 "elf_fixture_pie"
 #define FIXTURE_STRIPPED "elf_fixture_stripped"
 #define FIXTURE_LIB	 "libelf_fixture.so"
+#define FIXTURE_MINI	 "elf_fixture_minidebug"
 
 static const char *const all_fixtures[] = {FIXTURE_NOPIE, FIXTURE_PIE, FIXTURE_STRIPPED,
 					   FIXTURE_LIB};
@@ -555,6 +556,113 @@ static void elf_syms__open_fd__stripped__uses_dynsym(void **state)
 	free(full.syms);
 	free(dyn.syms);
 	elf_syms__free(es);
+}
+
+/* Fedora's MiniDebugInfo: .dynsym plus the local functions from .gnu_debugdata */
+static void elf_syms__open_fd__minidebuginfo__local_function_named(void **state)
+{
+	struct elf_syms *es = open_fixture(FIXTURE_MINI);
+	char full_path[4200];
+	const struct nm_sym *helper, *alpha;
+	struct nm_list full, dyn;
+	const char *name;
+	uint64_t off;
+
+	assert_false(elf_syms__has_symtab(es));
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_OK);
+	snprintf(full_path, sizeof(full_path), "%s.full", fixture_path(FIXTURE_MINI));
+	nm_load(&full, full_path, false);
+	helper = nm_find(&full, "fixture_local_helper");
+	name = elf_syms__lookup(es, helper->value + 1, &off);
+	assert_non_null(name);
+	assert_string_equal(name, "fixture_local_helper");
+	assert_int_equal(off, 1);
+	assert_true(elf_syms__from_minidebug(es, name));
+	/* the exported ones still come from .dynsym */
+	nm_load(&dyn, fixture_path(FIXTURE_MINI), true);
+	assert_known_function(es, &dyn, "fixture_alpha");
+	alpha = nm_find(&dyn, "fixture_alpha");
+	assert_false(elf_syms__from_minidebug(es, elf_syms__lookup(es, alpha->value, NULL)));
+	exercise(es);
+	free(full.syms);
+	free(dyn.syms);
+	elf_syms__free(es);
+}
+
+/* a corrupt .gnu_debugdata is ignored: the file keeps its .dynsym names */
+static void elf_syms__open_mem__corrupt_minidebuginfo__ignored_dynsym_kept(void **state)
+{
+	struct objdump_sec sec;
+	struct elf_syms *es;
+	struct nm_list dyn;
+	struct image img;
+
+	image_load(&img, FIXTURE_MINI);
+	assert_true(objdump_section(fixture_path(FIXTURE_MINI), ".gnu_debugdata", &sec));
+	assert_true(sec.size > 64 && sec.file_off + sec.size <= img.len);
+	/* past the 12-byte stream header: the compressed data itself */
+	memset(img.buf + sec.file_off + 32, 0x5a, 16);
+	es = elf_syms__open_mem(img.buf, img.len);
+	assert_non_null(es);
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_BAD);
+	nm_load(&dyn, fixture_path(FIXTURE_MINI), true);
+	assert_known_function(es, &dyn, "fixture_beta");
+	elf_syms__free(es);
+
+	/* not xz at all */
+	memset(img.buf + sec.file_off, 0, 6);
+	es = elf_syms__open_mem(img.buf, img.len);
+	assert_non_null(es);
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_BAD);
+	elf_syms__free(es);
+	free(dyn.syms);
+	free(img.buf);
+}
+
+static void elf_syms__debuglink__stripped_file__name_and_crc(void **state)
+{
+	struct elf_syms *es = open_fixture("elf_fixture_debuglink");
+	char cmd[4200], line[256];
+	uint32_t crc;
+	FILE *f;
+
+	assert_string_equal(elf_syms__debuglink(es, &crc), "elf_fixture_debuglink.debug");
+	/* gdb's CRC is zlib's crc32: cksum -a crc would differ, so ask python's zlib */
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import sys,zlib; print(zlib.crc32(open(sys.argv[1],\"rb\").read()))' "
+		 "'%s.debug'",
+		 fixture_path("elf_fixture_debuglink"));
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	pclose(f);
+	assert_int_equal(crc, strtoul(line, NULL, 10));
+	elf_syms__free(es);
+
+	es = open_fixture(FIXTURE_PIE);
+	assert_null(elf_syms__debuglink(es, NULL));
+	assert_true(elf_syms__has_symtab(es));
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_NONE);
+	elf_syms__free(es);
+}
+
+static void elf_syms__note_build_id__notes_of_a_fixture__matches_readelf(void **state)
+{
+	char want[ELF_SYMS_BUILD_ID_HEX], got[ELF_SYMS_BUILD_ID_HEX];
+	struct objdump_sec sec;
+	struct image img;
+
+	image_load(&img, FIXTURE_PIE);
+	readelf_build_id(fixture_path(FIXTURE_PIE), want, sizeof(want));
+	assert_true(objdump_section(fixture_path(FIXTURE_PIE), ".note.gnu.build-id", &sec));
+	assert_true(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 4, got));
+	assert_string_equal(got, want);
+	/* cut anywhere inside: never found past the end, never read past it */
+	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size - 1, 4, got));
+	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, 11, 4, got));
+	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 3, got));
+	assert_false(elf_syms__note_build_id(NULL, 0, 4, got));
+	free(img.buf);
 }
 
 static void elf_syms__open_fd__fd_closed_after_open__still_usable(void **state)
@@ -1105,6 +1213,10 @@ int main(void)
 		cmocka_unit_test(elf_syms__is_dyn__fixtures__true_only_for_et_dyn),
 		cmocka_unit_test(elf_syms__file_offset_to_vaddr__text_offset__round_trips),
 		cmocka_unit_test(elf_syms__open_fd__stripped__uses_dynsym),
+		cmocka_unit_test(elf_syms__open_fd__minidebuginfo__local_function_named),
+		cmocka_unit_test(elf_syms__open_mem__corrupt_minidebuginfo__ignored_dynsym_kept),
+		cmocka_unit_test(elf_syms__debuglink__stripped_file__name_and_crc),
+		cmocka_unit_test(elf_syms__note_build_id__notes_of_a_fixture__matches_readelf),
 		cmocka_unit_test(elf_syms__open_fd__fd_closed_after_open__still_usable),
 		cmocka_unit_test(elf_syms__open_fd__not_regular_file__einval),
 		cmocka_unit_test(elf_syms__open_fd__source_file__einval),

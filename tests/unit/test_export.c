@@ -6,8 +6,9 @@
  * traces: export_result's counts.  With them (a real thread registry whose
  * process images keep states, mappings of this very binary), the profile is
  * read back with the reference pprof: frame names, labels, cut stacks and
- * their marker frames.
+ * their marker frames, C++ frames demangled.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -527,6 +529,86 @@ static void add_samples__exact_frame__looked_up_without_minus_one(void **state)
 	free(samples);
 }
 
+/*
+ * A stack in a C++ library this process loads (tests/unit/fixtures/
+ * cxx_fixture.cpp): Function.name is the demangled name, system_name the
+ * mangled one, as `pprof -raw` prints them: "name ... (system_name)".
+ */
+static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(void **state)
+{
+	static const char spin_sym[] = "_ZN10ctxprof_fx6Widget4spinEi";
+	static const char twice_sym[] = "_ZN10ctxprof_fx5twiceIlEET_S1_";
+	struct fixture *f = *state;
+	struct thread_desc td = {.tid = getpid(), .pid = getpid(), .ppid = getppid(), .start = 1};
+	struct process_desc pd = {.pid = getpid(),
+				  .ppid = getppid(),
+				  .start = 1,
+				  .exe = "/proc/self/exe",
+				  .cgroup = "/"};
+	const char *output = getenv("OUTPUT"), *tool = fixture_pprof_tool();
+	int status;
+	struct process_states *states;
+	struct thread_registry *reg;
+	struct export_result res;
+	struct process_state *st;
+	struct exporter *e;
+	char lib_path[PATH_MAX], *raw;
+	__u64 frames[2];
+	uint64_t id;
+	void *lib, *spin, *twice;
+
+	if (!tool)
+		skip();
+	snprintf(lib_path, sizeof(lib_path), "%s/fixtures/libcxx_fixture.so",
+		 output && *output ? output : "build");
+	lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		fail_msg("%s: %s (run make check)", lib_path, dlerror());
+	spin = dlsym(lib, spin_sym);
+	twice = dlsym(lib, twice_sym);
+	assert_non_null(spin);
+	assert_non_null(twice);
+
+	/* this process in a registry, its mappings read, as the collector keeps them */
+	strcpy(td.comm, "test_export");
+	states = process_states__new(f->sym);
+	assert_non_null(states);
+	reg = thread_registry__new(&(struct thread_registry_opts){
+		.state_free = process_states_retire, .state_ctx = states});
+	assert_non_null(reg);
+	thread_registry__register_thread();
+	assert_int_equal(thread_registry__insert(reg, &td, &pd, 0), 0);
+	st = process_states__get(states, reg, getpid());
+	assert_non_null(st);
+	assert_int_equal(process_states__refresh(states, st), 0);
+
+	/* the leaf inside spin(), called from twice<long>() (a return address) */
+	frames[0] = (uintptr_t)spin + 4;
+	frames[1] = (uintptr_t)twice + 4;
+	id = calltrace_storage__put(f->traces, getpid(), 0, frames, 0, 2, 0);
+	count(f, id, getpid(), 3);
+	e = exporter__begin(
+		f->traces, f->sym,
+		&(struct export_opts){.period_ns = 1000000, .states = states, .reg = reg});
+	assert_non_null(e);
+	write_profile(f, e, &res);
+	assert_int_equal(res.samples, 3);
+	exporter__free(e);
+
+	raw = fixture_run_pprof(tool, "-raw", f->path, &status);
+	fixture_assert_contains(raw, "ctxprof_fx::Widget::spin(int)");
+	fixture_assert_contains(raw, "(_ZN10ctxprof_fx6Widget4spinEi)");
+	fixture_assert_contains(raw, "long ctxprof_fx::twice<long>(long)");
+	fixture_assert_contains(raw, "(_ZN10ctxprof_fx5twiceIlEET_S1_)");
+	free(raw);
+
+	thread_registry__free(reg);
+	thread_registry__unregister_thread();
+	process_states__collect(states, UINT64_MAX, NULL);
+	process_states__free(states);
+	dlclose(lib);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +630,9 @@ int main(void)
 		P(add_samples__unwind_stop_reason__its_marker_frame_last),
 		P(add_samples__exact_frame__looked_up_without_minus_one),
 #undef P
+		cmocka_unit_test_setup_teardown(
+			exporter__write__cxx_frames__demangled_name_and_mangled_system_name, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);

@@ -202,6 +202,41 @@ static void kallsyms__parse__empty_text__empty_table(void **state)
 	kallsyms__free(NULL);
 }
 
+static void kallsyms__text_range__stext_etext_or_text_symbols__vmlinux_text(void **state)
+{
+	struct kallsyms *ks;
+	uint64_t start, end;
+
+	/* _stext.._etext; modules and data lie outside and do not count */
+	ks = parse_str("ffffffff81000000 T _stext\n"
+		       "ffffffff81000100 t early\n"
+		       "ffffffff82000000 T _etext\n"
+		       "ffffffff83000000 D data\n"
+		       "ffffffffc0000000 t mod_fn\t[mod]\n");
+	assert_int_equal(kallsyms__text_range(ks, &start, &end), 0);
+	assert_true(start == 0xffffffff81000000ULL && end == 0xffffffff82000000ULL);
+	kallsyms__free(ks);
+
+	/* no _stext/_etext: lowest text symbol to KALLSYMS_MAX_OFFSET past the highest */
+	ks = parse_str("ffffffff81000100 t a\n"
+		       "ffffffff81000000 T b\n"
+		       "ffffffff81200000 W weak\n"
+		       "ffffffff81100000 t c\n");
+	assert_int_equal(kallsyms__text_range(ks, &start, &end), 0);
+	assert_true(start == 0xffffffff81000000ULL);
+	assert_true(end == 0xffffffff81100000ULL + KALLSYMS_MAX_OFFSET);
+	kallsyms__free(ks);
+
+	/* no vmlinux text; or one at the very top, which leaves no range */
+	ks = parse_str("ffffffff83000000 D data\nffffffffc0000000 t mod_fn\t[mod]\n");
+	assert_int_equal(kallsyms__text_range(ks, &start, &end), -ENOENT);
+	kallsyms__free(ks);
+	ks = parse_str("ffffffffffffffff t top\n");
+	assert_int_equal(kallsyms__text_range(ks, &start, &end), -ENOENT);
+	kallsyms__free(ks);
+	assert_int_equal(kallsyms__text_range(NULL, &start, &end), -ENOENT);
+}
+
 static void kallsyms__load__as_root__known_symbol_named(void **state)
 {
 	static const char *const names[] = {"do_sys_openat2", "do_sys_open", "vfs_read"};
@@ -245,6 +280,7 @@ int main(void)
 		cmocka_unit_test(kallsyms__parse__garbage_lines__skipped_and_counted),
 		cmocka_unit_test(kallsyms__parse__embedded_nul_and_long_name__skipped),
 		cmocka_unit_test(kallsyms__parse__empty_text__empty_table),
+		cmocka_unit_test(kallsyms__text_range__stext_etext_or_text_symbols__vmlinux_text),
 		cmocka_unit_test(kallsyms__load__as_root__known_symbol_named),
 	};
 

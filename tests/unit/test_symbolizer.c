@@ -1,24 +1,55 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbols/symbolizer.c: kernel frames, and the file
- * cache shared by processes (user frames: test_maps_history.c).
+ * Unit tests for user/symbols/symbolizer.c: kernel frames, the file cache
+ * shared by processes, which file is read for a mapping, and MiniDebugInfo
+ * counting (user frames: test_maps_history.c; debug files:
+ * test_debug_file.c).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <lzma.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "symbols/elf_syms.h"
+#include "symbols/maps_history.h"
 #include "symbols/safe_open.h"
+#include "fixtures.h"
 #include "symbols/symbolizer.h"
 
-static void symbolizer__file__same_file_twice__parsed_once(void **state)
+static const char *fixture_path(const char *name)
+{
+	static char path[PATH_MAX];
+	const char *output = getenv("OUTPUT");
+
+	snprintf(path, sizeof(path), "%s/fixtures/%s", output && *output ? output : "build", name);
+	if (access(path, R_OK) != 0)
+		fail_msg("fixture %s missing: run make check (tests/unit/elf_fixtures.mk)", path);
+	return path;
+}
+
+static uint64_t inode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void symbolizer__file_at__same_file_twice__parsed_once(void **state)
 {
 	struct symbolizer *s = symbolizer__new(0);
 	const struct sym_file *a, *b;
@@ -27,27 +58,272 @@ static void symbolizer__file__same_file_twice__parsed_once(void **state)
 
 	assert_non_null(s);
 	assert_true(root >= 0);
-	a = symbolizer__file(s, root, "/proc/self/exe");
+	a = symbolizer__file_at(s, root, "/proc/self/exe", inode_of("/proc/self/exe"));
 	/* /proc/self/exe is a magic link: refused, and counted */
 	assert_null(a);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_open_failed, 1);
-	a = symbolizer__file(s, root, "/bin/sh");
-	b = symbolizer__file(s, root, "/bin/sh");
+	a = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
+	b = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
 	assert_true(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_opened, 1);
 	/* not ELF: a negative entry, parsed once too */
-	a = symbolizer__file(s, root, "/etc/passwd");
-	b = symbolizer__file(s, root, "/etc/passwd");
+	a = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
+	b = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
 	assert_false(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_parse_failed, 1);
+	assert_int_equal(st.elf_mismatch, 0);
 	close(root);
+	symbolizer__free(s);
+}
+
+static void symbolizer__file_at__other_inode_than_mapped__refused_and_counted(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer_stats st;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	assert_non_null(s);
+	assert_true(root >= 0);
+	assert_null(symbolizer__file_at(s, root, "/bin/sh", inode_of("/etc/passwd")));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.elf_mismatch, 1);
+	assert_int_equal(st.elf_opened, 0);
+	close(root);
+	symbolizer__free(s);
+}
+
+/* the file offset holding ELF virtual address @vaddr of the file at @path */
+static uint64_t file_offset_of(const char *path, uint64_t vaddr)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY);
+	unsigned int i;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		assert_int_equal(pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)),
+				 sizeof(ph));
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz) {
+			close(fd);
+			return vaddr - ph.p_vaddr + ph.p_offset;
+		}
+	}
+	close(fd);
+	fail_msg("no PT_LOAD of %s holds 0x%llx", path, (unsigned long long)vaddr);
+	return 0;
+}
+
+/* the address `nm` gives @name in @path */
+static uint64_t nm_addr(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512], sym[256], type;
+	unsigned long long addr, found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	pclose(f);
+	assert_true(found != 0);
+	return found;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[4096];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
+/*
+ * A process maps a file, then another ELF file is renamed over its path (a
+ * container planting an impostor, or an upgrade): frames are named from the
+ * inode mapped, through /proc/PID/map_files; the path, opened when
+ * map_files is refused, is refused too, its inode not the mapped one.
+ */
+static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file(void **state)
+{
+	const char *mapped = fixture_path("elf_fixture_pie");
+	uint64_t off = file_offset_of(mapped, nm_addr(mapped, "fixture_alpha"));
+	char dir[] = "/tmp/test_symbolizer.XXXXXX", path[64], impostor[64];
+	struct maps_history h = {};
+	struct symbolizer_stats st;
+	const struct sym_map *m;
+	struct symbolizer *s;
+	struct sym_frame f;
+	struct stat sb;
+	int fd, root;
+	void *base;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libplanted.so", dir);
+	snprintf(impostor, sizeof(impostor), "%s/impostor", dir);
+	copy_file(mapped, path);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	base = mmap(NULL, sb.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(base != MAP_FAILED);
+	close(fd);
+	copy_file(fixture_path("libelf_fixture.so"), impostor);
+	assert_int_equal(rename(impostor, path), 0);
+
+	s = symbolizer__new(0);
+	assert_non_null(s);
+	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
+	m = maps_history__find(&h, (uintptr_t)base + off, UINT64_MAX);
+	assert_non_null(m);
+	assert_string_equal(m->path, path);
+	assert_int_equal(m->inode, sb.st_ino);
+	assert_int_equal(symbolizer__user(s, m, (uintptr_t)base + off, false, &f), 0);
+	symbolizer__stats(s, &st);
+	if (st.elf_by_path) {
+		/*
+		 * No CAP_SYS_ADMIN: map_files refused.  The rename made the mapping
+		 * " (deleted)", whose path is not even tried.
+		 */
+		print_message("map_files refused (not root): only the inode check is tested\n");
+		assert_true(m->deleted);
+		assert_null(f.function);
+	} else {
+		assert_non_null(f.function);
+		assert_string_equal(f.function, "fixture_alpha");
+	}
+	assert_int_equal(st.elf_mismatch, 0);
+
+	/* the path fallback, as without the capability: the impostor is refused */
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_null(symbolizer__file_at(s, root, path, m->inode));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.elf_mismatch, 1);
+	close(root);
+
+	maps_history__release(&h);
+	symbolizer__free(s);
+	munmap(base, sb.st_size);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* .xz of @len zero bytes, made here: a few KiB that decompress to @len */
+static uint8_t *xz_zeros(size_t len, size_t *out_len)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	static uint8_t zeros[1 << 16];
+	size_t cap = 1 << 20;
+	uint8_t *out = malloc(cap);
+	lzma_ret ret;
+
+	assert_non_null(out);
+	assert_int_equal(lzma_easy_encoder(&strm, 0, LZMA_CHECK_CRC32), LZMA_OK);
+	strm.next_out = out;
+	strm.avail_out = cap;
+	while (len) {
+		strm.next_in = zeros;
+		strm.avail_in = len < sizeof(zeros) ? len : sizeof(zeros);
+		len -= strm.avail_in;
+		while (strm.avail_in) {
+			assert_int_equal(lzma_code(&strm, LZMA_RUN), LZMA_OK);
+			assert_true(strm.avail_out > 0);
+		}
+	}
+	do {
+		ret = lzma_code(&strm, LZMA_FINISH);
+		assert_true(ret == LZMA_OK || ret == LZMA_STREAM_END);
+	} while (ret != LZMA_STREAM_END);
+	*out_len = strm.total_out;
+	lzma_end(&strm);
+	return out;
+}
+
+/*
+ * A .gnu_debugdata that decompresses past ELF_SYMS_MAX_MINIDEBUG (a few KiB
+ * on disk): refused and counted; the file is still used for its .dynsym.
+ */
+static void symbolizer__file_at__minidebuginfo_bomb__refused_and_counted(void **state)
+{
+	char dir[] = "/tmp/test_symbolizer.XXXXXX", xz[64], bomb[64], cmd[512];
+	struct symbolizer_stats st;
+	const struct sym_file *f;
+	struct symbolizer *s;
+	size_t len;
+	uint8_t *data;
+	FILE *out;
+	int root;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(xz, sizeof(xz), "%s/bomb.xz", dir);
+	snprintf(bomb, sizeof(bomb), "%s/bomb", dir);
+	data = xz_zeros(ELF_SYMS_MAX_MINIDEBUG + 1, &len);
+	assert_true(len < (1 << 20));
+	out = fopen(xz, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(data, 1, len, out), len);
+	fclose(out);
+	free(data);
+	snprintf(cmd, sizeof(cmd), "objcopy --add-section .gnu_debugdata='%s' '%s' '%s'", xz,
+		 fixture_path("elf_fixture_stripped"), bomb);
+	assert_int_equal(system(cmd), 0);
+
+	s = symbolizer__new(0);
+	assert_non_null(s);
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	f = symbolizer__file_at(s, root, bomb, inode_of(bomb));
+	assert_true(symbolizer__file_ok(f));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.minidebug_too_big, 1);
+	assert_int_equal(st.minidebug_files, 0);
+	assert_int_equal(st.elf_opened, 1);
+	close(root);
+	symbolizer__free(s);
+	unlink(xz);
+	unlink(bomb);
+	rmdir(dir);
+}
+
+static void symbolizer__vdso__other_size__none(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0);
+	const struct sym_map *m;
+	struct maps_history h = {};
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+
+	assert_non_null(s);
+	if (!vdso) {
+		symbolizer__free(s);
+		skip();
+	}
+	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
+	m = maps_history__find(&h, vdso, UINT64_MAX);
+	assert_non_null(m);
+	assert_string_equal(m->path, "[vdso]");
+	assert_true(symbolizer__file_ok(symbolizer__vdso(s, m->end - m->start)));
+	assert_ptr_equal(m->elf, symbolizer__vdso(s, m->end - m->start));
+	/* a 32-bit process's vDSO is another image: not named from ours */
+	assert_null(symbolizer__vdso(s, m->end - m->start + 4096));
+	maps_history__release(&h);
 	symbolizer__free(s);
 }
 
@@ -92,30 +368,93 @@ static void symbolizer__new__kernel_wanted__created_with_or_without_kallsyms(voi
 	symbolizer__free(s);
 }
 
-/* the address /proc/kallsyms prints for @name, or 0 */
-static uint64_t proc_kallsyms_addr(const char *name)
+/* the build id in /sys/kernel/notes, by a walk of its own; false when none */
+static bool kernel_notes_build_id(char *hex)
 {
-	unsigned long long addr, found = 0;
-	char type, sym[600];
-	char line[700];
+	uint8_t buf[4096];
+	size_t len, pos = 0, i;
+	FILE *f = fopen("/sys/kernel/notes", "r");
+
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (pos + 12 <= len) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		pos += 12;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + pos, "GNU", 4)) {
+			pos += 4;
+			for (i = 0; i < descsz && pos + i < len; i++)
+				sprintf(hex + 2 * i, "%02x", buf[pos + i]);
+			return true;
+		}
+		pos += (namesz + 3) / 4 * 4 + (descsz + 3) / 4 * 4;
+	}
+	return false;
+}
+
+/* the first symbol /proc/kallsyms places in a module, and that module */
+static bool module_symbol(uint64_t *addr, char *module)
+{
+	char line[700], name[600];
+	unsigned long long a;
+	bool found = false;
 	FILE *f;
 
 	f = fopen("/proc/kallsyms", "r");
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %599s", &addr, &type, sym) == 3 && !strcmp(sym, name)) {
-			found = addr;
-			break;
-		}
-	}
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx %*c %599s [%255[^]]]", &a, name, module) == 3 && a;
 	fclose(f);
+	*addr = a;
 	return found;
+}
+
+static void symbolizer__kernel__kernel_mapping__text_range_and_build_id(void **state)
+{
+	uint64_t stext = fixture_kallsyms_addr("_stext"), etext = fixture_kallsyms_addr("_etext"), addr;
+	char want[ELF_SYMS_BUILD_ID_HEX], module[256], mapping[260];
+	struct symbolizer *s;
+	struct sym_frame f;
+	bool has_id = kernel_notes_build_id(want);
+
+	s = symbolizer__new(1);
+	assert_non_null(s);
+	assert_int_equal(symbolizer__kernel(s, stext ? stext + 16 : 0xffffffff81000010ULL, 0, &f),
+			 0);
+	assert_string_equal(f.mapping_path, "[kernel.kallsyms]");
+	/* /sys/kernel/notes is world-readable: the build id needs no root */
+	if (has_id)
+		assert_string_equal(f.build_id, want);
+	else
+		assert_null(f.build_id);
+	if (geteuid() != 0 || !stext || !etext || !symbolizer__has_kernel(s)) {
+		symbolizer__free(s);
+		print_message("SKIP range: kernel addresses hidden (not root, or kptr_restrict)\n");
+		skip();
+	}
+	assert_true(f.map_start == stext);
+	assert_true(f.map_end == etext);
+	assert_true(f.map_start < f.map_end);
+	/* a module (ftrace trampolines and BPF programs count as one) maps apart */
+	if (module_symbol(&addr, module)) {
+		assert_int_equal(symbolizer__kernel(s, addr, 0, &f), 0);
+		snprintf(mapping, sizeof(mapping), "[%s]", module);
+		assert_string_equal(f.mapping_path, mapping);
+		assert_true(f.map_start == 0 && f.map_end == 0);
+		assert_null(f.build_id);
+	}
+	symbolizer__free(s);
 }
 
 static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 {
-	uint64_t addr = proc_kallsyms_addr("do_sys_openat2");
+	uint64_t addr = fixture_kallsyms_addr("do_sys_openat2");
 	struct symbolizer *s;
 	struct sym_frame f;
 
@@ -128,6 +467,7 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 	assert_true(symbolizer__has_kernel(s));
 	assert_int_equal(symbolizer__kernel(s, addr + 4, 0, &f), 0);
 	assert_string_equal(f.function, "do_sys_openat2");
+	assert_string_equal(f.system_name, "do_sys_openat2");
 	assert_string_equal(f.mapping_path, "[kernel.kallsyms]");
 	/* a return address at the very start belongs to the call before it */
 	assert_int_equal(symbolizer__kernel(s, addr, 1, &f), 0);
@@ -138,11 +478,17 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(symbolizer__file__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__file_at__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__file_at__other_inode_than_mapped__refused_and_counted),
+		cmocka_unit_test(
+			symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file),
+		cmocka_unit_test(symbolizer__file_at__minidebuginfo_bomb__refused_and_counted),
+		cmocka_unit_test(symbolizer__vdso__other_size__none),
 		cmocka_unit_test(symbolizer__intern__equal_strings__one_copy),
 		cmocka_unit_test(symbolizer__kernel__without_kallsyms__unnamed_kernel_frame),
 		cmocka_unit_test(symbolizer__new__kernel_wanted__created_with_or_without_kallsyms),
 		cmocka_unit_test(symbolizer__kernel__with_kallsyms__known_symbol_named),
+		cmocka_unit_test(symbolizer__kernel__kernel_mapping__text_range_and_build_id),
 	};
 
 	return cmocka_run_group_tests_name("symbolizer", tests, NULL, NULL);

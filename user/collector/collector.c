@@ -378,6 +378,21 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
 		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed);
 	fprintf(stderr,
+		"ctxprof: symbols: %llu names from debug files, %llu from MiniDebugInfo, %llu from "
+		"the vDSO; %llu demangled, %llu left mangled; debug files: %llu used, %llu "
+		"missing, %llu refused (%llu build id, %llu CRC, %llu unusable); MiniDebugInfo: "
+		"%llu merged, %llu bad, %llu too big; %llu ELF files by path (map_files "
+		"refused), %llu refused as not the mapped inode\n",
+		(unsigned long long)ss.names_debug_file, (unsigned long long)ss.names_minidebug,
+		(unsigned long long)ss.names_vdso, (unsigned long long)ss.demangled,
+		(unsigned long long)ss.demangle_failed, (unsigned long long)ss.debug_files,
+		(unsigned long long)ss.debug_missing,
+		(unsigned long long)(ss.debug_build_id_bad + ss.debug_crc_bad + ss.debug_unusable),
+		(unsigned long long)ss.debug_build_id_bad, (unsigned long long)ss.debug_crc_bad,
+		(unsigned long long)ss.debug_unusable, (unsigned long long)ss.minidebug_files,
+		(unsigned long long)ss.minidebug_bad, (unsigned long long)ss.minidebug_too_big,
+		(unsigned long long)ss.elf_by_path, (unsigned long long)ss.elf_mismatch);
+	fprintf(stderr,
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",
 		cpu_s, dc->cpu_ns / 1e9, dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);

@@ -101,7 +101,8 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 			return 0;
 	}
 	if (f->function) {
-		function = pprof__function(st->p, f->function, f->function, NULL);
+		/* name: demangled for reading; system_name: as the symbol table has it */
+		function = pprof__function(st->p, f->function, f->system_name, NULL);
 		if (!function)
 			return 0;
 	}

@@ -4,7 +4,8 @@
  *
  * We never map the file and never hand libelf the caller's bytes.  The pieces
  * we parse (ELF header, section and program header tables, one symbol table
- * with its strings, notes) are copied, after bounds checks, into a private
+ * with its strings, notes, the section names and the .gnu_debuglink and
+ * .gnu_debugdata sections) are copied, after bounds checks, into a private
  * zero-filled image as large as the file, and libelf parses that image.  A
  * target that truncates or rewrites its file while we parse can then neither
  * SIGBUS us nor change bytes between our checks and libelf's reads, and a
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +25,16 @@
 
 #include "symbols/elf_syms.h"
 #include "util/ranges.h"
+#include "util/xz.h"
 
 /* internal caps, far above what linked executables and libraries carry */
 #define ELF_SYMS_MAX_SECTIONS (1u << 20)
 #define ELF_SYMS_MAX_SEGMENTS (1u << 16)
 #define ELF_SYMS_MAX_NOTE     (1u << 20) /* bytes in one note section or segment */
+#define ELF_SYMS_MAX_SHSTRTAB (1u << 20) /* section names: a few KiB in real files */
+
+/* elf_syms__open_src() flags */
+#define ELF_SYMS_INNER (1u << 0) /* a MiniDebugInfo image: no .gnu_debugdata of its own */
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ELF_SYMS_HOST_DATA ELFDATA2LSB
@@ -51,12 +58,20 @@ struct elf_seg {
 struct elf_syms {
 	struct elf_sym *syms; /* sorted by start, starts distinct */
 	size_t nr_syms;
-	char *names; /* backing store of every syms[].name */
+	char *names; /* backing store of the file's own syms[].name */
+	size_t names_len;
+	char *mini_names; /* names merged from .gnu_debugdata: NULL when none */
+	size_t mini_names_len;
 	struct elf_seg *segs;
 	size_t nr_segs;
 	bool is_dyn;
+	bool has_symtab;
 	bool has_build_id;
-	char build_id[ELF_SYMS_BUILD_ID_MAX * 2 + 1];
+	bool has_debuglink;
+	enum elf_syms_minidebug minidebug;
+	uint32_t debuglink_crc;
+	char build_id[ELF_SYMS_BUILD_ID_HEX];
+	char debuglink[NAME_MAX + 1];
 };
 
 /* where the file's bytes come from: a caller's buffer, else pread() on fd */
@@ -75,8 +90,12 @@ struct elf_image {
 	size_t shnum;
 	uint64_t phoff;
 	size_t phnum;
+	size_t shstrndx;   /* section names; 0 when none */
 	size_t symtab_idx; /* 0: the file has no symbol table */
 	size_t strtab_idx;
+	const char *shstrtab; /* loaded on first use, NUL-terminated; NULL: unusable */
+	uint64_t shstrtab_size;
+	bool shstrtab_tried;
 };
 
 /* a symbol table entry we keep, before sorting fixes its end */
@@ -182,6 +201,10 @@ static int elf_image__load_headers(struct elf_image *img, const struct elf_src *
 	}
 	img->shoff = eh->e_shoff;
 	img->shnum = shnum;
+	/* SHN_XINDEX: the index is in section 0 */
+	img->shstrndx = eh->e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh->e_shstrndx;
+	if (img->shstrndx >= shnum)
+		img->shstrndx = 0;
 
 	phnum = eh->e_phnum;
 	if (phnum == PN_XNUM) {
@@ -246,6 +269,50 @@ static int elf_image__load_symtab(struct elf_image *img, const struct elf_src *s
 	return 0;
 }
 
+/*
+ * Find the section called @name, loading the section names on first use.
+ * Names are optional to us: a file whose names are missing, cut or too many
+ * simply has no section found by name.
+ * Return: its index (its header in @sh), 0 when there is none, or -errno
+ * when reading the file failed.
+ */
+static int elf_image__find_section(struct elf_image *img, const struct elf_src *src,
+				   const char *name, Elf64_Shdr *sh)
+{
+	size_t i, len = strlen(name);
+	Elf64_Shdr str;
+	int err;
+
+	if (!img->shstrtab_tried) {
+		img->shstrtab_tried = true;
+		if (!img->shstrndx)
+			return 0;
+		elf_image__shdr(img, img->shstrndx, &str);
+		if (str.sh_type != SHT_STRTAB || !str.sh_size ||
+		    str.sh_size > ELF_SYMS_MAX_SHSTRTAB ||
+		    !range_ok(str.sh_offset, str.sh_size, img->size))
+			return 0;
+		err = elf_image__load(img, src, str.sh_offset, str.sh_size);
+		if (err)
+			return err;
+		/* the last byte must end the last name, so every name is terminated */
+		if (img->buf[str.sh_offset + str.sh_size - 1] != '\0')
+			return 0;
+		img->shstrtab = (const char *)img->buf + str.sh_offset;
+		img->shstrtab_size = str.sh_size;
+	}
+	if (!img->shstrtab)
+		return 0;
+	for (i = 1; i < img->shnum; i++) {
+		elf_image__shdr(img, i, sh);
+		if (sh->sh_name < img->shstrtab_size && sh->sh_type != SHT_NOBITS &&
+		    img->shstrtab_size - sh->sh_name > len &&
+		    !memcmp(img->shstrtab + sh->sh_name, name, len + 1))
+			return (int)i;
+	}
+	return 0;
+}
+
 static bool note_align(uint64_t *pos, uint64_t align, uint64_t len)
 {
 	uint64_t aligned = (*pos + align - 1) & ~(align - 1);
@@ -256,29 +323,17 @@ static bool note_align(uint64_t *pos, uint64_t align, uint64_t len)
 	return true;
 }
 
-static void elf_syms__set_build_id(struct elf_syms *es, const uint8_t *id, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		es->build_id[2 * i] = hex[id[i] >> 4];
-		es->build_id[2 * i + 1] = hex[id[i] & 0xf];
-	}
-	es->build_id[2 * len] = '\0';
-	es->has_build_id = true;
-}
-
 /*
  * Walk the notes in @len bytes at @p for NT_GNU_BUILD_ID.  Name and
  * descriptor start @align-aligned from the notes' start, as libelf reads
  * them; every step moves forward by at least a header, so the walk ends.
  */
-static bool elf_syms__scan_notes(struct elf_syms *es, const uint8_t *p, uint64_t len,
-				 uint64_t align)
+static bool scan_notes(const uint8_t *p, uint64_t len, uint64_t align, char *hex)
 {
+	static const char digits[] = "0123456789abcdef";
 	uint64_t pos = 0;
 	Elf64_Nhdr nh;
+	size_t i;
 
 	while (len - pos >= sizeof(nh)) {
 		const uint8_t *name, *desc;
@@ -297,7 +352,11 @@ static bool elf_syms__scan_notes(struct elf_syms *es, const uint8_t *p, uint64_t
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == sizeof(ELF_NOTE_GNU) &&
 		    memcmp(name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && nh.n_descsz > 0 &&
 		    nh.n_descsz <= ELF_SYMS_BUILD_ID_MAX) {
-			elf_syms__set_build_id(es, desc, nh.n_descsz);
+			for (i = 0; i < nh.n_descsz; i++) {
+				hex[2 * i] = digits[desc[i] >> 4];
+				hex[2 * i + 1] = digits[desc[i] & 0xf];
+			}
+			hex[2 * nh.n_descsz] = '\0';
 			return true;
 		}
 		/* padding after the last note may be cut off: stop, not fail */
@@ -305,6 +364,14 @@ static bool elf_syms__scan_notes(struct elf_syms *es, const uint8_t *p, uint64_t
 			return false;
 	}
 	return false;
+}
+
+bool elf_syms__note_build_id(const void *notes, size_t len, size_t align,
+			     char hex[ELF_SYMS_BUILD_ID_HEX])
+{
+	if (!notes || (align != 4 && align != 8))
+		return false;
+	return scan_notes(notes, len, align, hex);
 }
 
 /* notes are optional: ones out of the file or too large are skipped */
@@ -319,7 +386,7 @@ static int elf_syms__read_note(struct elf_syms *es, struct elf_image *img,
 	err = elf_image__load(img, src, off, len);
 	if (err)
 		return err;
-	elf_syms__scan_notes(es, img->buf + off, len, align == 8 ? 8 : 4);
+	es->has_build_id = scan_notes(img->buf + off, len, align == 8 ? 8 : 4, es->build_id);
 	return 0;
 }
 
@@ -559,6 +626,7 @@ static int elf_syms__read_symbols(struct elf_syms *es, const struct elf_image *i
 	es->names = malloc(names_len);
 	if (!es->syms || !es->names)
 		goto out_free_cands;
+	es->names_len = names_len;
 	p = es->names;
 	for (i = 0; i < n; i++) {
 		memcpy(p, cands[i].name, cands[i].len);
@@ -578,7 +646,146 @@ out_end_elf:
 	return err;
 }
 
-static struct elf_syms *elf_syms__open_src(const struct elf_src *src)
+/*
+ * .gnu_debuglink: the debug file's name, NUL, padding to 4, its CRC32.  The
+ * name is a file name, looked up in a few directories (symbols/debug_file.h):
+ * one with a '/' or that is "." or ".." is ignored, as is a malformed section.
+ */
+static int elf_syms__read_debuglink(struct elf_syms *es, struct elf_image *img,
+				    const struct elf_src *src)
+{
+	const char *name;
+	size_t len, crc_off;
+	Elf64_Shdr sh;
+	int idx, err;
+
+	idx = elf_image__find_section(img, src, ".gnu_debuglink", &sh);
+	if (idx <= 0)
+		return idx;
+	if (sh.sh_size < 8 || sh.sh_size > sizeof(es->debuglink) + 8 ||
+	    !range_ok(sh.sh_offset, sh.sh_size, img->size))
+		return 0;
+	err = elf_image__load(img, src, sh.sh_offset, sh.sh_size);
+	if (err)
+		return err;
+	name = (const char *)img->buf + sh.sh_offset;
+	len = strnlen(name, sh.sh_size - 4);
+	crc_off = (len + 1 + 3) & ~(size_t)3;
+	if (!len || len > NAME_MAX || crc_off + 4 > sh.sh_size || memchr(name, '/', len) ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
+	memcpy(es->debuglink, name, len);
+	es->debuglink[len] = '\0';
+	memcpy(&es->debuglink_crc, name + crc_off, sizeof(es->debuglink_crc));
+	es->has_debuglink = true;
+	return 0;
+}
+
+static struct elf_syms *elf_syms__open_src(const struct elf_src *src, unsigned int flags);
+
+/*
+ * Add @mini's symbols to @es's.  Both tables are sorted with distinct starts;
+ * at an address both name, @es's own symbol (a .dynsym one) is kept.  Ranges
+ * are cut where the next symbol starts, as sym_cands__settle() does, so a
+ * size-0 .dynsym symbol no longer runs over a local function.  @mini's names
+ * move to @es; @mini is freed.
+ */
+static int elf_syms__merge(struct elf_syms *es, struct elf_syms *mini)
+{
+	size_t i = 0, j = 0, n = 0;
+	struct elf_sym *syms;
+
+	if (!mini->nr_syms) {
+		elf_syms__free(mini);
+		return 0;
+	}
+	syms = calloc(es->nr_syms + mini->nr_syms, sizeof(*syms));
+	if (!syms) {
+		elf_syms__free(mini);
+		return -ENOMEM;
+	}
+	while (i < es->nr_syms || j < mini->nr_syms) {
+		if (j == mini->nr_syms ||
+		    (i < es->nr_syms && es->syms[i].start <= mini->syms[j].start)) {
+			if (j < mini->nr_syms && es->syms[i].start == mini->syms[j].start)
+				j++;
+			syms[n++] = es->syms[i++];
+		} else {
+			syms[n++] = mini->syms[j++];
+		}
+	}
+	for (i = 0; i + 1 < n; i++) {
+		if (syms[i].end > syms[i + 1].start)
+			syms[i].end = syms[i + 1].start;
+	}
+	free(es->syms);
+	es->syms = syms;
+	es->nr_syms = n;
+	es->mini_names = mini->names;
+	es->mini_names_len = mini->names_len;
+	mini->names = NULL;
+	elf_syms__free(mini);
+	return 0;
+}
+
+/*
+ * MiniDebugInfo: .gnu_debugdata holds an xz-compressed ELF whose .symtab
+ * names the local functions .dynsym leaves out.  Hostile like the rest of
+ * the file: the compressed size and the decompressed size are capped, a bad
+ * stream or inner file is recorded in es->minidebug, never fatal.
+ * Return: 0, or -errno when reading the file failed or memory ran out.
+ */
+static int elf_syms__read_minidebug(struct elf_syms *es, struct elf_image *img,
+				    const struct elf_src *src)
+{
+	struct elf_syms *mini;
+	size_t out_len;
+	Elf64_Shdr sh;
+	void *out;
+	int idx, err;
+
+	idx = elf_image__find_section(img, src, ".gnu_debugdata", &sh);
+	if (idx <= 0)
+		return idx;
+	es->minidebug = ELF_SYMS_MINIDEBUG_BAD;
+	if (!sh.sh_size || !range_ok(sh.sh_offset, sh.sh_size, img->size))
+		return 0;
+	es->minidebug = ELF_SYMS_MINIDEBUG_TOO_BIG;
+	if (sh.sh_size > ELF_SYMS_MAX_MINIDEBUG)
+		return 0;
+	err = elf_image__load(img, src, sh.sh_offset, sh.sh_size);
+	if (err)
+		return err;
+	err = xz_decompress(img->buf + sh.sh_offset, sh.sh_size, ELF_SYMS_MAX_MINIDEBUG, &out,
+			    &out_len);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		es->minidebug = err == -EFBIG ? ELF_SYMS_MINIDEBUG_TOO_BIG : ELF_SYMS_MINIDEBUG_BAD;
+		return 0;
+	}
+	mini = elf_syms__open_src(&(struct elf_src){.buf = out, .fd = -1, .size = out_len},
+				  ELF_SYMS_INNER);
+	err = mini ? 0 : -errno;
+	free(out);
+	if (err == -ENOMEM)
+		return err;
+	es->minidebug = ELF_SYMS_MINIDEBUG_BAD;
+	if (!mini)
+		return 0;
+	/* the symbols of another build would name the wrong code */
+	if (es->has_build_id && mini->has_build_id && strcmp(es->build_id, mini->build_id)) {
+		elf_syms__free(mini);
+		return 0;
+	}
+	err = elf_syms__merge(es, mini);
+	if (err)
+		return err;
+	es->minidebug = ELF_SYMS_MINIDEBUG_OK;
+	return 0;
+}
+
+static struct elf_syms *elf_syms__open_src(const struct elf_src *src, unsigned int flags)
 {
 	struct elf_image img = {.size = src->size};
 	struct elf_syms *es = NULL;
@@ -602,6 +809,12 @@ static struct elf_syms *elf_syms__open_src(const struct elf_src *src)
 	err = elf_image__load_symtab(&img, src);
 	if (err)
 		goto out_free_image;
+	if (img.symtab_idx) {
+		Elf64_Shdr sh;
+
+		elf_image__shdr(&img, img.symtab_idx, &sh);
+		es->has_symtab = sh.sh_type == SHT_SYMTAB;
+	}
 	es->is_dyn = img.ehdr.e_type == ET_DYN;
 	err = elf_syms__read_segments(es, &img);
 	if (err)
@@ -611,6 +824,14 @@ static struct elf_syms *elf_syms__open_src(const struct elf_src *src)
 		goto out_free_image;
 	if (img.symtab_idx) {
 		err = elf_syms__read_symbols(es, &img);
+		if (err)
+			goto out_free_image;
+	}
+	if (!(flags & ELF_SYMS_INNER)) {
+		err = elf_syms__read_debuglink(es, &img, src);
+		if (err)
+			goto out_free_image;
+		err = elf_syms__read_minidebug(es, &img, src);
 		if (err)
 			goto out_free_image;
 	}
@@ -637,7 +858,7 @@ struct elf_syms *elf_syms__open_fd(int fd)
 		return NULL;
 	}
 	src.size = st.st_size;
-	return elf_syms__open_src(&src);
+	return elf_syms__open_src(&src, 0);
 }
 
 struct elf_syms *elf_syms__open_mem(const void *buf, size_t len)
@@ -648,7 +869,7 @@ struct elf_syms *elf_syms__open_mem(const void *buf, size_t len)
 		errno = EINVAL;
 		return NULL;
 	}
-	return elf_syms__open_src(&src);
+	return elf_syms__open_src(&src, 0);
 }
 
 void elf_syms__free(struct elf_syms *es)
@@ -657,6 +878,7 @@ void elf_syms__free(struct elf_syms *es)
 		return;
 	free(es->syms);
 	free(es->names);
+	free(es->mini_names);
 	free(es->segs);
 	free(es);
 }
@@ -700,6 +922,32 @@ size_t elf_syms__nr_symbols(const struct elf_syms *es)
 int elf_syms__is_dyn(const struct elf_syms *es)
 {
 	return es->is_dyn;
+}
+
+bool elf_syms__has_symtab(const struct elf_syms *es)
+{
+	return es->has_symtab;
+}
+
+const char *elf_syms__debuglink(const struct elf_syms *es, uint32_t *crc)
+{
+	if (!es->has_debuglink)
+		return NULL;
+	if (crc)
+		*crc = es->debuglink_crc;
+	return es->debuglink;
+}
+
+enum elf_syms_minidebug elf_syms__minidebug(const struct elf_syms *es)
+{
+	return es->minidebug;
+}
+
+bool elf_syms__from_minidebug(const struct elf_syms *es, const char *name)
+{
+	uintptr_t p = (uintptr_t)name, base = (uintptr_t)es->mini_names;
+
+	return es->mini_names && p >= base && p - base < es->mini_names_len;
 }
 
 const char *elf_syms__symbol(const struct elf_syms *es, size_t idx, uint64_t *start, uint64_t *end)

@@ -7,10 +7,22 @@
  * elf_syms__open_*() fail with -EINVAL rather than crash.  Symbols come from
  * .symtab when present, else .dynsym; only STT_FUNC (and STT_GNU_IFUNC)
  * symbols with a non-zero address are kept.
+ *
+ * MiniDebugInfo (Fedora, RHEL): a .gnu_debugdata section holds an
+ * xz-compressed ELF file whose .symtab names the local functions a stripped
+ * file's .dynsym leaves out.  It is decompressed (at most
+ * ELF_SYMS_MAX_MINIDEBUG bytes: a bigger one is refused, not followed) and
+ * its symbols merged with the file's own; how that went is told by
+ * elf_syms__minidebug(), and a bad section never fails the file.
+ * The .gnu_debuglink section, naming a separate debug file, is read too;
+ * finding that file is symbols/debug_file.h's business.
+ *
+ * An elf_syms is immutable once open: any thread may read it.
  */
 #ifndef CTXPROF_ELF_SYMS_H
 #define CTXPROF_ELF_SYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +37,18 @@ struct elf_syms;
 #define ELF_SYMS_MAX_NAME      1024
 #define ELF_SYMS_BUILD_ID_MAX  64	    /* bytes */
 #define ELF_SYMS_MAX_FILE_SIZE (2ULL << 30) /* larger files are refused (EFBIG) */
+/* a build id as lowercase hex, with its NUL */
+#define ELF_SYMS_BUILD_ID_HEX (ELF_SYMS_BUILD_ID_MAX * 2 + 1)
+/* a .gnu_debugdata section, compressed or not, larger than this is refused */
+#define ELF_SYMS_MAX_MINIDEBUG (64u << 20)
+
+/* What became of a file's .gnu_debugdata section (elf_syms__minidebug()). */
+enum elf_syms_minidebug {
+	ELF_SYMS_MINIDEBUG_NONE,    /* the file has none */
+	ELF_SYMS_MINIDEBUG_OK,	    /* decompressed, its symbols merged */
+	ELF_SYMS_MINIDEBUG_BAD,	    /* not xz, corrupt, or not a matching ELF file: ignored */
+	ELF_SYMS_MINIDEBUG_TOO_BIG, /* past ELF_SYMS_MAX_MINIDEBUG (a bomb?): ignored */
+};
 
 /**
  * elf_syms__open_fd() - parse the ELF file open on @fd.
@@ -74,6 +98,39 @@ size_t elf_syms__nr_symbols(const struct elf_syms *es);
 
 /** elf_syms__is_dyn() - true for ET_DYN (PIE executables, shared libraries). */
 int elf_syms__is_dyn(const struct elf_syms *es);
+
+/**
+ * elf_syms__has_symtab() - the symbols came from a .symtab (not only from
+ * .dynsym, or none): a separate debug file would name nothing more.
+ */
+bool elf_syms__has_symtab(const struct elf_syms *es);
+
+/**
+ * elf_syms__debuglink() - the file name its .gnu_debuglink section gives
+ * (a plain name: no '/', never "." or ".."), or NULL when it has none.
+ * @crc: set to the CRC32 the debug file must have; may be NULL
+ */
+const char *elf_syms__debuglink(const struct elf_syms *es, uint32_t *crc);
+
+/** elf_syms__minidebug() - what became of its .gnu_debugdata section. */
+enum elf_syms_minidebug elf_syms__minidebug(const struct elf_syms *es);
+
+/**
+ * elf_syms__from_minidebug() - @name, returned by a lookup in @es, came
+ * from the file's MiniDebugInfo rather than from its own symbol table.
+ */
+bool elf_syms__from_minidebug(const struct elf_syms *es, const char *name);
+
+/**
+ * elf_syms__note_build_id() - find the GNU build id in a list of ELF notes
+ * (a PT_NOTE segment, an SHT_NOTE section, /sys/kernel/notes), bounds-checked
+ * like the rest: @notes may be hostile.
+ * @align: 4 or 8, the notes' alignment
+ * @hex: filled with the build id in lowercase hex when found
+ * Return: true when found.  Pure function: any thread.
+ */
+bool elf_syms__note_build_id(const void *notes, size_t len, size_t align,
+			     char hex[ELF_SYMS_BUILD_ID_HEX]);
 
 /**
  * elf_syms__symbol() - the @idx-th kept symbol in address order (tests, dumps).

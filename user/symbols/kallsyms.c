@@ -34,13 +34,17 @@ struct kallsyms {
 	size_t nr;
 	size_t nr_bad_lines;
 	char *strings;
+	uint64_t text_start; /* vmlinux text, see kallsyms__text_range(); 0: unknown */
+	uint64_t text_end;
 };
 
 struct ksyms_builder {
 	struct kallsyms *ks;
 	size_t syms_cap;
-	struct strpool pool;  /* becomes ks->strings */
-	uint32_t last_module; /* module lines come grouped: share the string */
+	struct strpool pool;	      /* becomes ks->strings */
+	uint32_t last_module;	      /* module lines come grouped: share the string */
+	uint64_t stext, etext;	      /* _stext and _etext, 0 until seen */
+	uint64_t text_low, text_high; /* lowest and highest vmlinux text symbol */
 };
 
 static int hex_digit(char c)
@@ -178,7 +182,39 @@ static int add_line(struct ksyms_builder *b, const struct line_fields *f)
 	if (err)
 		return err;
 	ks->nr++;
+	if (!f->module && f->addr && type_rank(f->type) == 0) {
+		if (f->name_len == 6 && !memcmp(f->name, "_stext", 6))
+			b->stext = f->addr;
+		else if (f->name_len == 6 && !memcmp(f->name, "_etext", 6))
+			b->etext = f->addr;
+		if (!b->text_low || f->addr < b->text_low)
+			b->text_low = f->addr;
+		if (f->addr > b->text_high)
+			b->text_high = f->addr;
+	}
 	return 0;
+}
+
+/*
+ * vmlinux text: _stext.._etext when kallsyms lists both, else from the
+ * lowest text symbol to KALLSYMS_MAX_OFFSET past the highest (no size is
+ * known, and lookups name no further).
+ */
+static void ksyms_text_range(const struct ksyms_builder *b, struct kallsyms *ks)
+{
+	uint64_t start = b->stext, end = b->etext;
+
+	if (!start || end <= start) {
+		start = b->text_low;
+		end = b->text_high > UINT64_MAX - KALLSYMS_MAX_OFFSET
+			      ? UINT64_MAX
+			      : b->text_high + KALLSYMS_MAX_OFFSET;
+	}
+	/* a lone symbol at the top of the address space has no range */
+	if (start && start < end) {
+		ks->text_start = start;
+		ks->text_end = end;
+	}
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -254,6 +290,7 @@ struct kallsyms *kallsyms__parse(const char *text, size_t len)
 	}
 	ks->strings = b.pool.buf;
 	b.pool.buf = NULL;
+	ksyms_text_range(&b, ks);
 
 	if (ks->nr && all_zero) {
 		err = -EPERM;
@@ -325,4 +362,13 @@ size_t kallsyms__nr_symbols(const struct kallsyms *ks)
 size_t kallsyms__nr_bad_lines(const struct kallsyms *ks)
 {
 	return ks ? ks->nr_bad_lines : 0;
+}
+
+int kallsyms__text_range(const struct kallsyms *ks, uint64_t *start, uint64_t *end)
+{
+	if (!ks || !ks->text_start)
+		return -ENOENT;
+	*start = ks->text_start;
+	*end = ks->text_end;
+	return 0;
 }

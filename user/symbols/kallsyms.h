@@ -61,4 +61,12 @@ size_t kallsyms__nr_symbols(const struct kallsyms *ks);
 /** kallsyms__nr_bad_lines() - lines that did not parse. */
 size_t kallsyms__nr_bad_lines(const struct kallsyms *ks);
 
+/**
+ * kallsyms__text_range() - the kernel image's text, [@start, @end):
+ * _stext.._etext (vmlinux text symbols "T"/"t"), else from the lowest vmlinux
+ * text symbol to KALLSYMS_MAX_OFFSET past the highest.  Modules lie outside.
+ * Return: 0, or -ENOENT when @ks lists no vmlinux text symbol (or is NULL).
+ */
+int kallsyms__text_range(const struct kallsyms *ks, uint64_t *start, uint64_t *end);
+
 #endif /* CTXPROF_KALLSYMS_H */

@@ -72,7 +72,11 @@ static void snapshot_resolve(struct symbolizer *sym, pid_t pid, struct maps_snap
 	for (i = 0; i < snap->nr; i++) {
 		struct sym_map *m = &snap->maps[i];
 
-		/* "[vdso]", anonymous JIT code and the like have no file to read */
+		if (!strcmp(m->path, "[vdso]")) {
+			m->elf = symbolizer__vdso(sym, m->end - m->start);
+			continue;
+		}
+		/* anonymous JIT code and the like have no file to read */
 		if (m->path[0] != '/')
 			continue;
 		/* a refresh usually finds the file where it was: reuse that verdict */
@@ -81,24 +85,17 @@ static void snapshot_resolve(struct symbolizer *sym, pid_t pid, struct maps_snap
 			m->elf = old->elf;
 			continue;
 		}
-		/*
-		 * The path of an unlinked file now names another file or none:
-		 * reading it would give wrong names, so only a verdict taken while
-		 * the file was there (above) is used.
-		 */
-		if (m->deleted)
-			continue;
 		/* a file mapped many times in a row is opened once */
 		if (last && same_file(last, m)) {
 			m->elf = last->elf;
 			continue;
 		}
+		/* for debug files, and the path when map_files is refused */
 		if (!root_tried) {
 			root_fd = proc_root_open(pid);
 			root_tried = true;
 		}
-		if (root_fd >= 0)
-			m->elf = symbolizer__file(sym, root_fd, m->path);
+		m->elf = symbolizer__file_mapped(sym, pid, root_fd, m);
 		last = m;
 	}
 	if (root_fd >= 0)

@@ -7,10 +7,12 @@
  * Only executable mappings are kept: a PC or return address lies in one, and
  * anything else is garbage from a broken frame chain.  A history keeps at
  * most MAPS_HISTORY_MAX snapshots; a refresh that changes only
- * non-executable mappings (heap, stack growth) adds none.  A mapping whose
- * file was deleted (" (deleted)") is not opened by path, which now names
- * another file or none; it is named only from a snapshot taken while the
- * file was there.
+ * non-executable mappings (heap, stack growth) adds none.  The file behind
+ * a mapping is the inode mapped, opened through /proc/PID/map_files
+ * (symbolizer__file_mapped()), so a file deleted (" (deleted)") or replaced
+ * since is still the one read; without the capability map_files needs, the
+ * path is opened and kept only when its inode is the mapped one.  A "[vdso]"
+ * mapping is named from the collector's own vDSO (symbolizer__vdso()).
  *
  * A history is part of a process's state (processes/process_state.h), which
  * owns it and serializes every call on it; it is embedded, not allocated.
@@ -45,8 +47,8 @@ struct maps_history {
 
 /**
  * maps_history__refresh() - read /proc/@pid/maps and add a snapshot when its
- * executable mappings changed; ELF files of new mappings are opened inside
- * the process's root through @sym.  Cheap when the text is unchanged.
+ * executable mappings changed; ELF files of new mappings are opened through
+ * @sym (symbolizer__file_mapped()).  Cheap when the text is unchanged.
  * @now_ns: CLOCK_MONOTONIC time of the read
  * Return: 1 when a snapshot was added, 0 when the executable mappings are
  * unchanged, or -errno (-ESRCH: the process is gone; earlier snapshots stay).

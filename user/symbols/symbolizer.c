@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * symbolizer - the caches behind naming: ELF files and mapping paths.
+ * symbolizer - the caches behind naming: ELF files, mapping paths, display
+ * names.
  *
- * Two chained hashes owned by the symbolizer, under its mutex:
- * - files: parsed ELF files keyed by the (st_dev, st_ino) of the opened file,
- *   shared by every process; a file that is not valid ELF stays as a
- *   negative entry so it is parsed once, not once per address or process;
- * - strings: interned mapping paths.
+ * Three caches owned by the symbolizer, under its mutex, each an array of
+ * entries indexed by a util/htable:
+ * - files: parsed ELF files (with their debug file) keyed by the (st_dev,
+ *   st_ino) of the opened file, shared by every process; a file that is not
+ *   valid ELF stays as a negative entry so it is parsed once, not once per
+ *   address or process.  Entries are heap objects: pointers to them are
+ *   handed out, and the array holds those pointers;
+ * - strings: interned mapping paths, module mappings and demangled names,
+ *   each its own allocation for the same reason;
+ * - display names: a mangled name (keyed by its address, which its file
+ *   keeps until the end) -> its demangled form, or itself.
  * Nothing handed out is freed before symbolizer__free(): function names and
  * build ids belong to cached files, paths to the string table, so a frame
  * stays valid after the process state it came from is gone.
@@ -14,194 +21,178 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "processes/proc_maps.h"
+#include "symbols/debug_file.h"
+#include "symbols/demangle.h"
 #include "symbols/elf_syms.h"
 #include "symbols/kallsyms.h"
 #include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htable.h"
+#include "util/read_capped.h"
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
-
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-struct htab {
-	struct hnode **buckets;
-	size_t nr_buckets; /* a power of two, or 0 before the first insert */
-	size_t nr;
-};
-
-struct str_node {
-	struct hnode h;
-	char s[];
-};
+#define KERNEL_MAPPING	 "[kernel.kallsyms]"
+#define KERNEL_NOTES	 "/sys/kernel/notes"
+#define KERNEL_NOTES_MAX (64u << 10) /* a few hundred bytes in practice */
+#define VDSO_MAPPING	 "[vdso]"
 
 struct sym_file {
-	struct hnode h;
 	dev_t dev;
 	ino_t ino;
-	struct elf_syms *es; /* NULL: not a valid ELF (negative entry) */
+	struct elf_syms *es;  /* NULL: not a valid ELF (negative entry) */
+	struct elf_syms *dbg; /* its separate debug file's symbols, NULL when none */
+};
+
+struct display_name {
+	const char *name;  /* as the symbol table has it; keyed by address */
+	const char *shown; /* demangled (interned), or @name itself */
 };
 
 struct symbolizer {
 	struct kallsyms *ks; /* NULL: kernel frames stay unnamed */
+	uint64_t ktext_start, ktext_end;
+	bool has_kernel_build_id;
+	char kernel_build_id[ELF_SYMS_BUILD_ID_HEX];
+	struct sym_file vdso; /* vdso.es NULL when unknown */
+	uint64_t vdso_size;
 	pthread_mutex_t lock;
-	struct htab files;
-	struct htab strings;
+	struct sym_file **files;
+	size_t nr_files, cap_files;
+	struct htable files_idx;
+	char **strings;
+	size_t nr_strings, cap_strings;
+	struct htable strings_idx;
+	struct display_name *names;
+	size_t nr_names, cap_names;
+	struct htable names_idx;
 	struct symbolizer_stats stats;
 };
 
-static void str_node_free(struct hnode *n)
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static uint32_t file_hash(dev_t dev, ino_t ino)
 {
-	free(n);
+	uint64_t w[2] = {dev, ino};
+
+	return (uint32_t)hash_words(0, w, 2);
 }
 
-static void sym_file_free(struct hnode *n)
+static bool file_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	struct sym_file *ef = (struct sym_file *)n;
+	const struct sym_file *const *files = ctx;
+	const struct file_key *k = key;
 
-	elf_syms__free(ef->es);
-	free(ef);
+	return files[idx]->dev == k->dev && files[idx]->ino == k->ino;
 }
 
-static uint64_t hash_u64(uint64_t x)
+static bool string_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	/* splitmix64 finalizer: pids and inodes are dense, spread them */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
+	char *const *strings = ctx;
+
+	return !strcmp(strings[idx], key);
 }
 
-static uint64_t hash_str(const char *s)
+static bool display_name_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	const struct display_name *names = ctx;
 
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static struct hnode *htab_chain(const struct htab *t, uint64_t hash)
-{
-	if (!t->nr_buckets)
-		return NULL;
-	return t->buckets[hash & (t->nr_buckets - 1)];
-}
-
-static int htab_insert(struct htab *t, struct hnode *n)
-{
-	size_t i;
-
-	if (t->nr >= t->nr_buckets) {
-		size_t nr_new = t->nr_buckets ? t->nr_buckets * 2 : 64;
-		struct hnode **b = calloc(nr_new, sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		for (i = 0; i < t->nr_buckets; i++) {
-			struct hnode *p = t->buckets[i], *next;
-
-			for (; p; p = next) {
-				next = p->next;
-				p->next = b[p->hash & (nr_new - 1)];
-				b[p->hash & (nr_new - 1)] = p;
-			}
-		}
-		free(t->buckets);
-		t->buckets = b;
-		t->nr_buckets = nr_new;
-	}
-	i = n->hash & (t->nr_buckets - 1);
-	n->next = t->buckets[i];
-	t->buckets[i] = n;
-	t->nr++;
-	return 0;
-}
-
-static void htab_destroy(struct htab *t, void (*free_node)(struct hnode *))
-{
-	size_t i;
-
-	for (i = 0; i < t->nr_buckets; i++) {
-		struct hnode *p = t->buckets[i], *next;
-
-		for (; p; p = next) {
-			next = p->next;
-			free_node(p);
-		}
-	}
-	free(t->buckets);
-	memset(t, 0, sizeof(*t));
+	return names[idx].name == key;
 }
 
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
 static const char *intern_locked(struct symbolizer *s, const char *str)
 {
-	uint64_t hash = hash_str(str);
-	struct str_node *sn;
-	struct hnode *n;
-	size_t len;
+	size_t len = strlen(str);
+	uint32_t hash = (uint32_t)hash_bytes(str, len), idx;
+	char *copy;
 
-	if (!*str)
+	if (!len)
 		return "";
-	for (n = htab_chain(&s->strings, hash); n; n = n->next) {
-		sn = (struct str_node *)n;
-		if (n->hash == hash && !strcmp(sn->s, str))
-			return sn->s;
-	}
-	len = strlen(str);
-	sn = malloc(sizeof(*sn) + len + 1);
-	if (!sn)
+	idx = htable__find(&s->strings_idx, hash, string_eq, s->strings, str);
+	if (idx != HTABLE_NONE)
+		return s->strings[idx];
+	if (array_grow((void **)&s->strings, &s->cap_strings, s->nr_strings + 1,
+		       sizeof(*s->strings), 256))
 		return NULL;
-	sn->h.hash = hash;
-	memcpy(sn->s, str, len + 1);
-	if (htab_insert(&s->strings, &sn->h)) {
-		free(sn);
+	copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, str, len + 1);
+	if (htable__insert(&s->strings_idx, hash, s->nr_strings)) {
+		free(copy);
 		return NULL;
 	}
-	return sn->s;
+	s->strings[s->nr_strings++] = copy;
+	return copy;
 }
 
 static struct sym_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t ino)
 {
-	uint64_t hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
-	struct hnode *n;
+	struct file_key key = {dev, ino};
+	uint32_t idx;
 
-	for (n = htab_chain(&s->files, hash); n; n = n->next) {
-		struct sym_file *ef = (struct sym_file *)n;
-
-		if (n->hash == hash && ef->dev == dev && ef->ino == ino)
-			return ef;
-	}
-	return NULL;
+	idx = htable__find(&s->files_idx, file_hash(dev, ino), file_eq, s->files, &key);
+	return idx == HTABLE_NONE ? NULL : s->files[idx];
 }
 
-static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es)
+static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es,
+				struct elf_syms *dbg)
 {
-	struct sym_file *ef = calloc(1, sizeof(*ef));
+	struct sym_file *ef;
 
+	if (array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files), 64))
+		return NULL;
+	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return NULL;
-	ef->dev = dev;
-	ef->ino = ino;
-	ef->es = es;
-	ef->h.hash = hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
-	if (htab_insert(&s->files, &ef->h)) {
+	*ef = (struct sym_file){.dev = dev, .ino = ino, .es = es, .dbg = dbg};
+	if (htable__insert(&s->files_idx, file_hash(dev, ino), s->nr_files)) {
 		free(ef);
 		return NULL;
 	}
+	s->files[s->nr_files++] = ef;
 	return ef;
+}
+
+/*
+ * The display form of @name: demangled once per symbol and remembered; the
+ * name itself when it is not mangled, does not demangle, or memory ran out.
+ */
+static const char *display_name_locked(struct symbolizer *s, const char *name)
+{
+	uint32_t hash = (uint32_t)hash_u64((uintptr_t)name), idx;
+	char buf[DEMANGLE_MAX_LEN];
+	const char *shown = name;
+
+	idx = htable__find(&s->names_idx, hash, display_name_eq, s->names, name);
+	if (idx != HTABLE_NONE)
+		return s->names[idx].shown;
+	if (!demangle(name, buf)) {
+		shown = intern_locked(s, buf);
+		if (!shown)
+			return name;
+		s->stats.demangled++;
+	} else {
+		s->stats.demangle_failed++;
+	}
+	if (array_grow((void **)&s->names, &s->cap_names, s->nr_names + 1, sizeof(*s->names),
+		       256) ||
+	    htable__insert(&s->names_idx, hash, s->nr_names))
+		return shown;
+	s->names[s->nr_names++] = (struct display_name){name, shown};
+	return shown;
 }
 
 const char *symbolizer__intern(struct symbolizer *s, const char *str)
@@ -214,22 +205,63 @@ const char *symbolizer__intern(struct symbolizer *s, const char *str)
 	return ret;
 }
 
-const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const char *path)
+static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
 {
-	struct elf_syms *es;
-	struct sym_file *ef;
-	struct stat st;
-	int fd, err;
-
-	fd = safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	if (fd < 0) {
-		pthread_mutex_lock(&s->lock);
-		s->stats.elf_open_failed++;
-		pthread_mutex_unlock(&s->lock);
-		return NULL;
-	}
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st.st_dev, st.st_ino);
+	*counter += n;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* the counters of a file parsed for the first time */
+static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
+			      const struct elf_syms *dbg, const struct debug_file_result *dres,
+			      bool looked)
+{
+	if (!es) {
+		s->stats.elf_parse_failed++;
+		return;
+	}
+	s->stats.elf_opened++;
+	switch (elf_syms__minidebug(es)) {
+	case ELF_SYMS_MINIDEBUG_OK:
+		s->stats.minidebug_files++;
+		break;
+	case ELF_SYMS_MINIDEBUG_BAD:
+		s->stats.minidebug_bad++;
+		break;
+	case ELF_SYMS_MINIDEBUG_TOO_BIG:
+		s->stats.minidebug_too_big++;
+		break;
+	default:
+		break;
+	}
+	if (!looked)
+		return;
+	if (dbg)
+		s->stats.debug_files++;
+	else
+		s->stats.debug_missing++;
+	s->stats.debug_build_id_bad += dres->build_id_bad;
+	s->stats.debug_crc_bad += dres->crc_bad;
+	s->stats.debug_unusable += dres->unusable;
+}
+
+/*
+ * The entry of the file open on @fd (consumed), parsed with its debug file
+ * unless its (dev, ino) is cached.  @path and @root_fd say where debug files
+ * are looked for.
+ */
+static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st,
+					   int root_fd, const char *path)
+{
+	struct debug_file_result dres = {};
+	struct elf_syms *es, *dbg = NULL;
+	struct sym_file *ef;
+	bool looked = false;
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	ef = elf_find(s, st->st_dev, st->st_ino);
 	pthread_mutex_unlock(&s->lock);
 	if (ef) {
 		close(fd);
@@ -242,28 +274,127 @@ const struct sym_file *symbolizer__file(struct symbolizer *s, int root_fd, const
 	/* running out of memory is not the file's fault: cache no verdict */
 	if (err == ENOMEM)
 		return NULL;
+	/* only a file without .symtab gains names from a debug file */
+	if (es && !elf_syms__has_symtab(es) && root_fd >= 0 &&
+	    (elf_syms__build_id(es) || elf_syms__debuglink(es, NULL))) {
+		looked = true;
+		dbg = debug_file__open(root_fd, path, es, st, &dres);
+		if (!dbg && errno == ENOMEM) {
+			elf_syms__free(es);
+			return NULL;
+		}
+	}
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st.st_dev, st.st_ino);
+	ef = elf_find(s, st->st_dev, st->st_ino);
 	if (ef) {
 		/* another thread parsed it meanwhile: keep the first */
 		pthread_mutex_unlock(&s->lock);
 		elf_syms__free(es);
+		elf_syms__free(dbg);
 		return ef;
 	}
-	if (es)
-		s->stats.elf_opened++;
-	else
-		s->stats.elf_parse_failed++;
-	ef = elf_add(s, st.st_dev, st.st_ino, es);
+	count_file_locked(s, es, dbg, &dres, looked);
+	ef = elf_add(s, st->st_dev, st->st_ino, es, dbg);
 	pthread_mutex_unlock(&s->lock);
-	if (!ef)
+	if (!ef) {
 		elf_syms__free(es);
+		elf_syms__free(dbg);
+	}
 	return ef;
+}
+
+const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, const char *path,
+					   uint64_t inode)
+{
+	struct stat st;
+	int fd;
+
+	fd = root_fd >= 0 ? safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st) : -EBADF;
+	if (fd < 0) {
+		count(s, &s->stats.elf_open_failed, 1);
+		return NULL;
+	}
+	if ((uint64_t)st.st_ino != inode) {
+		close(fd);
+		count(s, &s->stats.elf_mismatch, 1);
+		return NULL;
+	}
+	return file_from_fd(s, fd, &st, root_fd, path);
+}
+
+const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
+					       const struct sym_map *m)
+{
+	struct stat st;
+	int fd;
+
+	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
+	/*
+	 * map_files refused (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE) or the
+	 * mapping is gone by now: the path, kept only if it is the inode mapped.
+	 * The path of an unlinked file names another file or none: never tried.
+	 */
+	if (fd < 0 && fd != -EFBIG && fd != -EINVAL && !m->deleted) {
+		count(s, &s->stats.elf_by_path, 1);
+		return symbolizer__file_at(s, root_fd, m->path, m->inode);
+	}
+	if (fd < 0) {
+		count(s, &s->stats.elf_open_failed, 1);
+		return NULL;
+	}
+	return file_from_fd(s, fd, &st, root_fd, m->path);
 }
 
 bool symbolizer__file_ok(const struct sym_file *f)
 {
 	return f && f->es;
+}
+
+const struct sym_file *symbolizer__vdso(const struct symbolizer *s, uint64_t size)
+{
+	return s->vdso.es && size == s->vdso_size ? &s->vdso : NULL;
+}
+
+/*
+ * Our own vDSO, from memory: its address from the auxiliary vector, its
+ * size from our maps.  Missing is no error: "[vdso]" frames stay unnamed.
+ * Return: 0 or -ENOMEM.
+ */
+static int vdso_load(struct symbolizer *s)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	const struct proc_map *m;
+	struct proc_maps *pm;
+	int err = 0;
+
+	if (!base)
+		return 0;
+	pm = proc_maps__read(getpid());
+	if (!pm)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	m = proc_maps__find(pm, base);
+	if (m && m->start == base && !strcmp(m->path, VDSO_MAPPING)) {
+		s->vdso.es = elf_syms__open_mem((const void *)(uintptr_t)base, m->end - m->start);
+		if (s->vdso.es)
+			s->vdso_size = m->end - m->start;
+		else if (errno == ENOMEM)
+			err = -ENOMEM;
+	}
+	proc_maps__free(pm);
+	return err;
+}
+
+/* the kernel's text range and build id; what cannot be read stays unknown */
+static void kernel_load(struct symbolizer *s)
+{
+	size_t len;
+	char *notes;
+
+	kallsyms__text_range(s->ks, &s->ktext_start, &s->ktext_end);
+	if (read_capped(KERNEL_NOTES, KERNEL_NOTES_MAX, 4096, &notes, &len))
+		return;
+	s->has_kernel_build_id = elf_syms__note_build_id(notes, len, 4, s->kernel_build_id);
+	free(notes);
 }
 
 struct symbolizer *symbolizer__new(int kernel)
@@ -274,38 +405,53 @@ struct symbolizer *symbolizer__new(int kernel)
 	if (!s)
 		return errno = ENOMEM, NULL;
 	pthread_mutex_init(&s->lock, NULL);
+	if (vdso_load(s))
+		goto err_nomem;
 	if (kernel) {
 		s->ks = kallsyms__load();
 		/* hidden or missing kallsyms only leave kernel frames unnamed */
-		if (!s->ks && errno == ENOMEM) {
-			free(s);
-			return errno = ENOMEM, NULL;
-		}
+		if (!s->ks && errno == ENOMEM)
+			goto err_nomem;
+		kernel_load(s);
 	}
 	return s;
+
+err_nomem:
+	symbolizer__free(s);
+	return errno = ENOMEM, NULL;
 }
 
 void symbolizer__free(struct symbolizer *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	htab_destroy(&s->files, sym_file_free);
-	htab_destroy(&s->strings, str_node_free);
+	for (i = 0; i < s->nr_files; i++) {
+		elf_syms__free(s->files[i]->es);
+		elf_syms__free(s->files[i]->dbg);
+		free(s->files[i]);
+	}
+	free(s->files);
+	htable__destroy(&s->files_idx);
+	for (i = 0; i < s->nr_strings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	htable__destroy(&s->strings_idx);
+	free(s->names);
+	htable__destroy(&s->names_idx);
+	elf_syms__free(s->vdso.es);
 	kallsyms__free(s->ks);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
-{
-	pthread_mutex_lock(&s->lock);
-	*counter += n;
-	pthread_mutex_unlock(&s->lock);
-}
-
 int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
 		     bool return_address, struct sym_frame *out)
 {
+	const struct sym_file *f = m->elf;
+	const char *name = NULL;
+	bool from_dbg = false;
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
@@ -319,15 +465,32 @@ int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t add
 	out->map_start = m->start;
 	out->map_end = m->end;
 	out->map_pgoff = m->pgoff;
-	if (symbolizer__file_ok(m->elf)) {
-		struct elf_syms *es = m->elf->es;
-
-		out->build_id = elf_syms__build_id(es);
-		if (!elf_syms__file_offset_to_vaddr(es, addr - m->start + m->pgoff, &vaddr))
-			out->function = elf_syms__lookup(es, vaddr, NULL);
+	if (symbolizer__file_ok(f)) {
+		out->build_id = elf_syms__build_id(f->es);
+		if (!elf_syms__file_offset_to_vaddr(f->es, addr - m->start + m->pgoff, &vaddr)) {
+			if (f->dbg)
+				name = elf_syms__lookup(f->dbg, vaddr, NULL);
+			from_dbg = name != NULL;
+			if (!name)
+				name = elf_syms__lookup(f->es, vaddr, NULL);
+		}
 	}
-	if (!out->function)
-		count(s, &s->stats.unnamed, 1);
+	out->system_name = name;
+	out->function = name;
+	pthread_mutex_lock(&s->lock);
+	if (!name) {
+		s->stats.unnamed++;
+	} else {
+		if (from_dbg)
+			s->stats.names_debug_file++;
+		else if (elf_syms__from_minidebug(f->es, name))
+			s->stats.names_minidebug++;
+		else if (f == &s->vdso)
+			s->stats.names_vdso++;
+		if (demangle_wanted(name))
+			out->function = display_name_locked(s, name);
+	}
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
@@ -347,14 +510,32 @@ void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines)
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
 		       struct sym_frame *out)
 {
+	const char *module = NULL, *path;
+	char mapping[KALLSYMS_MAX_MODULE + 3];
+
 	memset(out, 0, sizeof(*out));
 	out->mapping_path = KERNEL_MAPPING;
 	if (return_address && addr)
 		addr--;
 	if (s->ks)
-		out->function = kallsyms__lookup(s->ks, addr, NULL, NULL);
+		out->function = kallsyms__lookup(s->ks, addr, &module, NULL);
+	out->system_name = out->function;
+	pthread_mutex_lock(&s->lock);
 	if (!out->function)
-		count(s, &s->stats.unnamed, 1);
+		s->stats.unnamed++;
+	/* a module is a mapping of its own, as perf shows it: "[ext4]" */
+	if (module && *module) {
+		snprintf(mapping, sizeof(mapping), "[%s]", module);
+		path = intern_locked(s, mapping);
+		pthread_mutex_unlock(&s->lock);
+		if (path)
+			out->mapping_path = path;
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	out->map_start = s->ktext_start;
+	out->map_end = s->ktext_end;
+	out->build_id = s->has_kernel_build_id ? s->kernel_build_id : NULL;
 	return 0;
 }
 
