@@ -417,7 +417,8 @@ static bool module_symbol(uint64_t *addr, char *module)
 
 static void symbolizer__kernel__kernel_mapping__text_range_and_build_id(void **state)
 {
-	uint64_t stext = fixture_kallsyms_addr("_stext"), etext = fixture_kallsyms_addr("_etext"), addr;
+	uint64_t stext = fixture_kallsyms_addr("_stext"), etext = fixture_kallsyms_addr("_etext"),
+		 addr;
 	char want[ELF_SYMS_BUILD_ID_HEX], module[256], mapping[260];
 	struct symbolizer *s;
 	struct sym_frame f;

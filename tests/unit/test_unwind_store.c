@@ -175,7 +175,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(unwind_store__rules_full__enospc, setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			unwind_store__put_proc__replaced_then_deleted_only_if_ours, setup, teardown),
+			unwind_store__put_proc__replaced_then_deleted_only_if_ours, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests_name("unwind_store", tests, NULL, NULL);
