@@ -65,7 +65,8 @@ static _Atomic __u64 events_unregistered;
 
 /*
  * The reader that matters is the BPF sampler, which runs in the perf
- * interrupt of the CPU this thread is running on and copies the 64 bytes.
+ * interrupt of the CPU this thread is running on and copies the 64 bytes
+ * (with the slot's state and tid behind them).
  * An interrupt is precise: it lands between two instructions, and a CPU sees
  * its own earlier stores, store buffer included, in program order, on x86
  * (TSO) and on arm64 alike (a PE's reads of its own writes are ordered by

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
+#include "records.h"
 #include "fixtures.h"
 
 enum child_mode {
@@ -44,6 +45,7 @@ enum child_mode {
 
 /* child commands, each acknowledged with one byte */
 #define CMD_UNREGISTER 'u' /* the worker leaves its slot (and lives on) */
+#define CMD_REGISTER   'r' /* the worker takes a slot again: its old one, recycled */
 #define CMD_GARBAGE    'g' /* random bytes over the slots and rings */
 #define CMD_QUIT       'q'
 
@@ -94,6 +96,8 @@ static void *worker_main(void *arg)
 		worker.cmd = 0;
 		if (cmd == CMD_UNREGISTER)
 			ctxprof_unregister_thread();
+		if (cmd == CMD_REGISTER && !ctxprof_register_thread())
+			ctxprof_set_context(22, 12);
 		worker.done = true;
 		pthread_cond_broadcast(&worker.cond);
 	}
@@ -289,7 +293,7 @@ static void start(struct fixture *f, enum child_mode mode, int verbose)
 
 	fixture_require_root("opening /proc/PID/map_files and creating a BPF map");
 	f->map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_ctx", sizeof(uint32_t),
-				   sizeof(uint64_t), 64, NULL);
+				   sizeof(struct ctx_slot_ref), 64, NULL);
 	if (f->map_fd < 0) {
 		print_message("SKIP: no BPF hash map: %s\n", strerror(errno));
 		skip();
@@ -312,12 +316,20 @@ static void start(struct fixture *f, enum child_mode mode, int verbose)
 	child_read(f, &f->rep, sizeof(f->rep));
 }
 
+/* what the map holds for @tid, all zero when it holds nothing */
+static struct ctx_slot_ref map_ref(struct fixture *f, uint32_t tid)
+{
+	struct ctx_slot_ref ref;
+
+	if (bpf_map_lookup_elem(f->map_fd, &tid, &ref))
+		memset(&ref, 0, sizeof(ref));
+	return ref;
+}
+
 /* the slot address the map holds for @tid, 0 when it holds none */
 static uint64_t map_slot(struct fixture *f, uint32_t tid)
 {
-	uint64_t addr;
-
-	return bpf_map_lookup_elem(f->map_fd, &tid, &addr) ? 0 : addr;
+	return map_ref(f, tid).addr;
 }
 
 static unsigned int map_count(struct fixture *f)
@@ -414,6 +426,36 @@ static void app_context__poll__thread_unregistered__leaves_the_map(void **state)
 	assert_true(map_slot(f, f->rep.tids[0]) == f->rep.slots[0]);
 	assert_int_equal(map_count(f), 1);
 	assert_int_equal(stats(f).threads, 1);
+}
+
+static void app_context__poll__slot_recycled__map_entry_carries_claim_and_generation(void **state)
+{
+	struct fixture *f = *state;
+	struct ctx_slot_ref ref;
+	uint32_t gen;
+
+	start(f, CHILD_VALID, 0);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	app_context__poll(f->a);
+	/* what the sampler checks the slot against: the claim as the slot holds it */
+	ref = map_ref(f, f->rep.tids[1]);
+	assert_true(ref.addr == f->rep.slots[1]);
+	assert_int_equal(ref.tid, f->rep.tids[1]);
+	gen = ref.generation;
+	assert_true(gen >= 1);
+
+	/* the worker leaves and takes its slot back before the next poll */
+	child_cmd(f, CMD_UNREGISTER);
+	child_cmd(f, CMD_REGISTER);
+	/* until that poll the entry is the old generation's: the sampler sees it stale */
+	assert_int_equal(map_ref(f, f->rep.tids[1]).generation, gen);
+	app_context__poll(f->a);
+	ref = map_ref(f, f->rep.tids[1]);
+	assert_true(ref.addr == f->rep.slots[1]);
+	assert_int_equal(ref.tid, f->rep.tids[1]);
+	assert_int_equal(ref.generation, gen + 1);
+	assert_int_equal(map_count(f), 2);
+	assert_int_equal(stats(f).threads, 2);
 }
 
 static void app_context__release__process_gone__every_tid_out_of_the_map(void **state)
@@ -519,6 +561,7 @@ int main(void)
 		T(app_context__scan__valid_region__threads_mapped_to_their_slots),
 		T(app_context__tag__interned_in_the_child__named),
 		T(app_context__poll__thread_unregistered__leaves_the_map),
+		T(app_context__poll__slot_recycled__map_entry_carries_claim_and_generation),
 		T(app_context__release__process_gone__every_tid_out_of_the_map),
 		T(app_context__scan__look_alike_regions__refused_and_counted),
 		T(app_context__poll__slot_claims_a_foreign_tid__rejected_never_mapped),

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "records.h"
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
 #include "processes/proc_maps.h"
@@ -288,7 +289,12 @@ static uint32_t resolve_tid(const struct app_region *r, uint32_t claim)
 
 static void map_slot(struct app_context *a, struct app_region *r, const struct ctxprof_slot_view *v)
 {
-	uint64_t addr = r->start + v->offset;
+	/* what the sampler checks the slot against at every read */
+	struct ctx_slot_ref ref = {
+		.addr = r->start + v->offset,
+		.tid = v->tid,
+		.generation = v->generation,
+	};
 	uint32_t tid;
 
 	if (r->slot_tid[v->index]) {
@@ -302,7 +308,7 @@ static void map_slot(struct app_context *a, struct app_region *r, const struct c
 		a->st.threads_rejected++;
 		return;
 	}
-	if (bpf_map_update_elem(a->map_fd, &tid, &addr, BPF_ANY)) {
+	if (bpf_map_update_elem(a->map_fd, &tid, &ref, BPF_ANY)) {
 		a->st.map_full++;
 		return;
 	}

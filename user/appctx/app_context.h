@@ -39,7 +39,7 @@ struct app_context_stats {
 };
 
 /**
- * app_context__new() - @ctx_map_fd: the sampler's tid -> slot address map.
+ * app_context__new() - @ctx_map_fd: the sampler's tid -> slot map (struct ctx_slot_ref).
  * @verbose: log refused regions on stderr
  * Return: NULL with errno set on failure.  Pair with app_context__free().
  */
