@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,15 @@ static void map_region(struct app_context *a, struct app_region *r)
 	r->same_pidns = same_pid_namespace(r->pid);
 	r->look_again = false;
 	a->st.regions++;
+	/*
+	 * Tags interned before we came were sent to no one, or to a collector
+	 * before us: ask for the whole dictionary (the library serves it on
+	 * its next span events, flushes and registrations).
+	 */
+	atomic_fetch_add_explicit(
+		(_Atomic __u32 *)&((struct ctxprof_region_header *)r->base)->dict_replay_request, 1,
+		memory_order_relaxed);
+	a->st.dict_replays++;
 	return;
 
 err_refuse:

@@ -2,7 +2,9 @@
 /*
  * app_context - the collector's side of libctxprof: find a target's registry
  * region, keep the sampler's tid -> context slot map current, and drain the
- * region's lanes (tag dictionary, span events).
+ * region's lanes (tag dictionary, span events).  On mapping a region it
+ * asks the library for the whole tag dictionary again (dict_replay_request):
+ * the tags interned before the collector came have names too.
  *
  * The region is the application's memory and is hostile: it is only mapped
  * when it is a sealed memfd (so it can neither shrink under us nor be a file
@@ -47,6 +49,7 @@ struct app_context_stats {
 	uint64_t map_full;	  /* claims that did not fit in the sampler's map, each once */
 	uint64_t span_events;	  /* span begin/end events drained */
 	uint64_t tags;		  /* distinct tag ids known */
+	uint64_t dict_replays;	  /* dictionaries asked for again (one per region mapped) */
 	uint64_t tags_dropped;	  /* dictionary records refused (table full, bad id) */
 	uint64_t lane_errors;	  /* malformed lane content skipped (all reasons) */
 };

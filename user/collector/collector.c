@@ -307,7 +307,8 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 				"ctxprof: trace context: %llu samples with a valid context, "
 				"%llu empty, %llu torn (rejected), %llu unreadable, "
 				"%llu stale (slot changed hands); %llu regions (%llu refused), "
-				"%llu threads (%llu claims refused), %llu tags, %llu span events, "
+				"%llu threads (%llu claims refused), %llu tags "
+				"(%llu dictionary replays requested), %llu span events, "
 				"%llu lane errors\n",
 				(unsigned long long)st[SAMPLER_STAT_CTX_OK],
 				(unsigned long long)st[SAMPLER_STAT_CTX_EMPTY],
@@ -318,7 +319,8 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 				(unsigned long long)as.regions_rejected,
 				(unsigned long long)as.threads,
 				(unsigned long long)as.threads_rejected,
-				(unsigned long long)as.tags, (unsigned long long)as.span_events,
+				(unsigned long long)as.tags, (unsigned long long)as.dict_replays,
+				(unsigned long long)as.span_events,
 				(unsigned long long)as.lane_errors);
 	}
 	fprintf(stderr,
