@@ -69,13 +69,13 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
-/* tid -> address of its libctxprof context slot in its process; kept by the
- * collector from the registry regions it validated */
+/* tid -> its libctxprof context slot (address, claimed tid, generation); kept
+ * by the collector from the registry regions it validated, at each poll */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536); /* resized before load */
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct ctx_slot_ref);
 } ctx_slots SEC(".maps");
 
 static __always_inline void inc_stat(__u32 stat)
@@ -187,24 +187,36 @@ static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
  * as the seed's signal handler does.  We run on the writer's own CPU,
  * between two of its instructions, so a valid checksum means one whole
  * update; checksum 0 (no context, or a write in progress) and a mismatch are
- * "no context", counted.  The slot is copied into the scratch record's frame
- * area, which the stacks overwrite afterwards.
+ * "no context", counted.
+ * The map entry may be older than the slot's owner: the collector updates it
+ * at its polls only.  So the same read takes the slot's state_gen and tid,
+ * and the context counts only if the slot is still Active in the generation
+ * and with the tid the collector saw (a thread that left its slot, and
+ * perhaps saw it recycled by another, gets no context, not the other's).
+ * The slot is copied into the scratch record's frame area, which the stacks
+ * overwrite afterwards.
  */
 static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
 {
-	struct ctxprof_context *c = (void *)rec->frames;
-	__u64 *addr;
+	struct ctxprof_slot *s = (void *)rec->frames;
+	struct ctxprof_context *c = &s->context;
+	struct ctx_slot_ref *ref;
 	int i;
 
 	rec->span_id = 0;
 	rec->local_root_span_id = 0;
 	for (i = 0; i < SAMPLER_NR_TAGS; i++)
 		rec->tags[i] = 0;
-	addr = bpf_map_lookup_elem(&ctx_slots, &tid);
-	if (!addr)
+	ref = bpf_map_lookup_elem(&ctx_slots, &tid);
+	if (!ref)
 		return;
-	if (bpf_probe_read_user(c, sizeof(*c), (const void *)*addr)) {
+	if (bpf_probe_read_user(s, CTXPROF_SLOT_SAMPLER_READ, (const void *)ref->addr)) {
 		inc_stat(SAMPLER_STAT_CTX_READ_ERR);
+		return;
+	}
+	if (s->state_gen != CTXPROF_SLOT_STATE_GEN(CTXPROF_SLOT_ACTIVE, ref->generation) ||
+	    s->tid != ref->tid) {
+		inc_stat(SAMPLER_STAT_CTX_STALE);
 		return;
 	}
 	if (!c->checksum) {
@@ -224,6 +236,9 @@ static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
 }
 
 _Static_assert(SAMPLER_NR_TAGS == CTXPROF_MAX_TAGS, "a sample carries every tag of a slot");
+/* the slot copy fits in the frame area it borrows */
+_Static_assert(CTXPROF_SLOT_SAMPLER_READ <= SAMPLER_MAX_FRAMES * sizeof(__u64),
+	       "the slot copy fits in the scratch frames");
 
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)

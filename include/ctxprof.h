@@ -111,8 +111,12 @@ CTXPROF_API void ctxprof_clear_tag(unsigned int slot);
  * dictionary record (id, key, value) on the calling thread's detail lane, from
  * which the profiler learns the strings; if that write fails (ring pool
  * exhausted, thread not registered) a later intern of the pair, on any
- * thread, writes it.  Takes a mutex and may allocate: call it off the hot
- * path and keep the id.
+ * thread, writes it.  A profiler that attaches later asks for the whole
+ * dictionary again; the library sends it a batch at a time at the next span
+ * events, ctxprof_flush() calls or thread registrations (never waiting: a
+ * batch is skipped while another thread holds the dictionary or no ring is
+ * free), so interning once at start is enough.  Takes a mutex and may
+ * allocate: call it off the hot path and keep the id.
  * Return: the id (>= 1), or 0 on failure (bad length, NULL, max_tags
  * reached, out of memory): 0 means "no tag" everywhere.
  */

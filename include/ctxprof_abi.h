@@ -2,7 +2,8 @@
 /*
  * The application ABI: the registry region libctxprof creates in every
  * instrumented process, read by the collector (user/appctx/ctxprof_region.c) and, for
- * the 64-byte context slot only, by the BPF sampler.
+ * the first CTXPROF_SLOT_SAMPLER_READ bytes of a slot only (context, state,
+ * tid), by the BPF sampler.
  * Seeds: thread-local-context (the context slot and its checksum) and
  * thread-registry-lanes (control block, thread registry, lane sets).
  *
@@ -271,7 +272,7 @@ enum ctxprof_slot_state {
 #define CTXPROF_SLOT_STATE_GEN(st, gen) (((__u64)(gen) << 32) | (__u32)(st))
 
 struct ctxprof_slot {
-	/* first: the BPF sampler reads 64 bytes at the slot's address */
+	/* first: the BPF sampler reads context, state_gen and tid in one copy */
 	struct ctxprof_context context;
 	__u64 state_gen;     /* CTXPROF_SLOT_STATE_GEN(enum ctxprof_slot_state, generation) */
 	__u32 tid;	     /* kernel tid of the owner; valid from ACTIVE on */
@@ -288,6 +289,11 @@ _Static_assert(__builtin_offsetof(struct ctxprof_slot, flags) == 76, "ctxprof AB
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, registered_ns) == 80, "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, lanes) == 128, "ctxprof ABI");
 _Static_assert(sizeof(struct ctxprof_slot) == 640, "ctxprof ABI");
+
+/* what the BPF sampler copies of a slot: the context, state_gen, tid and flags */
+#define CTXPROF_SLOT_SAMPLER_READ 80u
+_Static_assert(CTXPROF_SLOT_SAMPLER_READ == __builtin_offsetof(struct ctxprof_slot, registered_ns),
+	       "ctxprof ABI");
 
 /* ------------------------------------------------------------------------ */
 /* control block                                                              */

@@ -102,6 +102,7 @@ enum sampler_stat {
 	SAMPLER_STAT_CTX_EMPTY,	   /* checksum 0: no context set, or a write in progress */
 	SAMPLER_STAT_CTX_TORN,	   /* checksum mismatch: a torn read, rejected */
 	SAMPLER_STAT_CTX_READ_ERR, /* the slot could not be read (unmapped, paged out) */
+	SAMPLER_STAT_CTX_STALE,	   /* the slot changed hands since the collector mapped it */
 	/* user stacks: one count per sample by why its stack ends, at
 	 * SAMPLER_STAT_USTOP_FIRST + enum unwind_stop ... */
 	SAMPLER_STAT_USTOP_FIRST,
@@ -116,6 +117,23 @@ enum sampler_stat {
 
 #define SAMPLER_STAT_DROP_FIRST SAMPLER_STAT_DROP_RING_FULL
 #define SAMPLER_STAT_DROP_LAST	SAMPLER_STAT_DROP_NO_SCRATCH
+
+/*
+ * Value of the sampler's ctx_slots map (key: the host tid), written by
+ * user/appctx/app_context.c for each slot whose claim it verified.  The
+ * collector brings the map up to date only at its polls; in between, the
+ * thread may leave the slot and another one recycle it.  So the sampler
+ * takes the slot's context only while the slot still says what the
+ * collector saw: state Active, this generation and this tid; else the
+ * sample has no context (SAMPLER_STAT_CTX_STALE).
+ */
+struct ctx_slot_ref {
+	__u64 addr;	  /* the slot's address in the thread's process */
+	__u32 tid;	  /* the slot's tid claim as it holds it (app's pid namespace) */
+	__u32 generation; /* the slot's generation the collector saw Active */
+};
+
+_Static_assert(sizeof(struct ctx_slot_ref) == 16, "ctx_slot_ref ABI");
 
 /*
  * Thread lifecycle records, written by bpf/lifecycle.bpf.c and applied by

@@ -65,7 +65,8 @@ static _Atomic __u64 events_unregistered;
 
 /*
  * The reader that matters is the BPF sampler, which runs in the perf
- * interrupt of the CPU this thread is running on and copies the 64 bytes.
+ * interrupt of the CPU this thread is running on and copies the 64 bytes
+ * (with the slot's state and tid behind them).
  * An interrupt is precise: it lands between two instructions, and a CPU sees
  * its own earlier stores, store buffer included, in program order, on x86
  * (TSO) and on arm64 alike (a PE's reads of its own writes are ordered by
@@ -394,6 +395,9 @@ static int register_current(void)
 	add64(&shm->hdr->registrations, 1, relaxed);
 	/* release: the collector that sees Active sees tid and lanes */
 	st64(&s->state_gen, CTXPROF_SLOT_STATE_GEN(CTXPROF_SLOT_ACTIVE, gen), release);
+	/* a new thread is a regular event even where spans are not used */
+	if (ctxprof_dict__replay_pending(shm))
+		ctxprof_dict__serve_replay(&t->lanes[CTXPROF_LANE_DETAIL]);
 	return 0;
 }
 
@@ -610,6 +614,9 @@ static void span_event(__u16 type, __u64 span_id, __u64 root_id)
 	}
 	/* dictionary records ride on span traffic to the collector, too */
 	ctxprof_lane__flush_aged(&t->lanes[CTXPROF_LANE_DETAIL], now);
+	/* and so does a dictionary replay the collector asked for (rare: out of line) */
+	if (unlikely(ctxprof_dict__replay_pending(&shm_storage)))
+		ctxprof_dict__serve_replay(&t->lanes[CTXPROF_LANE_DETAIL]);
 }
 
 void ctxprof_span_begin(uint64_t span_id, uint64_t local_root_span_id)
@@ -648,6 +655,8 @@ void ctxprof_flush(void)
 
 	if (!t)
 		return;
+	if (ctxprof_dict__replay_pending(&shm_storage))
+		ctxprof_dict__serve_replay(&t->lanes[CTXPROF_LANE_DETAIL]);
 	for (l = 0; l < CTXPROF_NR_LANES; l++)
 		ctxprof_lane__flush(&t->lanes[l]);
 }

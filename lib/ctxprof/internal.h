@@ -119,9 +119,26 @@ void ctxprof_lane__commit(struct ctxprof_lane_producer *p, __u32 len, __u64 now)
 void ctxprof_lane__flush(struct ctxprof_lane_producer *p) CTXPROF_HIDDEN;
 void ctxprof_lane__flush_aged(struct ctxprof_lane_producer *p, __u64 now) CTXPROF_HIDDEN;
 bool ctxprof_lane__drained(const struct ctxprof_lane_producer *p) CTXPROF_HIDDEN;
+/* a ring being filled, or one to take: a reserve may work (cheap, no side effect) */
+bool ctxprof_lane__can_reserve(const struct ctxprof_lane_producer *p) CTXPROF_HIDDEN;
 
 /* tags.c: the process-wide dictionary */
 __u32 ctxprof_dict__intern(const char *key, const char *value) CTXPROF_HIDDEN;
+/* the dict_replay_request value last served in full; see ctxprof_dict__replay_pending() */
+extern _Atomic __u32 ctxprof_dict_replay_served CTXPROF_HIDDEN;
+void ctxprof_dict__serve_replay(struct ctxprof_lane_producer *detail) CTXPROF_HIDDEN;
+
+/*
+ * ctxprof_dict__replay_pending() - the collector asked for the dictionary
+ * again (dict_replay_request changed) and it is not all sent yet.  Two
+ * loads and a compare: cheap enough for the span event path, which then
+ * calls ctxprof_dict__serve_replay() with the thread's detail lane.
+ */
+static inline bool ctxprof_dict__replay_pending(const struct ctxprof_shm *shm)
+{
+	return ld32(&shm->hdr->dict_replay_request, relaxed) !=
+	       atomic_load_explicit(&ctxprof_dict_replay_served, memory_order_relaxed);
+}
 void ctxprof_dict__forget_emitted(void) CTXPROF_HIDDEN;
 void ctxprof_dict__reset(void) CTXPROF_HIDDEN;
 void ctxprof_dict__lock(void) CTXPROF_HIDDEN;

@@ -172,6 +172,11 @@ void ctxprof_lane__flush_aged(struct ctxprof_lane_producer *p, __u64 now)
 	take_ring(p);
 }
 
+bool ctxprof_lane__can_reserve(const struct ctxprof_lane_producer *p)
+{
+	return p->active != CTXPROF_RING_NONE || free_ring_available(p);
+}
+
 bool ctxprof_lane__drained(const struct ctxprof_lane_producer *p)
 {
 	/* acquire: the consumer advances submit_head after it gave the ring back */

@@ -4,8 +4,12 @@
  * Interning is not a hot call: the application interns once and keeps the
  * id.  An entry's dictionary record goes out on the interning thread's
  * detail lane the first time that works; the collector may ask for the
- * whole dictionary again (dict_replay_request, e.g. when it attached late),
- * which later interns serve a bounded batch at a time.
+ * whole dictionary again (dict_replay_request, e.g. when it attached late).
+ * An application may have interned everything at start and never intern
+ * again, so a replay is served a bounded batch at a time on paths every
+ * application takes: span events, ctxprof_flush(), thread registration (and
+ * interns).  Those check ctxprof_dict__replay_pending() (two loads) and
+ * never wait: the lock is only tried, and only when a ring is free.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,8 +32,10 @@ static struct dict_entry *entries; /* entries[id - 1] */
 static __u32 nr_entries, cap_entries;
 static __u32 *table; /* open addressing, ids; 0 is empty */
 static __u32 table_mask;
-static __u32 replay_seen; /* last dict_replay_request served */
+static __u32 replay_seen; /* last dict_replay_request taken up */
 static __u32 replay_next; /* next id to replay; 0: no replay running */
+/* replay_seen once its replay is complete; read without the lock */
+_Atomic __u32 ctxprof_dict_replay_served;
 
 static __u64 hash_pair(const char *k, size_t kl, const char *v, size_t vl)
 {
@@ -116,8 +122,9 @@ static bool emit(__u32 id)
 	return ctxprof__emit_tag(id, e->key, e->key_len, e->key + e->key_len, e->value_len);
 }
 
-/* serve the collector's replay request a batch at a time; under dict_lock */
-static void replay_step(struct ctxprof_shm *shm)
+/* serve the collector's replay request a batch at a time; under dict_lock.
+ * Return: records sent */
+static int replay_step(struct ctxprof_shm *shm)
 {
 	__u32 req = ld32(&shm->hdr->dict_replay_request, relaxed);
 	int n;
@@ -132,10 +139,33 @@ static void replay_step(struct ctxprof_shm *shm)
 			break;
 		}
 		if (!emit(replay_next))
-			break; /* pool exhausted: continue at a later intern */
+			break; /* pool exhausted: continue later */
 		entries[replay_next - 1].emitted = true;
 		replay_next++;
 	}
+	if (!replay_next)
+		atomic_store_explicit(&ctxprof_dict_replay_served, replay_seen,
+				      memory_order_relaxed);
+	return n;
+}
+
+/*
+ * ctxprof_dict__serve_replay() - a batch of a pending replay on the calling
+ * thread's @detail lane, handed to the collector at once.  Never waits: with
+ * no ring free, or the dictionary locked (its holder serves it), it is left
+ * for a later call.
+ */
+void ctxprof_dict__serve_replay(struct ctxprof_lane_producer *detail)
+{
+	struct ctxprof_shm *shm = ctxprof__shm();
+	int sent;
+
+	if (!shm || !ctxprof_lane__can_reserve(detail) || pthread_mutex_trylock(&dict_lock))
+		return;
+	sent = replay_step(shm);
+	pthread_mutex_unlock(&dict_lock);
+	if (sent)
+		ctxprof_lane__flush(detail);
 }
 
 __u32 ctxprof_dict__intern(const char *key, const char *value)
@@ -184,6 +214,7 @@ void ctxprof_dict__forget_emitted(void)
 		entries[i].emitted = false;
 	replay_seen = 0;
 	replay_next = 0;
+	atomic_store_explicit(&ctxprof_dict_replay_served, 0, memory_order_relaxed);
 }
 
 void ctxprof_dict__reset(void)
@@ -198,6 +229,7 @@ void ctxprof_dict__reset(void)
 	table = NULL;
 	nr_entries = cap_entries = table_mask = 0;
 	replay_seen = replay_next = 0;
+	atomic_store_explicit(&ctxprof_dict_replay_served, 0, memory_order_relaxed);
 }
 
 void ctxprof_dict__lock(void)

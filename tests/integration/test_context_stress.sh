@@ -11,7 +11,11 @@ STRESS=$OUTPUT/tests/stress_ctxprof_tsan
 [ -x "$STRESS" ] || { echo "FAIL: $STRESS not built"; exit 1; }
 K=0x5a5a5a5a12345678
 
-"$STRESS" --seconds 5 > "$TMP/stress.log" 2>&1 &
+# its context phase (--seconds) must outlast the collector's start and its
+# 3.5 s: the lanes phase that follows makes a second region, with a consumer
+# of its own that a collector draining the same lanes would rob (and pairs
+# that are not x, x ^ K)
+"$STRESS" --seconds 9 > "$TMP/stress.log" 2>&1 &
 st=$!
 PIDS+=($st)
 sleep 0.5

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include "internal.h"
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
+#include "records.h"
 #include "fixtures.h"
 
 enum child_mode {
@@ -40,11 +42,20 @@ enum child_mode {
 	CHILD_UNSEALED,	 /* plus look-alikes: an unsealed copy, a sealed one of zeros */
 	CHILD_FOREIGN,	 /* the worker's slot claims the parent's pid as its tid */
 	CHILD_BAD_LANES, /* the main thread's lanes claim impossible queues */
+	/* every slot past the two threads' is Active and claims ... */
+	CHILD_BOGUS_SLOTS, /* ... a tid no task has (MANY_SLOTS slots) */
+	CHILD_DUP_CLAIMS,  /* ... the main thread's tid */
+	CHILD_NEW_PIDNS,   /* CHILD_VALID, in a pid namespace of its own (a container) */
 };
+
+#define MANY_SLOTS     2048u
+#define BOGUS_TID_BASE 0x7fff0000u /* above any pid_max */
 
 /* child commands, each acknowledged with one byte */
 #define CMD_UNREGISTER 'u' /* the worker leaves its slot (and lives on) */
+#define CMD_REGISTER   'r' /* the worker takes a slot again: its old one, recycled */
 #define CMD_GARBAGE    'g' /* random bytes over the slots and rings */
+#define CMD_BUMP_GEN   'b' /* the worker's slot: same claim, next generation */
 #define CMD_QUIT       'q'
 
 /* what the child tells the parent once its region is ready */
@@ -57,6 +68,7 @@ struct child_report {
 
 struct fixture {
 	pid_t child;
+	pid_t reaper; /* CHILD_NEW_PIDNS: the child's parent, our child */
 	int cmd_fd, rep_fd;
 	struct child_report rep;
 	int map_fd;
@@ -94,6 +106,8 @@ static void *worker_main(void *arg)
 		worker.cmd = 0;
 		if (cmd == CMD_UNREGISTER)
 			ctxprof_unregister_thread();
+		if (cmd == CMD_REGISTER && !ctxprof_register_thread())
+			ctxprof_set_context(22, 12);
 		worker.done = true;
 		pthread_cond_broadcast(&worker.cond);
 	}
@@ -142,6 +156,33 @@ static void bad_lanes(void)
 	detail->submit_tail++;
 }
 
+/* every slot past the first two Active (generation 1), claiming @tid, or
+ * each a tid no task has when @tid is 0 */
+static void claim_free_slots(uint32_t tid)
+{
+	unsigned char *base = ctxprof__region(NULL);
+	struct ctxprof_region_header *h = (void *)base;
+	uint32_t i;
+
+	for (i = 2; i < h->max_threads; i++) {
+		struct ctxprof_slot *s =
+			(void *)(base + CTXPROF_SLOTS_OFFSET + (size_t)i * sizeof(*s));
+
+		s->tid = tid ? tid : BOGUS_TID_BASE + i;
+		s->state_gen = CTXPROF_SLOT_STATE_GEN(CTXPROF_SLOT_ACTIVE, 1);
+	}
+	h->thread_count = h->max_threads;
+}
+
+/* the worker's slot stays Active with its claim, in the next generation */
+static void bump_generation(void)
+{
+	struct ctxprof_slot *s = (struct ctxprof_slot *)(uintptr_t)worker.slot;
+
+	s->state_gen = CTXPROF_SLOT_STATE_GEN(CTXPROF_SLOT_ACTIVE,
+					      CTXPROF_SLOT_GENERATION(s->state_gen) + 1);
+}
+
 /* random bytes past slot 0's context, and a random thread count */
 static void garbage(uint64_t *x)
 {
@@ -176,6 +217,10 @@ static void __attribute__((noreturn)) child_main(enum child_mode mode, int cmd_f
 	size_t size;
 	char cmd;
 
+	if (mode == CHILD_BOGUS_SLOTS)
+		o.max_threads = MANY_SLOTS;
+	if (mode == CHILD_DUP_CLAIMS)
+		o.max_threads = 64;
 	if (ctxprof_init(&o) || ctxprof_register_thread())
 		_exit(2);
 	ctxprof_set_context(11, 12);
@@ -208,6 +253,12 @@ static void __attribute__((noreturn)) child_main(enum child_mode mode, int cmd_f
 	case CHILD_BAD_LANES:
 		bad_lanes();
 		break;
+	case CHILD_BOGUS_SLOTS:
+		claim_free_slots(0);
+		break;
+	case CHILD_DUP_CLAIMS:
+		claim_free_slots(rep.tids[0]);
+		break;
 	default:
 		break;
 	}
@@ -216,10 +267,45 @@ static void __attribute__((noreturn)) child_main(enum child_mode mode, int cmd_f
 	while (read(cmd_fd, &cmd, 1) == 1 && cmd != CMD_QUIT) {
 		if (cmd == CMD_GARBAGE)
 			garbage(&x);
+		else if (cmd == CMD_BUMP_GEN)
+			bump_generation();
 		else
 			worker_do(cmd);
 		if (write(rep_fd, &cmd, 1) != 1)
 			_exit(5);
+	}
+	_exit(0);
+}
+
+/*
+ * CHILD_NEW_PIDNS: the child runs as pid 1 of a new pid namespace, its
+ * threads' tids (in the report and in the slots) the namespace's.  First
+ * this process, its parent, reports its pid as we see it (0: no namespace).
+ */
+static void __attribute__((noreturn)) child_in_new_pidns(int cmd_fd, int rep_fd)
+{
+	int go[2] = {-1, -1};
+	pid_t pid = 0;
+	char c;
+
+	if (!pipe(go) && !unshare(CLONE_NEWPID)) {
+		pid = fork();
+		if (!pid) {
+			/* the report comes after the pid, on the same pipe */
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(21);
+			child_main(CHILD_VALID, cmd_fd, rep_fd);
+		}
+		if (pid < 0)
+			pid = 0;
+	}
+	if (write(rep_fd, &pid, sizeof(pid)) != sizeof(pid))
+		_exit(22);
+	if (pid > 0) {
+		if (write(go[1], "g", 1) != 1)
+			_exit(23);
+		waitpid(pid, NULL, 0);
 	}
 	_exit(0);
 }
@@ -251,7 +337,7 @@ static int teardown(void **state)
 		close(f->rep_fd);
 	if (f->child > 0) {
 		kill(f->child, SIGKILL);
-		waitpid(f->child, NULL, 0);
+		waitpid(f->reaper > 0 ? f->reaper : f->child, NULL, 0);
 	}
 	free(f);
 	return 0;
@@ -289,7 +375,7 @@ static void start(struct fixture *f, enum child_mode mode, int verbose)
 
 	fixture_require_root("opening /proc/PID/map_files and creating a BPF map");
 	f->map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_ctx", sizeof(uint32_t),
-				   sizeof(uint64_t), 64, NULL);
+				   sizeof(struct ctx_slot_ref), 64, NULL);
 	if (f->map_fd < 0) {
 		print_message("SKIP: no BPF hash map: %s\n", strerror(errno));
 		skip();
@@ -303,21 +389,39 @@ static void start(struct fixture *f, enum child_mode mode, int verbose)
 	if (!f->child) {
 		close(cmd[1]);
 		close(rep[0]);
+		if (mode == CHILD_NEW_PIDNS)
+			child_in_new_pidns(cmd[0], rep[1]);
 		child_main(mode, cmd[0], rep[1]);
 	}
 	close(cmd[0]);
 	close(rep[1]);
 	f->cmd_fd = cmd[1];
 	f->rep_fd = rep[0];
+	if (mode == CHILD_NEW_PIDNS) {
+		f->reaper = f->child;
+		child_read(f, &f->child, sizeof(f->child));
+		if (!f->child) {
+			print_message("SKIP: no new pid namespace\n");
+			skip();
+		}
+	}
 	child_read(f, &f->rep, sizeof(f->rep));
+}
+
+/* what the map holds for @tid, all zero when it holds nothing */
+static struct ctx_slot_ref map_ref(struct fixture *f, uint32_t tid)
+{
+	struct ctx_slot_ref ref;
+
+	if (bpf_map_lookup_elem(f->map_fd, &tid, &ref))
+		memset(&ref, 0, sizeof(ref));
+	return ref;
 }
 
 /* the slot address the map holds for @tid, 0 when it holds none */
 static uint64_t map_slot(struct fixture *f, uint32_t tid)
 {
-	uint64_t addr;
-
-	return bpf_map_lookup_elem(f->map_fd, &tid, &addr) ? 0 : addr;
+	return map_ref(f, tid).addr;
 }
 
 static unsigned int map_count(struct fixture *f)
@@ -416,6 +520,36 @@ static void app_context__poll__thread_unregistered__leaves_the_map(void **state)
 	assert_int_equal(stats(f).threads, 1);
 }
 
+static void app_context__poll__slot_recycled__map_entry_carries_claim_and_generation(void **state)
+{
+	struct fixture *f = *state;
+	struct ctx_slot_ref ref;
+	uint32_t gen;
+
+	start(f, CHILD_VALID, 0);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	app_context__poll(f->a);
+	/* what the sampler checks the slot against: the claim as the slot holds it */
+	ref = map_ref(f, f->rep.tids[1]);
+	assert_true(ref.addr == f->rep.slots[1]);
+	assert_int_equal(ref.tid, f->rep.tids[1]);
+	gen = ref.generation;
+	assert_true(gen >= 1);
+
+	/* the worker leaves and takes its slot back before the next poll */
+	child_cmd(f, CMD_UNREGISTER);
+	child_cmd(f, CMD_REGISTER);
+	/* until that poll the entry is the old generation's: the sampler sees it stale */
+	assert_int_equal(map_ref(f, f->rep.tids[1]).generation, gen);
+	app_context__poll(f->a);
+	ref = map_ref(f, f->rep.tids[1]);
+	assert_true(ref.addr == f->rep.slots[1]);
+	assert_int_equal(ref.tid, f->rep.tids[1]);
+	assert_int_equal(ref.generation, gen + 1);
+	assert_int_equal(map_count(f), 2);
+	assert_int_equal(stats(f).threads, 2);
+}
+
 static void app_context__release__process_gone__every_tid_out_of_the_map(void **state)
 {
 	struct fixture *f = *state;
@@ -434,16 +568,12 @@ static void app_context__release__process_gone__every_tid_out_of_the_map(void **
 	assert_int_equal(map_count(f), 0);
 }
 
-static void app_context__scan__look_alike_regions__refused_and_counted(void **state)
+/* app_context__scan() with stderr (the -v log) captured into @log */
+static void scan_logged(struct fixture *f, char *log, size_t len)
 {
-	struct fixture *f = *state;
-
-	char log[1024] = "";
 	FILE *err = tmpfile();
 	int saved = dup(2);
 
-	start(f, CHILD_UNSEALED, 1);
-	/* the refusals, as -v logs them */
 	assert_non_null(err);
 	fflush(stderr);
 	dup2(fileno(err), 2);
@@ -452,12 +582,31 @@ static void app_context__scan__look_alike_regions__refused_and_counted(void **st
 	dup2(saved, 2);
 	close(saved);
 	rewind(err);
-	log[fread(log, 1, sizeof(log) - 1, err)] = '\0';
+	log[fread(log, 1, len - 1, err)] = '\0';
 	fclose(err);
 	print_message("%s", log);
-	/* the unsealed copy, and the sealed zeros */
+}
+
+static void app_context__scan__look_alike_regions__refused_and_counted_once(void **state)
+{
+	struct fixture *f = *state;
+	char log[1024];
+
+	start(f, CHILD_UNSEALED, 1);
+	scan_logged(f, log, sizeof(log));
+	/* the unsealed copy at once; the sealed zeros may be a region whose
+	 * library has not written its header yet: looked at again next time */
 	fixture_assert_contains(log, "refused: not a sealed memfd\n");
+	assert_null(strstr(log, "refused: magic"));
+	assert_int_equal(stats(f).regions_rejected, 1);
+	assert_int_equal(stats(f).regions, 1);
+	scan_logged(f, log, sizeof(log));
 	fixture_assert_contains(log, "refused: magic\n");
+	assert_null(strstr(log, "not a sealed memfd"));
+	assert_int_equal(stats(f).regions_rejected, 2);
+	/* refused for good: neither looked at nor counted again */
+	scan_logged(f, log, sizeof(log));
+	assert_string_equal(log, "");
 	assert_int_equal(stats(f).regions_rejected, 2);
 	assert_int_equal(stats(f).regions, 1);
 	app_context__poll(f->a);
@@ -481,6 +630,129 @@ static void app_context__poll__slot_claims_a_foreign_tid__rejected_never_mapped(
 	assert_int_equal(map_count(f), 1);
 	assert_int_equal(stats(f).threads, 1);
 	assert_true(stats(f).threads_rejected >= 1);
+}
+
+static void app_context__poll__rejected_claim__resolved_once_per_generation(void **state)
+{
+	struct fixture *f = *state;
+	int i;
+
+	start(f, CHILD_FOREIGN, 0);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	for (i = 0; i < 5; i++)
+		app_context__poll(f->a);
+	/* two claims (the main thread's, mapped, and the foreign one), each looked up once */
+	assert_int_equal(stats(f).threads_rejected, 1);
+	assert_int_equal(stats(f).claims_checked, 2);
+	assert_int_equal(stats(f).threads, 1);
+	assert_int_equal(map_slot(f, f->rep.foreign), 0);
+
+	/* the same claim in the slot's next generation is a new claim: once more */
+	child_cmd(f, CMD_BUMP_GEN);
+	for (i = 0; i < 5; i++)
+		app_context__poll(f->a);
+	assert_int_equal(stats(f).threads_rejected, 2);
+	assert_int_equal(stats(f).claims_checked, 3);
+	assert_int_equal(map_count(f), 1);
+	assert_int_equal(stats(f).claims_deferred, 0);
+}
+
+static void app_context__poll__many_bogus_claims__bounded_per_poll_and_counted_once(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t checked = 0, rejected = 0, polls = 0;
+	struct app_context_stats st;
+
+	start(f, CHILD_BOGUS_SLOTS, 0);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_non_null(f->regions);
+	/* MANY_SLOTS new claims: the two threads' and MANY_SLOTS - 2 bogus ones */
+	do {
+		app_context__poll(f->a);
+		polls++;
+		st = stats(f);
+		assert_true(st.threads_rejected - rejected <= APP_CONTEXT_CLAIMS_PER_POLL);
+		assert_true(st.claims_checked - checked <= APP_CONTEXT_CLAIMS_PER_POLL);
+		rejected = st.threads_rejected;
+		checked = st.claims_checked;
+	} while (checked < MANY_SLOTS && polls < MANY_SLOTS);
+	print_message("    %llu claims checked in %llu polls, %llu deferrals\n",
+		      (unsigned long long)checked, (unsigned long long)polls,
+		      (unsigned long long)st.claims_deferred);
+	assert_int_equal(checked, MANY_SLOTS);
+	assert_int_equal(polls, (MANY_SLOTS + APP_CONTEXT_CLAIMS_PER_POLL - 1) /
+					APP_CONTEXT_CLAIMS_PER_POLL);
+	assert_true(st.claims_deferred >= MANY_SLOTS - APP_CONTEXT_CLAIMS_PER_POLL);
+	assert_int_equal(st.threads_rejected, MANY_SLOTS - 2);
+	assert_int_equal(st.threads, 2);
+	assert_int_equal(map_count(f), 2);
+	assert_true(map_slot(f, f->rep.tids[0]) == f->rep.slots[0]);
+	assert_true(map_slot(f, f->rep.tids[1]) == f->rep.slots[1]);
+	/* every claim judged: later polls look nothing up and count nothing again */
+	app_context__poll(f->a);
+	app_context__poll(f->a);
+	st = stats(f);
+	assert_int_equal(st.claims_checked, MANY_SLOTS);
+	assert_int_equal(st.threads_rejected, MANY_SLOTS - 2);
+}
+
+static void app_context__poll__slots_claim_one_thread__counted_once(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, CHILD_DUP_CLAIMS, 0);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	app_context__poll(f->a);
+	app_context__poll(f->a);
+	/* 62 more slots claim the main thread: it stays one thread, at its own slot */
+	assert_int_equal(stats(f).threads, 2);
+	assert_int_equal(map_count(f), 2);
+	assert_true(map_slot(f, f->rep.tids[0]) == f->rep.slots[0]);
+	assert_int_equal(stats(f).threads_rejected, 62);
+	/* the worker leaves: one thread left, whatever the other claims say */
+	child_cmd(f, CMD_UNREGISTER);
+	app_context__poll(f->a);
+	assert_int_equal(stats(f).threads, 1);
+	assert_int_equal(map_count(f), 1);
+	assert_int_equal(stats(f).threads_rejected, 62);
+	app_context__release(f->regions);
+	f->regions = NULL;
+	assert_int_equal(stats(f).threads, 0);
+	assert_int_equal(map_count(f), 0);
+}
+
+static void
+app_context__poll__app_in_another_pid_namespace__claims_resolved_to_host_tids(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t key, next;
+	void *prev = NULL;
+	unsigned int n = 0;
+
+	start(f, CHILD_NEW_PIDNS, 0);
+	/* the slots claim the namespace's tids, which are not ours */
+	assert_int_equal(f->rep.tids[0], 1);
+	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	app_context__poll(f->a);
+	app_context__poll(f->a);
+	assert_int_equal(stats(f).claims_checked, 2);
+	assert_int_equal(stats(f).threads_rejected, 0);
+	assert_int_equal(map_count(f), 2);
+	/* keyed by host tids of the child, each entry with the claim its slot holds */
+	assert_map_holds_only_child_threads(f);
+	while (!bpf_map_get_next_key(f->map_fd, prev, &next)) {
+		struct ctx_slot_ref ref = map_ref(f, next);
+		int i = ref.tid == f->rep.tids[0] ? 0 : 1;
+
+		assert_int_equal(ref.tid, f->rep.tids[i]);
+		assert_true(ref.addr == f->rep.slots[i]);
+		if (i == 0)
+			assert_int_equal(next, f->child); /* the main thread: tid == pid */
+		key = next;
+		prev = &key;
+		n++;
+	}
+	assert_int_equal(n, 2);
 }
 
 static void app_context__poll__garbage_in_the_lanes__counted_no_crash(void **state)
@@ -519,9 +791,14 @@ int main(void)
 		T(app_context__scan__valid_region__threads_mapped_to_their_slots),
 		T(app_context__tag__interned_in_the_child__named),
 		T(app_context__poll__thread_unregistered__leaves_the_map),
+		T(app_context__poll__slot_recycled__map_entry_carries_claim_and_generation),
 		T(app_context__release__process_gone__every_tid_out_of_the_map),
-		T(app_context__scan__look_alike_regions__refused_and_counted),
+		T(app_context__scan__look_alike_regions__refused_and_counted_once),
 		T(app_context__poll__slot_claims_a_foreign_tid__rejected_never_mapped),
+		T(app_context__poll__rejected_claim__resolved_once_per_generation),
+		T(app_context__poll__many_bogus_claims__bounded_per_poll_and_counted_once),
+		T(app_context__poll__slots_claim_one_thread__counted_once),
+		T(app_context__poll__app_in_another_pid_namespace__claims_resolved_to_host_tids),
 		T(app_context__poll__garbage_in_the_lanes__counted_no_crash),
 #undef T
 	};

@@ -909,6 +909,79 @@ static void ctxprof_intern_tag__replay_requested__dictionary_sent_again(void **s
 	free(s);
 }
 
+/* the tag records the lanes deliver after a replay request, with no intern after it */
+static void replay_then(void (*serve)(void), struct seen *s)
+{
+	struct ctxprof_region_geom g;
+	struct ctxprof_region_header *h;
+	struct ctxprof_stats st;
+
+	assert_true(ctxprof_intern_tag("k", "1") != 0);
+	assert_true(ctxprof_intern_tag("k", "2") != 0);
+	ctxprof_flush();
+	drain_into(s, NULL);
+	assert_int_equal(s->nr_tags, 2);
+	/* a collector that attached late asks for everything again ... */
+	h = region(&g);
+	h->dict_replay_request++;
+	/* ... and the application never interns again */
+	serve();
+	memset(s, 0, sizeof(*s));
+	drain_into(s, NULL);
+	assert_int_equal(ctxprof_get_stats(&st), 0);
+	assert_int_equal(st.tags_interned, 2);
+}
+
+static void span_and_flush(void)
+{
+	ctxprof_span_enter(7, 7);
+	ctxprof_span_exit(7, 0);
+	ctxprof_flush();
+}
+
+static void ctxprof_span_enter__replay_requested__dictionary_sent_without_intern(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+
+	replay_then(span_and_flush, s);
+	assert_int_equal(s->nr_tags, 2);
+	assert_string_equal(s->tag_value[0], "1");
+	assert_string_equal(s->tag_value[1], "2");
+	assert_int_equal(s->nr_events, 2);
+	/* served: the next spans send nothing again */
+	memset(s, 0, sizeof(*s));
+	span_and_flush();
+	drain_into(s, NULL);
+	assert_int_equal(s->nr_tags, 0);
+	assert_int_equal(s->nr_events, 2);
+	free(s);
+}
+
+static void *set_context_and_exit(void *arg)
+{
+	ctxprof_set_context(9, 9); /* registers; exit unregisters and submits */
+	return NULL;
+}
+
+static void start_a_thread(void)
+{
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, set_context_and_exit, NULL), 0);
+	pthread_join(th, NULL);
+}
+
+static void ctxprof_register_thread__replay_requested__new_thread_sends_dictionary(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+
+	replay_then(start_a_thread, s);
+	assert_int_equal(s->nr_tags, 2);
+	assert_string_equal(s->tag_key[0], "k");
+	assert_string_equal(s->tag_value[1], "2");
+	free(s);
+}
+
 static void *intern_without_slot(void *arg)
 {
 	uint32_t *id = arg;
@@ -966,6 +1039,8 @@ int main(void)
 		T(ctxprof_span_begin__aged_ring__submitted_at_next_event),
 		T(ctxprof_intern_tag__same_pair__same_id_and_record_reaches_reader),
 		T(ctxprof_intern_tag__replay_requested__dictionary_sent_again),
+		T(ctxprof_span_enter__replay_requested__dictionary_sent_without_intern),
+		T(ctxprof_register_thread__replay_requested__new_thread_sends_dictionary),
 		T(ctxprof_intern_tag__refused_thread__record_written_by_next_intern),
 #undef T
 	};

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "records.h"
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
 #include "processes/proc_maps.h"
@@ -29,21 +31,54 @@ struct tag_ent {
 	char *value;
 };
 
+/* what the collector decided about a slot's tid claim, for one generation */
+enum claim_verdict {
+	CLAIM_NONE = 0, /* not judged: the next poll looks the claim up */
+	CLAIM_MAPPED,	/* the tid is in the sampler's map for this slot */
+	CLAIM_REJECTED, /* no thread of the process, or one another slot holds */
+	CLAIM_NO_ROOM,	/* a thread of the process, but the map was full: retried */
+	CLAIM_LEFT,	/* was mapped; the slot left Active since */
+};
+
+/* per slot: the verdict on its claim in generation @gen */
+struct slot_track {
+	uint32_t gen;	 /* the generation the verdict is for */
+	uint32_t claim;	 /* the tid the slot claimed, as it holds it */
+	uint32_t tid;	 /* the host tid of the claim; 0: none */
+	uint32_t seen;	 /* poll epoch the slot was last seen Active */
+	uint8_t verdict; /* enum claim_verdict */
+};
+
+/* a new claim, waiting for its /proc lookup at the end of its region's pass */
+struct pending_claim {
+	uint32_t index;
+	uint32_t claim;
+	uint32_t gen;
+};
+
+/* a tid of a process in another pid namespace: as the process sees it, as we do */
+struct ns_tid {
+	uint32_t ns;
+	uint32_t host;
+};
+
 struct app_region {
 	struct app_context *a;
-	struct app_region *next, **pprev; /* in a->regions */
+	struct app_region *next, **pprev; /* in a->regions; pprev NULL: not mapped */
 	struct app_region *next_in_proc;  /* the process's other regions */
 	pid_t pid;
 	uint64_t start; /* where the application maps it */
+	uint64_t end;
+	uint64_t inode; /* of the memfd, from the maps line */
 	size_t size;
-	void *base; /* where we map it */
+	void *base; /* where we map it; NULL: refused */
+	bool refused;
+	bool look_again; /* refused before its library wrote the magic: one more look */
 	struct ctxprof_region_geom geom;
 	struct ctxprof_region_stats st;
-	bool same_pidns;    /* slot tids are host tids */
-	uint32_t *slot_tid; /* per slot: the tid we put in the map, 0: none */
-	uint32_t *slot_gen;
-	uint32_t *slot_seen;  /* poll epoch the slot was last seen Active */
-	struct tag_ent *tags; /* named ids, dense, in the order they came */
+	bool same_pidns;	  /* slot tids are host tids */
+	struct slot_track *slots; /* [geom.max_threads] */
+	struct tag_ent *tags;	  /* named ids, dense, in the order they came */
 	size_t tags_cap, nr_tags;
 	struct htable tag_idx; /* id -> tags[] index */
 };
@@ -52,8 +87,16 @@ struct app_context {
 	int map_fd;
 	int verbose;
 	uint32_t epoch;
-	struct app_region *regions; /* every region of every process */
+	struct app_region *regions; /* every mapped region of every process */
 	struct app_context_stats st;
+	/* this poll's new claims, APP_CONTEXT_CLAIMS_PER_POLL at most */
+	struct pending_claim pending[APP_CONTEXT_CLAIMS_PER_POLL];
+	uint32_t nr_pending;
+	/* the tids of the process in another pid namespace whose claims are
+	 * being looked up, read once per poll and region (sorted by ns) */
+	struct ns_tid *ns_tids;
+	size_t nr_ns_tids, ns_tids_cap;
+	bool ns_tids_valid;
 };
 
 struct app_context *app_context__new(int ctx_map_fd, int verbose)
@@ -67,40 +110,67 @@ struct app_context *app_context__new(int ctx_map_fd, int verbose)
 	return a;
 }
 
+/* take the tid of slot @t out of the sampler's map, if it is there */
+static void unmap_slot(struct app_context *a, struct slot_track *t)
+{
+	if (t->verdict != CLAIM_MAPPED)
+		return;
+	bpf_map_delete_elem(a->map_fd, &t->tid);
+	a->st.threads--;
+	t->verdict = CLAIM_LEFT;
+}
+
+/* unmap @r and drop what goes with the mapping; @r keeps naming it */
+static void region_unmap(struct app_region *r)
+{
+	uint32_t i;
+
+	if (r->slots)
+		for (i = 0; i < r->geom.max_threads; i++)
+			/* the process is gone: its tids must not keep a slot address */
+			unmap_slot(r->a, &r->slots[i]);
+	free(r->slots);
+	r->slots = NULL;
+	if (r->base)
+		munmap(r->base, r->size);
+	r->base = NULL;
+}
+
 static void region_free(struct app_region *r)
 {
 	size_t i;
 
 	if (!r)
 		return;
-	if (r->slot_tid)
-		for (i = 0; i < r->geom.max_threads; i++) {
-			if (!r->slot_tid[i])
-				continue;
-			/* the process is gone: its tids must not keep a slot address */
-			bpf_map_delete_elem(r->a->map_fd, &r->slot_tid[i]);
-			r->a->st.threads--;
-		}
-	if (r->base)
-		munmap(r->base, r->size);
+	region_unmap(r);
 	for (i = 0; i < r->nr_tags; i++) {
 		free(r->tags[i].key);
 		free(r->tags[i].value);
 	}
 	free(r->tags);
 	htable__destroy(&r->tag_idx);
-	free(r->slot_tid);
-	free(r->slot_gen);
-	free(r->slot_seen);
 	free(r);
 }
 
-static void refuse(struct app_context *a, pid_t pid, uint64_t start, const char *why)
+/*
+ * Refuse region @r, counting and logging it once: it stays in its process's
+ * chain, unmapped, and is not looked at again.  But a region whose magic is
+ * still 0 may be one whose library has not written its header yet (the magic
+ * comes last): that one gets one more look at the next scan first.
+ */
+static void refuse(struct app_context *a, struct app_region *r, bool not_ready, const char *why)
 {
+	region_unmap(r);
+	r->refused = true;
+	if (not_ready && !r->look_again) {
+		r->look_again = true;
+		return;
+	}
+	r->look_again = false;
 	a->st.regions_rejected++;
 	if (a->verbose)
-		fprintf(stderr, "ctxprof: pid %d: libctxprof region at %#llx refused: %s\n", pid,
-			(unsigned long long)start, why);
+		fprintf(stderr, "ctxprof: pid %d: libctxprof region at %#llx refused: %s\n", r->pid,
+			(unsigned long long)r->start, why);
 }
 
 static bool same_pid_namespace(pid_t pid)
@@ -114,44 +184,37 @@ static bool same_pid_namespace(pid_t pid)
 	return n > 0 && n == m && !memcmp(self, target, n);
 }
 
-/* open, check and map one region the maps line names; NULL when refused */
-static struct app_region *map_region(struct app_context *a, pid_t pid, const struct proc_map *m)
+/* open, check and map the region @r names; refused (r->refused) when it does not pass */
+static void map_region(struct app_context *a, struct app_region *r)
 {
 	const char *why = "out of memory";
-	struct app_region *r;
+	bool not_ready = false;
 	char path[96];
 	struct stat st;
 	int fd, seals;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
+	r->refused = false;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", r->pid,
+		 (unsigned long long)r->start, (unsigned long long)r->end);
 	/* map_files gives the very file mapped there; O_NONBLOCK in case it is not a memfd */
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		refuse(a, pid, m->start, strerror(errno));
-		return NULL;
+		refuse(a, r, false, strerror(errno));
+		return;
 	}
 	/* only shmem files carry seals: a sealed memfd can neither block nor shrink */
 	seals = fcntl(fd, F_GET_SEALS);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || seals < 0 ||
 	    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
 		close(fd);
-		refuse(a, pid, m->start, "not a sealed memfd");
-		return NULL;
+		refuse(a, r, false, "not a sealed memfd");
+		return;
 	}
 	if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_REGION_SIZE) {
 		close(fd);
-		refuse(a, pid, m->start, "size out of range");
-		return NULL;
+		refuse(a, r, false, "size out of range");
+		return;
 	}
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		close(fd);
-		goto err_refuse;
-	}
-	r->a = a;
-	r->pid = pid;
-	r->start = m->start;
 	r->size = st.st_size;
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -160,27 +223,35 @@ static struct app_region *map_region(struct app_context *a, pid_t pid, const str
 		why = "mmap failed";
 		goto err_refuse;
 	}
-	if (ctxprof_region__validate(r->base, r->size, &r->geom, &why))
+	if (ctxprof_region__validate(r->base, r->size, &r->geom, &why)) {
+		not_ready = !__atomic_load_n((const uint64_t *)r->base, __ATOMIC_RELAXED);
 		goto err_refuse;
+	}
 	/* the application maps the whole region at start: slots must lie inside */
-	if (m->end - m->start < r->geom.region_size) {
+	if (r->end - r->start < r->geom.region_size) {
 		why = "mapping shorter than the region";
 		goto err_refuse;
 	}
 	why = "out of memory";
-	r->slot_tid = calloc(r->geom.max_threads, sizeof(*r->slot_tid));
-	r->slot_gen = calloc(r->geom.max_threads, sizeof(*r->slot_gen));
-	r->slot_seen = calloc(r->geom.max_threads, sizeof(*r->slot_seen));
-	if (!r->slot_tid || !r->slot_gen || !r->slot_seen)
+	r->slots = calloc(r->geom.max_threads, sizeof(*r->slots));
+	if (!r->slots)
 		goto err_refuse;
-	r->same_pidns = same_pid_namespace(pid);
+	r->same_pidns = same_pid_namespace(r->pid);
+	r->look_again = false;
 	a->st.regions++;
-	return r;
+	/*
+	 * Tags interned before we came were sent to no one, or to a collector
+	 * before us: ask for the whole dictionary (the library serves it on
+	 * its next span events, flushes and registrations).
+	 */
+	atomic_fetch_add_explicit(
+		(_Atomic __u32 *)&((struct ctxprof_region_header *)r->base)->dict_replay_request, 1,
+		memory_order_relaxed);
+	a->st.dict_replays++;
+	return;
 
 err_refuse:
-	refuse(a, pid, m->start, why);
-	region_free(r);
-	return NULL;
+	refuse(a, r, not_ready, why);
 }
 
 static void region_link(struct app_context *a, struct app_region *r)
@@ -199,11 +270,16 @@ static void region_unlink(struct app_region *r)
 		r->next->pprev = r->pprev;
 }
 
+static bool region_is(const struct app_region *r, const struct proc_map *m)
+{
+	return r->start == m->start && r->end == m->end && r->inode == m->inode;
+}
+
 int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions)
 {
 	struct proc_maps *pm = proc_maps__read(pid);
 	struct app_region *r;
-	size_t i;
+	size_t i, n;
 
 	if (!pm)
 		return -errno;
@@ -212,16 +288,34 @@ int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regi
 
 		if (!m->deleted || m->pgoff || strcmp(m->path, "/memfd:" CTXPROF_REGION_NAME))
 			continue;
-		for (r = *regions; r && r->start != m->start; r = r->next_in_proc)
-			;
-		if (r)
-			continue;
-		r = map_region(a, pid, m);
-		if (r) {
-			region_link(a, r);
+		for (r = *regions, n = 0; r && !region_is(r, m); r = r->next_in_proc)
+			n++;
+		if (r && !r->look_again)
+			continue; /* mapped, or refused for good */
+		if (!r) {
+			/* a process needs one region: a few more are looked at, no more */
+			if (n > APP_CONTEXT_REGIONS_PER_PROCESS)
+				continue;
+			r = calloc(1, sizeof(*r));
+			if (!r)
+				break;
+			r->a = a;
+			r->pid = pid;
+			r->start = m->start;
+			r->end = m->end;
+			r->inode = m->inode;
 			r->next_in_proc = *regions;
 			*regions = r;
+			if (n == APP_CONTEXT_REGIONS_PER_PROCESS) {
+				/* counted once, for all the regions it stands for */
+				refuse(a, r, false,
+				       "too many regions in the process, the rest ignored");
+				continue;
+			}
 		}
+		map_region(a, r);
+		if (r->base)
+			region_link(a, r);
 	}
 	proc_maps__free(pm);
 	return 0;
@@ -253,18 +347,56 @@ static uint32_t task_ns_tid(pid_t pid, const char *task)
 	return v <= UINT32_MAX ? (uint32_t)v : 0;
 }
 
+static int ns_tid_cmp(const void *x, const void *y)
+{
+	const struct ns_tid *p = x, *q = y;
+
+	return p->ns < q->ns ? -1 : p->ns > q->ns;
+}
+
+/*
+ * The tids of @r's process, as its pid namespace and as we see them: one
+ * read of every task's status, done at most once per poll and region (the
+ * claims of a poll are looked up in it together).  Empty when unreadable.
+ */
+static void read_ns_tids(struct app_context *a, const struct app_region *r)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+
+	a->nr_ns_tids = 0;
+	a->ns_tids_valid = true;
+	snprintf(path, sizeof(path), "/proc/%d/task", r->pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		struct ns_tid t;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		t.ns = task_ns_tid(r->pid, de->d_name);
+		t.host = strtoul(de->d_name, NULL, 10);
+		if (!t.ns || array_grow((void **)&a->ns_tids, &a->ns_tids_cap, a->nr_ns_tids + 1,
+					sizeof(*a->ns_tids), 64))
+			continue;
+		a->ns_tids[a->nr_ns_tids++] = t;
+	}
+	closedir(dir);
+	if (a->nr_ns_tids)
+		qsort(a->ns_tids, a->nr_ns_tids, sizeof(*a->ns_tids), ns_tid_cmp);
+}
+
 /*
  * The host tid of a slot's claimed tid, or 0 when it is no thread of the
  * process.  In another pid namespace (an app in a container seen from the
- * host) the claim is the namespace's tid: find the task whose NSpid ends
- * with it.  That scan costs a read per thread, once per new claim.
+ * host) the claim is the namespace's tid: the task whose NSpid ends with it.
  */
-static uint32_t resolve_tid(const struct app_region *r, uint32_t claim)
+static uint32_t resolve_tid(struct app_context *a, const struct app_region *r, uint32_t claim)
 {
+	struct ns_tid key = {.ns = claim}, *hit;
 	char path[96];
-	struct dirent *de;
-	uint32_t host = 0;
-	DIR *dir;
 
 	if (!claim)
 		return 0;
@@ -272,66 +404,106 @@ static uint32_t resolve_tid(const struct app_region *r, uint32_t claim)
 		snprintf(path, sizeof(path), "/proc/%d/task/%u", r->pid, claim);
 		return access(path, F_OK) ? 0 : claim;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task", r->pid);
-	dir = opendir(path);
-	if (!dir)
+	if (!a->ns_tids_valid)
+		read_ns_tids(a, r);
+	if (!a->nr_ns_tids)
 		return 0;
-	while (!host && (de = readdir(dir))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (task_ns_tid(r->pid, de->d_name) == claim)
-			host = strtoul(de->d_name, NULL, 10);
-	}
-	closedir(dir);
-	return host;
+	hit = bsearch(&key, a->ns_tids, a->nr_ns_tids, sizeof(key), ns_tid_cmp);
+	return hit ? hit->host : 0;
 }
 
-static void map_slot(struct app_context *a, struct app_region *r, const struct ctxprof_slot_view *v)
+/* put slot @index's verified claim into the sampler's map */
+static void map_claim(struct app_context *a, struct app_region *r, uint32_t index)
 {
-	uint64_t addr = r->start + v->offset;
-	uint32_t tid;
+	struct slot_track *t = &r->slots[index];
+	/* what the sampler checks the slot against at every read */
+	struct ctx_slot_ref ref = {
+		.addr = r->start + ctxprof_region__slot_offset(&r->geom, index),
+		.tid = t->claim,
+		.generation = t->gen,
+	};
 
-	if (r->slot_tid[v->index]) {
-		/* the slot changed hands: forget the previous thread */
-		bpf_map_delete_elem(a->map_fd, &r->slot_tid[v->index]);
-		r->slot_tid[v->index] = 0;
-		a->st.threads--;
+	/* NOEXIST: a tid another slot holds stays that slot's, counted once */
+	if (!bpf_map_update_elem(a->map_fd, &t->tid, &ref, BPF_NOEXIST)) {
+		t->verdict = CLAIM_MAPPED;
+		a->st.threads++;
+	} else if (errno == EEXIST) {
+		t->verdict = CLAIM_REJECTED;
+		a->st.threads_rejected++;
+	} else if (t->verdict != CLAIM_NO_ROOM) {
+		/* full: tried again at the next polls, with no lookup */
+		t->verdict = CLAIM_NO_ROOM;
+		a->st.map_full++;
 	}
-	tid = resolve_tid(r, v->tid);
-	if (!tid) {
+}
+
+/* look a new claim up in /proc and judge it for its generation */
+static void judge_claim(struct app_context *a, struct app_region *r, const struct pending_claim *p)
+{
+	struct slot_track *t = &r->slots[p->index];
+
+	a->st.claims_checked++;
+	t->gen = p->gen;
+	t->claim = p->claim;
+	t->tid = resolve_tid(a, r, p->claim);
+	if (!t->tid) {
+		t->verdict = CLAIM_REJECTED;
 		a->st.threads_rejected++;
 		return;
 	}
-	if (bpf_map_update_elem(a->map_fd, &tid, &addr, BPF_ANY)) {
-		a->st.map_full++;
-		return;
-	}
-	r->slot_tid[v->index] = tid;
-	r->slot_gen[v->index] = v->generation;
-	a->st.threads++;
+	map_claim(a, r, p->index);
 }
 
+/*
+ * Bring the map up to date with @r's Active slots.  A claim is judged once
+ * per slot and generation: a rejected one is not looked up again until the
+ * slot's generation changes, and at most APP_CONTEXT_CLAIMS_PER_POLL new
+ * claims are looked up per poll (over all regions), the rest at the next
+ * polls.  Threads that left are taken out before the new claims are mapped,
+ * so that a claim of a tid the kernel gave again finds the map free.
+ */
 static void sync_slots(struct app_context *a, struct app_region *r)
 {
+	uint32_t cursor = 0, first = a->nr_pending, i;
 	struct ctxprof_slot_view v;
-	uint32_t cursor = 0, i;
 
 	while (ctxprof_region__next_slot(r->base, &r->geom, &cursor, &v, &r->st)) {
+		struct slot_track *t = &r->slots[v.index];
+
 		if (v.state != CTXPROF_SLOT_ACTIVE)
 			continue;
-		r->slot_seen[v.index] = a->epoch;
-		if (r->slot_tid[v.index] && r->slot_gen[v.index] == v.generation)
+		t->seen = a->epoch;
+		if (t->verdict != CLAIM_NONE && t->gen == v.generation) {
+			if (t->verdict == CLAIM_NO_ROOM)
+				map_claim(a, r, v.index);
 			continue;
-		map_slot(a, r, &v);
+		}
+		/* a new claim; the slot's previous thread (if mapped) has left it */
+		unmap_slot(a, t);
+		t->verdict = CLAIM_NONE;
+		if (a->nr_pending == APP_CONTEXT_CLAIMS_PER_POLL) {
+			a->st.claims_deferred++;
+			continue;
+		}
+		a->pending[a->nr_pending++] = (struct pending_claim){
+			.index = v.index,
+			.claim = v.tid,
+			.gen = v.generation,
+		};
 	}
 	/* threads that left their slot since the last poll */
 	for (i = 0; i < r->geom.max_threads; i++) {
-		if (!r->slot_tid[i] || r->slot_seen[i] == a->epoch)
+		struct slot_track *t = &r->slots[i];
+
+		if (t->seen == a->epoch)
 			continue;
-		bpf_map_delete_elem(a->map_fd, &r->slot_tid[i]);
-		r->slot_tid[i] = 0;
-		a->st.threads--;
+		unmap_slot(a, t);
+		if (t->verdict == CLAIM_NO_ROOM)
+			t->verdict = CLAIM_LEFT;
 	}
+	a->ns_tids_valid = false;
+	for (i = first; i < a->nr_pending; i++)
+		judge_claim(a, r, &a->pending[i]);
 }
 
 static bool tag_eq(const void *ctx, uint32_t idx, const void *key)
@@ -410,6 +582,7 @@ void app_context__poll(struct app_context *a)
 	/* epoch 0 marks "never seen" */
 	if (++a->epoch == 0)
 		a->epoch = 1;
+	a->nr_pending = 0;
 	for (r = a->regions; r; r = r->next) {
 		sync_slots(a, r);
 		d.r = r;
@@ -453,7 +626,8 @@ void app_context__release(struct app_region *regions)
 
 	for (; regions; regions = next) {
 		next = regions->next_in_proc;
-		region_unlink(regions);
+		if (regions->pprev)
+			region_unlink(regions);
 		region_free(regions);
 	}
 }
@@ -463,5 +637,6 @@ void app_context__free(struct app_context *a)
 	if (!a)
 		return;
 	/* every region belongs to a process state, released before this */
+	free(a->ns_tids);
 	free(a);
 }

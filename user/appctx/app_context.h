@@ -2,14 +2,20 @@
 /*
  * app_context - the collector's side of libctxprof: find a target's registry
  * region, keep the sampler's tid -> context slot map current, and drain the
- * region's lanes (tag dictionary, span events).
+ * region's lanes (tag dictionary, span events).  On mapping a region it
+ * asks the library for the whole tag dictionary again (dict_replay_request):
+ * the tags interned before the collector came have names too.
  *
  * The region is the application's memory and is hostile: it is only mapped
  * when it is a sealed memfd (so it can neither shrink under us nor be a file
  * whose reads block), every field is validated by user/ctxprof_region.c, and
  * a tid a slot claims is only put into the BPF map once /proc/PID/task/TID
  * shows it is a thread of that process (else the app could make the sampler
- * read another task's memory at an address of its choosing).
+ * read another task's memory at an address of its choosing).  Nor may the
+ * region make the collector's work grow with polls: a refused region is
+ * remembered and not looked at again, a slot's claim is judged once per
+ * slot generation, a tid is held by one slot at a time, and a poll looks up
+ * at most APP_CONTEXT_CLAIMS_PER_POLL new claims.
  *
  * A process's regions (struct app_region, a chain) are part of its state in
  * the thread registry (processes/process_state.h: @app), which hands them
@@ -26,20 +32,30 @@
 struct app_context;
 struct app_region;
 
+/* new slot claims checked against /proc in one poll, at most; the rest wait */
+#define APP_CONTEXT_CLAIMS_PER_POLL 256
+/* regions looked at per process, at most: mapped and refused ones together */
+#define APP_CONTEXT_REGIONS_PER_PROCESS 16
+
 struct app_context_stats {
 	uint64_t regions;	   /* regions mapped and validated */
-	uint64_t regions_rejected; /* regions found but refused (see the -v log) */
-	uint64_t threads;	   /* tids currently in the sampler's map */
-	uint64_t threads_rejected; /* slot tids that are not threads of the process */
-	uint64_t map_full;	   /* tids that did not fit in the sampler's map */
-	uint64_t span_events;	   /* span begin/end events drained */
-	uint64_t tags;		   /* distinct tag ids known */
-	uint64_t tags_dropped;	   /* dictionary records refused (table full, bad id) */
-	uint64_t lane_errors;	   /* malformed lane content skipped (all reasons) */
+	uint64_t regions_rejected; /* regions refused, each once (see the -v log) */
+	uint64_t threads;	   /* tids currently in the sampler's map, each once */
+	/* slot claims refused, once per slot and generation: the tid is no
+	 * thread of the process, or another slot holds it already */
+	uint64_t threads_rejected;
+	uint64_t claims_checked;  /* new claims looked up in /proc */
+	uint64_t claims_deferred; /* new claims a poll left to the next (per poll) */
+	uint64_t map_full;	  /* claims that did not fit in the sampler's map, each once */
+	uint64_t span_events;	  /* span begin/end events drained */
+	uint64_t tags;		  /* distinct tag ids known */
+	uint64_t dict_replays;	  /* dictionaries asked for again (one per region mapped) */
+	uint64_t tags_dropped;	  /* dictionary records refused (table full, bad id) */
+	uint64_t lane_errors;	  /* malformed lane content skipped (all reasons) */
 };
 
 /**
- * app_context__new() - @ctx_map_fd: the sampler's tid -> slot address map.
+ * app_context__new() - @ctx_map_fd: the sampler's tid -> slot map (struct ctx_slot_ref).
  * @verbose: log refused regions on stderr
  * Return: NULL with errno set on failure.  Pair with app_context__free().
  */
@@ -49,14 +65,18 @@ struct app_context *app_context__new(int ctx_map_fd, int verbose);
  * app_context__scan() - look for libctxprof regions in @pid's mappings and
  * map the new ones, adding them to the process's chain @regions.  Cheap when
  * there is none; call now and then (a process creates its region at its
- * first ctxprof call).
+ * first ctxprof call).  Refused regions join the chain unmapped, so that a
+ * later scan neither opens nor counts them again (but one whose magic was
+ * still 0, which may be a region being created, gets one more look).
  * Return: 0, or -errno (-ESRCH: the process is gone).
  */
 int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions);
 
 /**
  * app_context__poll() - bring the tid -> slot map up to date with the
- * regions' registered threads and drain their lanes.  Never blocks.
+ * regions' registered threads and drain their lanes.  Never blocks; looks
+ * up at most APP_CONTEXT_CLAIMS_PER_POLL new slot claims in /proc (the
+ * others at the next polls, counted in claims_deferred).
  */
 void app_context__poll(struct app_context *a);
 

@@ -25,7 +25,8 @@
  *  3. mmap(st_size, PROT_READ | PROT_WRITE, MAP_SHARED), close the fd;
  *  4. ctxprof_region__validate(); a region that fails is skipped, counted;
  *  5. periodically: ctxprof_region__next_slot() to keep the BPF tid -> slot
- *     address map current (address = start + ctxprof_region__slot_offset()),
+ *     map current (struct ctx_slot_ref in records.h: address = start +
+ *     ctxprof_region__slot_offset(), the slot's tid claim and generation),
  *     and ctxprof_region__drain() for the lanes (it writes the heartbeat).
  * The tid in a slot is the application's claim: check that it is a thread of
  * PID (/proc/PID/task/TID) before the BPF map sends that tid's samples to

@@ -353,20 +353,24 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		/* an application that never used libctxprof: nothing to say */
 		if (as.regions || as.regions_rejected || st[SAMPLER_STAT_CTX_OK] ||
 		    st[SAMPLER_STAT_CTX_EMPTY] || st[SAMPLER_STAT_CTX_TORN] ||
-		    st[SAMPLER_STAT_CTX_READ_ERR])
+		    st[SAMPLER_STAT_CTX_READ_ERR] || st[SAMPLER_STAT_CTX_STALE])
 			fprintf(stderr,
-				"ctxprof: trace context: %llu samples with a valid context, %llu "
-				"empty, "
-				"%llu torn (rejected), %llu unreadable; %llu regions (%llu "
-				"refused), "
-				"%llu threads, %llu tags, %llu span events, %llu lane errors\n",
+				"ctxprof: trace context: %llu samples with a valid context, "
+				"%llu empty, %llu torn (rejected), %llu unreadable, "
+				"%llu stale (slot changed hands); %llu regions (%llu refused), "
+				"%llu threads (%llu claims refused), %llu tags "
+				"(%llu dictionary replays requested), %llu span events, "
+				"%llu lane errors\n",
 				(unsigned long long)st[SAMPLER_STAT_CTX_OK],
 				(unsigned long long)st[SAMPLER_STAT_CTX_EMPTY],
 				(unsigned long long)st[SAMPLER_STAT_CTX_TORN],
 				(unsigned long long)st[SAMPLER_STAT_CTX_READ_ERR],
+				(unsigned long long)st[SAMPLER_STAT_CTX_STALE],
 				(unsigned long long)as.regions,
 				(unsigned long long)as.regions_rejected,
-				(unsigned long long)as.threads, (unsigned long long)as.tags,
+				(unsigned long long)as.threads,
+				(unsigned long long)as.threads_rejected,
+				(unsigned long long)as.tags, (unsigned long long)as.dict_replays,
 				(unsigned long long)as.span_events,
 				(unsigned long long)as.lane_errors);
 	}

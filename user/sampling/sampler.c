@@ -51,6 +51,7 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_CTX_EMPTY] = "context_empty",
 	[SAMPLER_STAT_CTX_TORN] = "context_torn",
 	[SAMPLER_STAT_CTX_READ_ERR] = "context_read_error",
+	[SAMPLER_STAT_CTX_STALE] = "context_stale",
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_COMPLETE] = "complete",
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_TRUNCATED] = "truncated",
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_MAPPING] = "no_mapping",

@@ -87,8 +87,8 @@ int sampler__stop(struct sampler *s);
 int sampler__read_stats(struct sampler *s, uint64_t *out);
 
 /**
- * sampler__ctx_map_fd() - the BPF hash map tid -> user address of the
- * thread's libctxprof context slot (u32 -> u64) the sampler reads.
+ * sampler__ctx_map_fd() - the BPF hash map tid -> the thread's libctxprof
+ * context slot (u32 -> struct ctx_slot_ref in records.h) the sampler reads.
  */
 int sampler__ctx_map_fd(const struct sampler *s);
 
