@@ -356,7 +356,7 @@ static bool scan_notes(const uint8_t *p, uint64_t len, uint64_t align, char *hex
 				hex[2 * i] = digits[desc[i] >> 4];
 				hex[2 * i + 1] = digits[desc[i] & 0xf];
 			}
-			hex[2 * nh.n_descsz] = '\0';
+			hex[(size_t)2 * nh.n_descsz] = '\0';
 			return true;
 		}
 		/* padding after the last note may be cut off: stop, not fail */
@@ -656,7 +656,7 @@ static int elf_syms__read_debuglink(struct elf_syms *es, struct elf_image *img,
 {
 	const char *name;
 	size_t len, crc_off;
-	Elf64_Shdr sh;
+	Elf64_Shdr sh = {0};
 	int idx, err;
 
 	idx = elf_image__find_section(img, src, ".gnu_debuglink", &sh);

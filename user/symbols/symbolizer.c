@@ -152,7 +152,8 @@ static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, stru
 {
 	struct sym_file *ef;
 
-	if (array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files), 64))
+	if (array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1,
+		       sizeof(struct sym_file *), 64))
 		return NULL;
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
