@@ -42,6 +42,8 @@ static void check_table(const struct unwind_table *t, const uint8_t *data, size_
 	check(t->nr_rows >= 2 && t->nr_rows <= UNWIND_TABLE_MAX_ROWS);
 	check(t->nr_rules >= 1 && t->nr_rules <= t->nr_rows);
 	check(t->source && (!strcmp(t->source, ".eh_frame") || !strcmp(t->source, ".debug_frame")));
+	check(t->sources && t->sources < 1u << UNWIND_TABLE_SOURCES &&
+	      t->stats.covered_bytes <= t->stats.text_bytes);
 	for (i = 0; i < t->nr_rules; i++) {
 		const struct unwind_rule *r = &t->rules[i];
 

@@ -6,7 +6,9 @@
 #    chains built -O2 -fomit-frame-pointer (tests/workloads/unwind/): a
 #    callback called from glibc's qsort, 120-frame recursion, a signal
 #    handler, calls through lazy PLT stubs into a library of our own, and a
-#    frame-pointer build whose hot leaves are frameless.  >= UNWIND_BAR %
+#    frame-pointer build whose hot leaves are frameless, and unw_deep built
+#    without unwind tables, its CFI only in a separate debug file's
+#    .debug_frame (found by .gnu_debuglink).  >= UNWIND_BAR %
 #    (95) of each leaf's samples must carry the whole chain to main, read
 #    back with the reference pprof tool.
 # 2. Debian's own programs (debian_programs.sh), built without frame
@@ -106,6 +108,7 @@ check_chains() {
 WORKLOAD_CHAINS="\
 unw_qsort unw_cmp_hot unw_cmp_hot;qsort|qsort_r|__qsort_r|__GI___qsort_r;unw_sort_driver;main
 unw_deep unw_deep_leaf unw_deep_leaf;unw_recurse*120;unw_deep_driver;main
+unw_debugframe unw_deep_leaf unw_deep_leaf;unw_recurse*120;unw_deep_driver;main
 unw_signal unw_sig_leaf unw_sig_leaf;unw_sig_handler;unw_sig_interrupted;main
 unw_plt unw_lib_leaf unw_lib_leaf;unw_lib_entry;unw_plt_driver;main
 unw_plt unw_plt_callback unw_plt_callback;unw_lib_leaf;unw_lib_entry;unw_plt_driver;main
@@ -128,7 +131,7 @@ else
 	fail "verify.sh (run make unwind-verify)"
 fi
 
-for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf; do
+for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf unw_debugframe; do
 	echo "== $wl"
 	[ -x "$WORKLOADS/$wl" ] || { fail "$WORKLOADS/$wl not built (make)"; continue; }
 	start_bg "$WORKLOADS/$wl" >"$TMP/$wl.out"
@@ -136,6 +139,14 @@ for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf; do
 	sleep 0.3
 	if collector_folded "$pid" "$SECS" "$TMP/$wl.ctxprof"; then
 		check_chains "$TMP/$wl.ctxprof" collector "$wl"
+		if [ "$wl" = unw_debugframe ]; then
+			if grep -qE "tables built [0-9]+ \([1-9][0-9]* with a debug file's CFI" \
+				"$TMP/$wl.ctxprof.log"; then
+				ok "$wl: its rows came from its debug file's .debug_frame"
+			else
+				fail "$wl: no table built with a debug file's CFI"
+			fi
+		fi
 		flat_profile "$TMP/$wl.ctxprof" 3 | sed 's/^/   /'
 	else
 		fail "$wl: the collector wrote no stacks"

@@ -46,6 +46,8 @@
 #define FIX_BARE_STRIP "unwind_bare_stripped"
 #define FIX_BARE_DEBUG "unwind_bare.debug"
 #define FIX_BARE_NOCFI "unwind_bare_nocfi"
+#define FIX_MIXED      "unwind_mixed"
+#define FIX_MIXED_DBG  "unwind_mixed.debug"
 #define MAX_EXPRS      4
 #define PATH_LEN       4096
 
@@ -930,6 +932,103 @@ static void unwind_table__build__stripped_with_debug_file__uses_its_debug_frame(
 	unwind_table__free(t);
 }
 
+/* FDEs of @section in @path, as readelf lists them */
+static size_t readelf_fdes(const char *path, const char *section)
+{
+	struct rd_dump d;
+	size_t n = 0;
+
+	rd_load(&d, path, section);
+	for (size_t i = 0; i < d.nr; i++)
+		n += !d.e[i].cie && d.e[i].lo < d.e[i].hi;
+	rd_free(&d);
+	return n;
+}
+
+/*
+ * A program built without unwind tables: .eh_frame covers only the start
+ * files; its debug file's .debug_frame fills in its own functions, and the
+ * start files keep their .eh_frame rows.
+ */
+static void unwind_table__build__eh_frame_gaps__debug_file_fills_them(void **state)
+{
+	char path[PATH_LEN], debug[PATH_LEN];
+	struct unwind_table *own, *t;
+	uint64_t main_addr, size, start_addr;
+
+	(void)state;
+
+	fixture_path(path, FIX_MIXED);
+	fixture_path(debug, FIX_MIXED_DBG);
+	assert_true(nm_symbol(debug, "main", &main_addr, &size));
+	assert_true(nm_symbol(debug, "_start", &start_addr, &size));
+
+	assert_int_equal(build_path(path, NULL, &own), 0);
+	assert_int_equal(own->sources, UNWIND_SRC_EH_FRAME);
+	assert_true(own->stats.covered_bytes < own->stats.text_bytes / 2);
+	assert_int_equal(unwind_table__find(own, main_addr)->cmd, UNWIND_CMD_INVALID);
+
+	assert_int_equal(build_path(path, debug, &t), 0);
+	table_check_invariants(t);
+	assert_int_equal(t->sources, UNWIND_SRC_EH_FRAME | UNWIND_SRC_DEBUG_FILE);
+	assert_int_equal(t->from_debug_file, 1);
+	assert_string_equal(t->source, ".eh_frame");
+	assert_int_equal(t->stats.fdes + t->stats.fdes_shadowed,
+			 readelf_fdes(path, ".eh_frame") + readelf_fdes(debug, ".debug_frame"));
+	assert_true(t->stats.covered_bytes > own->stats.text_bytes / 2);
+	assert_int_equal(unwind_table__find(t, main_addr)->cmd, UNWIND_CMD_CFA_RSP);
+	assert_memory_equal(unwind_table__find(t, start_addr), unwind_table__find(own, start_addr),
+			    sizeof(struct unwind_rule));
+	unwind_table__free(own);
+	unwind_table__free(t);
+}
+
+/* a hostile debug file (a broken .debug_frame) costs nothing the file has */
+static void unwind_table__build__broken_debug_file__own_rows_kept(void **state)
+{
+	char path[PATH_LEN], debug[PATH_LEN], broken[] = "/tmp/unwind_broken_XXXXXX";
+	struct unwind_table *own, *t;
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	uint32_t bad = 0xfffffff0; /* a CIE length past the section */
+	uint64_t off = 0;
+	uint8_t *buf;
+	size_t len;
+	int fd;
+
+	(void)state;
+
+	fixture_path(path, FIX_MIXED);
+	fixture_path(debug, FIX_MIXED_DBG);
+	elf_file__open(&f, debug);
+	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(f.elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    !strcmp(elf_strptr(f.elf, shstrndx, sh.sh_name), ".debug_frame"))
+			off = sh.sh_offset;
+	elf_file__close(&f);
+	assert_true(off != 0);
+	read_file(debug, &buf, &len);
+	memcpy(buf + off, &bad, sizeof(bad));
+	fd = mkstemp(broken);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	free(buf);
+
+	assert_int_equal(build_path(path, NULL, &own), 0);
+	assert_int_equal(build_path(path, broken, &t), 0);
+	unlink(broken);
+	assert_int_equal(t->stats.sources_rejected, 1);
+	assert_int_equal(t->sources, UNWIND_SRC_EH_FRAME);
+	assert_int_equal(t->from_debug_file, 0);
+	tables_equal(own, t);
+	unwind_table__free(own);
+	unwind_table__free(t);
+}
+
 static void unwind_table__build__no_cfi__returns_enodata(void **state)
 {
 	struct unwind_table *t = (void *)1;
@@ -1608,6 +1707,8 @@ int main(void)
 		cmocka_unit_test(unwind_table__build__compressed_debug_frame__same_rows_as_plain),
 		cmocka_unit_test(
 			unwind_table__build__stripped_with_debug_file__uses_its_debug_frame),
+		cmocka_unit_test(unwind_table__build__eh_frame_gaps__debug_file_fills_them),
+		cmocka_unit_test(unwind_table__build__broken_debug_file__own_rows_kept),
 		cmocka_unit_test(unwind_table__build__no_cfi__returns_enodata),
 		cmocka_unit_test(unwind_table__build_mem__vdso__has_rows),
 		cmocka_unit_test(unwind_table__build_mem__empty_garbage_truncated__fail_cleanly),

@@ -5,7 +5,7 @@
 UNWIND_FIXTURE_DIR := $(OUTPUT)/fixtures/unwind
 UNWIND_FIXTURES := $(addprefix $(UNWIND_FIXTURE_DIR)/,unwind_omitfp_pie unwind_fp_nopie \
 	libunwind_fixture.so unwind_bare_debug_frame unwind_bare_zlib unwind_bare_zlib_gnu \
-	unwind_bare_stripped unwind_bare.debug unwind_bare_nocfi)
+	unwind_bare_stripped unwind_bare.debug unwind_bare_nocfi unwind_mixed unwind_mixed.debug)
 # fixed flags, not $(CFLAGS): a sanitizer or -O0 build must not change the fixtures;
 # -z lazy: calls go through the .plt stubs whose FDE has the PLT CFA expression
 UNWIND_FIXTURE_CFLAGS := -O2 -std=gnu11 -Wall -Werror -Wl,-z,lazy
@@ -58,6 +58,20 @@ $(UNWIND_FIXTURE_DIR)/unwind_bare_stripped: $(UNWIND_FIXTURE_DIR)/unwind_bare_de
 $(UNWIND_FIXTURE_DIR)/unwind_bare.debug: $(UNWIND_FIXTURE_DIR)/unwind_bare_debug_frame
 	$(call msg,FIXTURE,$@)
 	$(Q)$(OBJCOPY) --only-keep-debug $< $@
+
+# built without unwind tables, as some distributions build programs: the
+# start files still bring .eh_frame, the program's own functions have CFI
+# only in .debug_frame, which goes to the separate debug file
+$(UNWIND_FIXTURE_DIR)/unwind_mixed.debug: tests/unit/fixtures/unwind_fixture.c \
+		| $(UNWIND_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -g -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables $< -o $(@:.debug=.full)
+	$(Q)$(OBJCOPY) --only-keep-debug $(@:.debug=.full) $@
+
+$(UNWIND_FIXTURE_DIR)/unwind_mixed: $(UNWIND_FIXTURE_DIR)/unwind_mixed.debug
+	$(call msg,FIXTURE,$@)
+	$(Q)$(STRIP) --strip-debug $(<:.debug=.full) -o $@
 
 $(UNWIND_FIXTURE_DIR):
 	$(Q)mkdir -p $@

@@ -16,7 +16,8 @@ UNWIND_OUT := $(OUTPUT)/workloads
 UNWIND_OMIT_FP := unw_qsort unw_deep unw_signal unw_plt
 UNWIND_WITH_FP := unw_fp_leaf
 UNWIND_LIB := $(UNWIND_OUT)/libunw_lib.so
-UNWIND_WORKLOADS := $(addprefix $(UNWIND_OUT)/,$(UNWIND_OMIT_FP) $(UNWIND_WITH_FP)) $(UNWIND_LIB)
+UNWIND_WORKLOADS := $(addprefix $(UNWIND_OUT)/,$(UNWIND_OMIT_FP) $(UNWIND_WITH_FP)) $(UNWIND_LIB) \
+	$(UNWIND_OUT)/unw_debugframe
 # fixed flags, not $(CFLAGS): the frame layout is what these programs test;
 # -Wl,-z,lazy because the PLT stubs must stay lazily bound
 UNWIND_CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(UNWIND_SRC) -MMD -MP
@@ -43,6 +44,17 @@ $(UNWIND_LIB): $(UNWIND_SRC)/unw_lib.c | $(UNWIND_OUT)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(UNWIND_CFLAGS) -fomit-frame-pointer -fPIC -shared $< $(UNWIND_LDFLAGS) \
 		-Wl,-soname,libunw_lib.so -o $@
+
+# unw_deep without .eh_frame: its CFI only in .debug_frame, split off into
+# unw_debugframe.debug beside it (found through .gnu_debuglink), as a
+# distribution ships a program built without unwind tables
+$(UNWIND_OUT)/unw_debugframe: $(UNWIND_SRC)/unw_deep.c | $(UNWIND_OUT)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(UNWIND_CFLAGS) -fomit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables $< $(UNWIND_LDFLAGS) -o $@.full
+	$(Q)objcopy --only-keep-debug $@.full $@.debug
+	$(Q)objcopy --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
+	$(Q)rm -f $@.full
 
 # unw_plt finds libunw_lib.so beside itself
 $(UNWIND_OUT)/unw_plt: $(UNWIND_LIB)

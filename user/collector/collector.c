@@ -294,19 +294,21 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 	unwinder__stats(c->unwinder, &us);
 	fprintf(stderr,
 		"ctxprof: unwinding: frames by CFI %llu, PLT %llu, signal %llu, frame pointer "
-		"%llu; tables built %llu (%.0f ms, longest %.0f ms), shared %llu, no CFI %llu, "
+		"%llu; tables built %llu (%llu with a debug file's CFI; %.0f ms, longest %.0f ms), "
+		"shared %llu, no CFI %llu, "
 		"unreadable %llu, failed %llu, no room %llu, evicted %llu; %llu rows in %u "
 		"tables, %.1f of %.1f MiB\n",
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_CFI],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_PLT],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_SIGNAL],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_FP],
-		(unsigned long long)us.tables_built, us.build_ns / 1e6, us.build_max_ns / 1e6,
-		(unsigned long long)us.tables_shared, (unsigned long long)us.files_no_cfi,
-		(unsigned long long)us.files_unreadable, (unsigned long long)us.tables_failed,
-		(unsigned long long)us.tables_no_room, (unsigned long long)us.tables_evicted,
-		(unsigned long long)us.rows, (unsigned int)us.tables_cached,
-		us.rows * sizeof(struct unwind_row) / 1048576.0, us.store.bytes / 1048576.0);
+		(unsigned long long)us.tables_built, (unsigned long long)us.tables_from_debug_file,
+		us.build_ns / 1e6, us.build_max_ns / 1e6, (unsigned long long)us.tables_shared,
+		(unsigned long long)us.files_no_cfi, (unsigned long long)us.files_unreadable,
+		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_no_room,
+		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
+		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
+		us.store.bytes / 1048576.0);
 }
 
 static void print_summary(const struct collector *c, const uint64_t *st,

@@ -45,12 +45,14 @@ static int file_crc32(int fd, uint64_t size, uint32_t *crc)
 /*
  * Open, check and parse one candidate.
  * @crc: the CRC32 it must have, NULL when found by build id
+ * @fd_out: NULL to want its symbols (then it must name functions); else
+ *	receives the open file, and its symbols are only checked for the build id
  * Return: its symbols, or NULL: errno ENOMEM, or ENOENT for a candidate
  * missing or refused (counted in @res).
  */
 static struct elf_syms *try_candidate(int root_fd, const char *path, const struct elf_syms *es,
 				      const struct stat *self, const uint32_t *crc,
-				      struct debug_file_result *res)
+				      struct debug_file_result *res, int *fd_out)
 {
 	const char *id = elf_syms__build_id(es), *dbg_id;
 	struct elf_syms *dbg;
@@ -84,10 +86,12 @@ static struct elf_syms *try_candidate(int root_fd, const char *path, const struc
 	}
 	dbg = elf_syms__open_fd(fd);
 	err = dbg ? 0 : errno;
-	close(fd);
-	if (err == ENOMEM)
+	if (err == ENOMEM) {
+		close(fd);
 		return errno = ENOMEM, NULL;
+	}
 	if (!dbg) {
+		close(fd);
 		res->unusable++;
 		return errno = ENOENT, NULL;
 	}
@@ -96,19 +100,27 @@ static struct elf_syms *try_candidate(int root_fd, const char *path, const struc
 		res->build_id_bad++;
 		goto out_refuse;
 	}
+	if (fd_out) {
+		*fd_out = fd;
+		return dbg;
+	}
+	close(fd);
 	if (!elf_syms__has_symtab(dbg) || !elf_syms__nr_symbols(dbg)) {
 		res->unusable++;
-		goto out_refuse;
+		goto out_refuse_closed;
 	}
 	return dbg;
 
 out_refuse:
+	close(fd);
+out_refuse_closed:
 	elf_syms__free(dbg);
 	return errno = ENOENT, NULL;
 }
 
-struct elf_syms *debug_file__open(int root_fd, const char *path, const struct elf_syms *es,
-				  const struct stat *self, struct debug_file_result *res)
+/* the search both entry points share; see try_candidate() for @fd_out */
+static struct elf_syms *find(int root_fd, const char *path, const struct elf_syms *es,
+			     const struct stat *self, struct debug_file_result *res, int *fd_out)
 {
 	const char *id = elf_syms__build_id(es), *link, *slash;
 	char cand[PATH_MAX];
@@ -121,7 +133,7 @@ struct elf_syms *debug_file__open(int root_fd, const char *path, const struct el
 		n = snprintf(cand, sizeof(cand), DEBUG_FILE_ROOT "/.build-id/%.2s/%s.debug", id,
 			     id + 2);
 		if (n > 0 && (size_t)n < sizeof(cand)) {
-			dbg = try_candidate(root_fd, cand, es, self, NULL, res);
+			dbg = try_candidate(root_fd, cand, es, self, NULL, res, fd_out);
 			if (dbg || errno == ENOMEM) {
 				res->by_build_id = dbg != NULL;
 				return dbg;
@@ -141,9 +153,28 @@ struct elf_syms *debug_file__open(int root_fd, const char *path, const struct el
 		n = snprintf(cand, sizeof(cand), fmt[i], dir_len, path, link);
 		if (n <= 0 || (size_t)n >= sizeof(cand))
 			continue;
-		dbg = try_candidate(root_fd, cand, es, self, &crc, res);
+		dbg = try_candidate(root_fd, cand, es, self, &crc, res, fd_out);
 		if (dbg || errno == ENOMEM)
 			return dbg;
 	}
 	return errno = ENOENT, NULL;
+}
+
+struct elf_syms *debug_file__open(int root_fd, const char *path, const struct elf_syms *es,
+				  const struct stat *self, struct debug_file_result *res)
+{
+	return find(root_fd, path, es, self, res, NULL);
+}
+
+int debug_file__open_fd(int root_fd, const char *path, const struct elf_syms *es,
+			const struct stat *self, struct debug_file_result *res)
+{
+	struct elf_syms *dbg;
+	int fd = -1;
+
+	dbg = find(root_fd, path, es, self, res, &fd);
+	if (!dbg)
+		return -errno;
+	elf_syms__free(dbg);
+	return fd;
 }

@@ -52,4 +52,14 @@ struct debug_file_result {
 struct elf_syms *debug_file__open(int root_fd, const char *path, const struct elf_syms *es,
 				  const struct stat *self, struct debug_file_result *res);
 
+/**
+ * debug_file__open_fd() - the same search, for a reader of the debug file's
+ * other sections (the unwinder's .debug_frame): the candidate is checked the
+ * same way (build id, CRC, not the file itself) but need not name functions.
+ * Return: a read-only fd of the debug file (the caller closes it), or -errno:
+ * -ENOENT when no candidate was usable, -ENOMEM.
+ */
+int debug_file__open_fd(int root_fd, const char *path, const struct elf_syms *es,
+			const struct stat *self, struct debug_file_result *res);
+
 #endif /* CTXPROF_DEBUG_FILE_H */

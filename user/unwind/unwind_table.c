@@ -69,6 +69,7 @@ struct fde_range {
 	uint64_t hi;
 	uint64_t insn_len; /* bytes of its entry: what one libdw evaluation may run */
 	size_t order;	   /* position in the section: the tie-break of overlaps */
+	unsigned int src;  /* index of its source: the cfi_src the walk evaluates it with */
 };
 
 struct tmp_row {
@@ -107,8 +108,9 @@ struct builder {
 	uint64_t base;
 	struct xseg *xsegs;
 	size_t nr_xsegs;
-	struct fde_range *fdes;
+	struct fde_range *fdes; /* settled (sorted, disjoint) up to nr_settled */
 	size_t nr_fdes;
+	size_t nr_settled;
 	size_t cap_fdes;
 	struct tmp_row *rows;
 	size_t nr_rows;
@@ -663,8 +665,29 @@ static bool builder__in_text(const struct builder *bld, uint64_t lo, uint64_t hi
 	return false;
 }
 
-/* enumerate the FDEs with dwarf_next_cfi() and keep those inside the text */
-static int fdes_collect(struct builder *bld, const struct cfi_src *src)
+static int fde_cmp_lo(const void *key, const void *elem)
+{
+	const struct fde_range *k = key, *f = elem;
+
+	if (k->hi <= f->lo)
+		return -1;
+	return k->lo >= f->hi;
+}
+
+/* does [lo, hi) touch an FDE of an earlier source? */
+static bool builder__shadowed(const struct builder *bld, uint64_t lo, uint64_t hi)
+{
+	struct fde_range key = {.lo = lo, .hi = hi};
+
+	return bld->nr_settled &&
+	       bsearch(&key, bld->fdes, bld->nr_settled, sizeof(key), fde_cmp_lo) != NULL;
+}
+
+/*
+ * Enumerate the FDEs with dwarf_next_cfi() and append those inside the text
+ * that no earlier source covers: a later source only fills the gaps.
+ */
+static int fdes_collect(struct builder *bld, const struct cfi_src *src, unsigned int src_idx)
 {
 	Elf_Data d = {.d_buf = (void *)src->data, .d_size = src->size, .d_type = ELF_T_BYTE};
 	Dwarf_CFI_Entry entry;
@@ -672,7 +695,6 @@ static int fdes_collect(struct builder *bld, const struct cfi_src *src)
 	size_t order = 0;
 	int ret;
 
-	bld->nr_fdes = 0;
 	for (;; off = next) {
 		const struct cie_info *ci;
 		const uint8_t *p;
@@ -714,6 +736,10 @@ static int fdes_collect(struct builder *bld, const struct cfi_src *src)
 			bld->stats.fdes_outside++;
 			continue;
 		}
+		if (builder__shadowed(bld, lo, lo + range)) {
+			bld->stats.fdes_shadowed++;
+			continue;
+		}
 		if (array_grow((void **)&bld->fdes, &bld->cap_fdes, bld->nr_fdes + 1,
 			       sizeof(*bld->fdes), 256)) {
 			set_err(bld->err, bld->err_len, "out of memory");
@@ -724,6 +750,7 @@ static int fdes_collect(struct builder *bld, const struct cfi_src *src)
 			.hi = lo + range,
 			.insn_len = (uint64_t)(entry.fde.end - entry.fde.start),
 			.order = order,
+			.src = src_idx,
 		};
 	}
 	return 0;
@@ -735,6 +762,8 @@ static int fde_cmp(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -756,6 +785,7 @@ static void fdes_settle(struct builder *bld)
 		bld->fdes[kept++] = f;
 	}
 	bld->nr_fdes = kept;
+	bld->nr_settled = kept;
 }
 
 static bool op_is_breg(const Dwarf_Op *op, unsigned int reg, int64_t *off)
@@ -1039,7 +1069,7 @@ static int builder__walk_fde(struct builder *bld, const struct cfi_src *src,
 	return 0;
 }
 
-static int builder__walk(struct builder *bld, const struct cfi_src *src)
+static int builder__walk(struct builder *bld, const struct cfi_src *srcs)
 {
 	size_t i;
 	int ret;
@@ -1051,7 +1081,7 @@ static int builder__walk(struct builder *bld, const struct cfi_src *src)
 			return ret;
 	}
 	for (i = 0; i < bld->nr_fdes; i++) {
-		ret = builder__walk_fde(bld, src, &bld->fdes[i]);
+		ret = builder__walk_fde(bld, &srcs[bld->fdes[i].src], &bld->fdes[i]);
 		if (ret)
 			return ret;
 		if (i + 1 == bld->nr_fdes || bld->fdes[i + 1].lo != bld->fdes[i].hi) {
@@ -1061,6 +1091,8 @@ static int builder__walk(struct builder *bld, const struct cfi_src *src)
 		}
 	}
 	bld->stats.fdes = bld->nr_fdes;
+	for (i = 0; i < bld->nr_fdes; i++)
+		bld->stats.covered_bytes += bld->fdes[i].hi - bld->fdes[i].lo;
 	return 0;
 }
 
@@ -1152,6 +1184,7 @@ static int builder__load_segments(struct builder *bld, Elf *elf)
 		if ((ph.p_flags & PF_X) && ph.p_memsz && ph.p_vaddr <= UINT64_MAX - ph.p_memsz) {
 			bld->xsegs[bld->nr_xsegs].lo = ph.p_vaddr;
 			bld->xsegs[bld->nr_xsegs].hi = ph.p_vaddr + ph.p_memsz;
+			bld->stats.text_bytes += ph.p_memsz;
 			bld->nr_xsegs++;
 		}
 	}
@@ -1356,7 +1389,8 @@ static int cfi_src__open_libdw(struct builder *bld, struct cfi_src *src)
  * usable FDE, try the next source), 1 when @elf has no such section, or
  * -errno.
  */
-static int builder__try(struct builder *bld, struct cfi_src *src, Elf *elf, bool eh)
+static int builder__try(struct builder *bld, struct cfi_src *src, Elf *elf, bool eh,
+			unsigned int src_idx)
 {
 	bool gnu = false;
 	Elf_Scn *scn;
@@ -1388,53 +1422,85 @@ static int builder__try(struct builder *bld, struct cfi_src *src, Elf *elf, bool
 	ret = cfi_check(bld, src);
 	if (ret)
 		return ret;
-	return fdes_collect(bld, src);
+	return fdes_collect(bld, src, src_idx);
+}
+
+/*
+ * Collect the FDEs of every source, earlier sources first; a later one only
+ * fills the gaps (a program whose own functions have .debug_frame only and
+ * whose start files brought .eh_frame).  A broken later source is skipped
+ * and counted when an earlier one gave FDEs: the debug file must not cost
+ * the rows the file itself has.
+ */
+static int builder__collect(struct builder *bld, Elf *const files[UNWIND_TABLE_SOURCES],
+			    struct cfi_src *srcs, struct unwind_table *t)
+{
+	int ret;
+
+	for (unsigned int i = 0; i < UNWIND_TABLE_SOURCES; i++) {
+		size_t before = bld->nr_fdes;
+
+		if (!files[i])
+			continue;
+		ret = builder__try(bld, &srcs[i], files[i], i == 0, i);
+		if (ret < 0 && before) {
+			bld->nr_fdes = before;
+			bld->stats.sources_rejected++;
+			cfi_src__release(&srcs[i]);
+			if (bld->err && bld->err_len)
+				bld->err[0] = '\0';
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		if (bld->nr_fdes == before) {
+			cfi_src__release(&srcs[i]);
+			continue;
+		}
+		fdes_settle(bld);
+		if (!t->source)
+			t->source = srcs[i].name;
+		t->sources |= 1u << i;
+	}
+	t->from_debug_file = !!(t->sources & UNWIND_SRC_DEBUG_FILE);
+	if (!bld->nr_fdes) {
+		set_err(bld->err, bld->err_len, "no CFI: no FDE in .eh_frame or .debug_frame");
+		return -ENODATA;
+	}
+	return 0;
 }
 
 static int unwind_table__build_from(struct builder *bld, Elf *elf, Elf *debug_elf,
 				    struct unwind_table *t)
 {
-	Elf *files[] = {elf, elf, debug_elf};
-	struct cfi_src src = {};
-	int ret = -ENODATA;
+	Elf *const files[UNWIND_TABLE_SOURCES] = {elf, elf, debug_elf};
+	struct cfi_src srcs[UNWIND_TABLE_SOURCES] = {};
+	int ret;
 
-	for (int i = 0; i < 3; i++) {
-		if (!files[i])
-			continue;
-		cfi_src__release(&src);
-		memset(&bld->stats, 0, sizeof(bld->stats));
-		ret = builder__try(bld, &src, files[i], i == 0);
-		if (ret < 0)
-			goto out_release;
-		if (ret == 0 && bld->nr_fdes) {
-			t->source = src.name;
-			t->from_debug_file = i == 2;
-			break;
-		}
-		ret = -ENODATA;
-	}
-	if (ret == -ENODATA) {
-		set_err(bld->err, bld->err_len, "no CFI: no FDE in .eh_frame or .debug_frame");
+	ret = builder__collect(bld, files, srcs, t);
+	if (ret)
 		goto out_release;
-	}
-
-	fdes_settle(bld);
 	if (bld->fdes[bld->nr_fdes - 1].hi - bld->base > UINT32_MAX) {
 		set_err(bld->err, bld->err_len, "CFI covers %#lx past the base %#lx: over 4 GiB",
 			(unsigned long)bld->fdes[bld->nr_fdes - 1].hi, (unsigned long)bld->base);
 		ret = -EFBIG;
 		goto out_release;
 	}
-	ret = cfi_src__open_libdw(bld, &src);
-	if (ret)
-		goto out_release;
-	ret = builder__walk(bld, &src);
+	for (unsigned int i = 0; i < UNWIND_TABLE_SOURCES; i++) {
+		if (!(t->sources & (1u << i)))
+			continue;
+		ret = cfi_src__open_libdw(bld, &srcs[i]);
+		if (ret)
+			goto out_release;
+	}
+	ret = builder__walk(bld, srcs);
 	if (ret)
 		goto out_release;
 	ret = builder__finish(bld, t);
 
 out_release:
-	cfi_src__release(&src);
+	for (unsigned int i = 0; i < UNWIND_TABLE_SOURCES; i++)
+		cfi_src__release(&srcs[i]);
 	return ret;
 }
 

@@ -53,11 +53,23 @@ enum unwind_unsup {
 	UNWIND_UNSUP_MAX,
 };
 
+/* The CFI sources of a table, in the order they are read (unwind_table.sources). */
+enum unwind_src {
+	UNWIND_SRC_EH_FRAME = 1u << 0,	  /* @elf's .eh_frame */
+	UNWIND_SRC_DEBUG_FRAME = 1u << 1, /* @elf's .debug_frame */
+	UNWIND_SRC_DEBUG_FILE = 1u << 2,  /* @debug_elf's .debug_frame */
+};
+#define UNWIND_TABLE_SOURCES 3
+
 struct unwind_table_stats {
 	size_t fdes;		 /* FDEs whose range made it into the table */
 	size_t fdes_outside;	 /* FDEs not inside an executable PT_LOAD (or empty) */
 	size_t fdes_undecodable; /* FDEs whose address encoding is not absptr/pcrel */
 	size_t fdes_overlap;	 /* FDEs trimmed or dropped: an earlier-starting FDE covered them */
+	size_t fdes_shadowed;	 /* FDEs of a later source where an earlier source has FDEs */
+	size_t sources_rejected; /* later sources skipped as malformed (earlier ones had FDEs) */
+	uint64_t text_bytes;	 /* bytes of the executable PT_LOADs */
+	uint64_t covered_bytes;	 /* of those, inside an FDE that made it into the table */
 	size_t libdw_rows;	 /* rows libdw reported, before merging */
 	size_t unsup[UNWIND_UNSUP_MAX];	 /* UNSUPPORTED libdw rows and cut walks, by reason */
 	size_t cmd_rows[UNWIND_CMD_MAX]; /* final rows per command */
@@ -71,8 +83,9 @@ struct unwind_table {
 	struct unwind_rule *rules; /* this table's distinct rules; row.rule indexes it */
 	size_t nr_rules;
 	struct unwind_table_stats stats;
-	const char *source;  /* ".eh_frame" or ".debug_frame" (static) */
-	int from_debug_file; /* 1: the rows come from @debug_elf's .debug_frame */
+	const char *source;   /* the first source with FDEs: ".eh_frame" or ".debug_frame" */
+	unsigned int sources; /* the sources with FDEs in the table: UNWIND_SRC_* bits */
+	int from_debug_file;  /* 1: some rows come from @debug_elf's .debug_frame */
 };
 
 /**
@@ -80,15 +93,18 @@ struct unwind_table {
  * @elf: the file; open it with elf_begin(fd, ELF_C_READ, NULL) or
  *	 elf_memory() on a private copy, never with an mmap mode.  Only read.
  * @debug_elf: its separate debug file, or NULL; only its .debug_frame is
- *	 used, and only when @elf has neither .eh_frame nor .debug_frame FDEs.
- *	 The caller checks that it belongs to @elf (build id).
+ *	 used, for the addresses @elf's own CFI does not cover.  The caller
+ *	 checks that it belongs to @elf (build id).
  * @out: set to the table on success
  * @err: filled with a one-line reason on failure; may be NULL
  * @err_len: size of @err
  *
- * Sources, first with at least one usable FDE wins: @elf's .eh_frame, its
- * .debug_frame (SHF_COMPRESSED or .zdebug_frame zlib accepted), @debug_elf's
- * .debug_frame.  Only FDEs inside an executable PT_LOAD of @elf are used.
+ * Sources, in order: @elf's .eh_frame, its .debug_frame (SHF_COMPRESSED or
+ * .zdebug_frame zlib accepted), @debug_elf's .debug_frame.  A later source
+ * only adds the FDEs that touch no FDE of an earlier one (a program built
+ * without unwind tables still has its start files' .eh_frame); a malformed
+ * later source is skipped (stats.sources_rejected) when an earlier one gave
+ * FDEs.  Only FDEs inside an executable PT_LOAD of @elf are used.
  * Every address from the table's base up to the end of the last FDE has a
  * row; addresses in no FDE get UNWIND_CMD_INVALID rows.  When FDEs overlap,
  * the earlier-starting one (then the earlier in the section) keeps the

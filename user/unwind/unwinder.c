@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "processes/proc_maps.h"
+#include "symbols/debug_file.h"
+#include "symbols/elf_syms.h"
 #include "symbols/safe_open.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder.h"
@@ -46,6 +48,7 @@ struct utable {
 	uint32_t row_first;
 	uint32_t nr_rows; /* the table's rows; kept when evicted, to know its size */
 	bool in_store;	  /* the rows are in the BPF array now */
+	bool debug_file;  /* built with its debug file's .debug_frame */
 	struct seg segs[MAX_SEGS];
 	uint32_t nr_segs;
 	uint32_t refs; /* processes mapping it */
@@ -239,23 +242,29 @@ static int read_segments(Elf *elf, struct utable *t)
 	return t->nr_segs ? 0 : -EINVAL;
 }
 
-/* build @t's rows from @elf and put them in the store */
-static void build_rows(struct unwinder *u, struct utable *t, Elf *elf, const void *mem,
-		       size_t mem_len, const char *what)
+/* build a table from @elf (and @debug_elf), or from the image at @mem; timed */
+static int build_table(struct unwinder *u, Elf *elf, Elf *debug_elf, const void *mem,
+		       size_t mem_len, struct unwind_table **tab, char *err, size_t err_len)
 {
-	struct unwind_table *tab = NULL;
 	uint64_t start = mono_ns(), took;
-	char err[160] = "";
 	int e;
 
-	e = elf ? unwind_table__build(elf, NULL, &tab, err, sizeof(err))
-		: unwind_table__build_mem(mem, mem_len, &tab, err, sizeof(err));
+	e = elf ? unwind_table__build(elf, debug_elf, tab, err, err_len)
+		: unwind_table__build_mem(mem, mem_len, tab, err, err_len);
 	took = mono_ns() - start;
 	pthread_mutex_lock(&u->lock);
 	u->st.build_ns += took;
 	if (took > u->st.build_max_ns)
 		u->st.build_max_ns = took;
 	pthread_mutex_unlock(&u->lock);
+	return e;
+}
+
+/* set @t's kind from the build's result @e and put @tab's rows in the store; frees @tab */
+static void install_rows(struct unwinder *u, struct utable *t, struct unwind_table *tab, int e,
+			 const char *err, const char *what)
+{
+	t->debug_file = false;
 	if (e == -ENODATA) {
 		t->kind = UNWIND_MAP_FP;
 		count(u, &u->st.files_no_cfi, 1);
@@ -271,7 +280,10 @@ static void build_rows(struct unwinder *u, struct utable *t, Elf *elf, const voi
 	t->kind = UNWIND_MAP_TABLE;
 	t->base = tab->base;
 	t->nr_rows = tab->nr_rows;
+	t->debug_file = tab->from_debug_file;
 	count(u, &u->st.tables_built, 1);
+	if (tab->from_debug_file)
+		count(u, &u->st.tables_from_debug_file, 1);
 	e = -ENOSPC;
 	if (make_room(u, t->nr_rows))
 		e = unwind_store__put_table(u->store, tab->rows, tab->nr_rows, tab->rules,
@@ -305,8 +317,85 @@ static struct utable *file_new(const struct identity *id)
 	return t;
 }
 
+/*
+ * The separate debug file of the file open on @fd, found and checked as the
+ * symbolizer finds debug files (build id, debuglink CRC) inside the
+ * process's root; NULL without one.  Close @dfd after elf_end().
+ */
+static Elf *debug_elf_open(int fd, const struct stat *st, uint32_t pid, const char *path, int *dfd)
+{
+	struct debug_file_result res;
+	struct elf_syms *es;
+	Elf *debug_elf;
+	int root;
+
+	*dfd = -1;
+	es = elf_syms__open_fd(fd);
+	if (!es)
+		return NULL;
+	root = proc_root_open(pid);
+	*dfd = root >= 0 ? debug_file__open_fd(root, path, es, st, &res) : -ENOENT;
+	if (root >= 0)
+		close(root);
+	elf_syms__free(es);
+	if (*dfd < 0)
+		return NULL;
+	debug_elf = elf_begin(*dfd, ELF_C_READ, NULL);
+	if (!debug_elf) {
+		close(*dfd);
+		*dfd = -1;
+	}
+	return debug_elf;
+}
+
+/* the file's own CFI leaves a quarter of its code or more without rows */
+static bool table_has_gaps(int e, const struct unwind_table *tab)
+{
+	if (e == -ENODATA)
+		return true;
+	return !e && tab->stats.covered_bytes < tab->stats.text_bytes / 4 * 3;
+}
+
+/*
+ * Build the table of the ELF file open on @fd (@elf) and install it.  Where
+ * its own CFI leaves gaps (a program built without unwind tables: only its
+ * start files' .eh_frame), its debug file's .debug_frame fills them, if
+ * one is installed; @t->debug_file remembers it for a rebuild.
+ */
+static void build_file(struct unwinder *u, struct utable *t, Elf *elf, int fd,
+		       const struct stat *st, uint32_t pid, const char *what)
+{
+	struct unwind_table *tab = NULL, *dtab = NULL;
+	char err[160] = "", derr[160];
+	bool rebuild_with_debug = t->debug_file;
+	Elf *debug_elf;
+	int e = -ENODATA, de, dfd;
+
+	if (!rebuild_with_debug)
+		e = build_table(u, elf, NULL, NULL, 0, &tab, err, sizeof(err));
+	if (rebuild_with_debug || table_has_gaps(e, tab)) {
+		debug_elf = debug_elf_open(fd, st, pid, what, &dfd);
+		if (debug_elf) {
+			de = build_table(u, elf, debug_elf, NULL, 0, &dtab, derr, sizeof(derr));
+			elf_end(debug_elf);
+			close(dfd);
+			if (!de && (!tab || dtab->stats.covered_bytes > tab->stats.covered_bytes)) {
+				unwind_table__free(tab);
+				tab = dtab;
+				dtab = NULL;
+				e = 0;
+			}
+			unwind_table__free(dtab);
+		}
+	}
+	/* evicted, and its debug file gone since: what the file has */
+	if (rebuild_with_debug && !tab)
+		e = build_table(u, elf, NULL, NULL, 0, &tab, err, sizeof(err));
+	install_rows(u, t, tab, e, err, what);
+}
+
 /* the table of the file open on @fd, from the cache or built now */
-static struct utable *file_table(struct unwinder *u, int fd, const struct stat *st,
+static struct utable *file_table(struct unwinder *u, int fd, const struct stat *st, uint32_t pid,
 				 const char *what)
 {
 	struct identity id = {st->st_dev, st->st_ino, st->st_size,
@@ -353,7 +442,7 @@ static struct utable *file_table(struct unwinder *u, int fd, const struct stat *
 		t->kind = UNWIND_MAP_NO_TABLE;
 		count(u, &u->st.tables_failed, 1);
 	} else {
-		build_rows(u, t, elf, NULL, 0, what);
+		build_file(u, t, elf, fd, st, pid, what);
 	}
 	elf_end(elf);
 	if (index_file(u, t)) {
@@ -369,7 +458,7 @@ found_rebuild:
 	if (t->kind == UNWIND_MAP_TABLE && !t->in_store) {
 		elf = elf_begin(fd, ELF_C_READ, NULL);
 		if (elf) {
-			build_rows(u, t, elf, NULL, 0, what);
+			build_file(u, t, elf, fd, st, pid, what);
 			elf_end(elf);
 		}
 	}
@@ -381,10 +470,13 @@ out:
 static int vdso_table(struct unwinder *u)
 {
 	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	struct proc_maps *pm;
+	struct unwind_table *tab = NULL;
 	struct identity none = {0};
+	struct proc_maps *pm;
 	size_t i, len = 0;
+	char err[160] = "";
 	Elf *elf;
+	int e;
 
 	if (!image)
 		return 0;
@@ -409,7 +501,8 @@ static int vdso_table(struct unwinder *u)
 	}
 	elf_end(elf);
 	/* the builder works on a private copy of the bytes */
-	build_rows(u, u->vdso, NULL, image, len, "[vdso]");
+	e = build_table(u, NULL, NULL, image, len, &tab, err, sizeof(err));
+	install_rows(u, u->vdso, tab, e, err, "[vdso]");
 	/* never evicted: every process maps it */
 	u->vdso->refs = 1;
 	return 0;
@@ -491,7 +584,7 @@ static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const stru
 		count(u, &u->st.files_unreadable, 1);
 		return NULL;
 	}
-	t = file_table(u, fd, &st, m->path);
+	t = file_table(u, fd, &st, pid, m->path);
 	close(fd);
 	return t;
 }

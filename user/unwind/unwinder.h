@@ -48,19 +48,20 @@ struct unwinder_opts {
 };
 
 struct unwinder_stats {
-	uint64_t installs;	   /* process mappings installed (or re-installed) */
-	uint64_t install_failed;   /* not installed: mappings array or procs map full */
-	uint64_t tables_built;	   /* tables built from CFI */
-	uint64_t tables_shared;	   /* files found in the cache (build id or identity) */
-	uint64_t files_no_cfi;	   /* files without CFI: frame pointers */
-	uint64_t files_unreadable; /* mapped files that could not be opened */
-	uint64_t tables_failed;	   /* CFI that could not be built (malformed, too large) */
-	uint64_t tables_no_room;   /* tables that did not fit the rows budget */
-	uint64_t tables_evicted;   /* tables dropped to make room */
-	uint64_t tables_cached;	   /* tables in the store now */
-	uint64_t rows;		   /* rows in the store now */
-	uint64_t build_ns;	   /* time spent building tables */
-	uint64_t build_max_ns;	   /* the longest build */
+	uint64_t installs;		 /* process mappings installed (or re-installed) */
+	uint64_t install_failed;	 /* not installed: mappings array or procs map full */
+	uint64_t tables_built;		 /* tables built from CFI */
+	uint64_t tables_from_debug_file; /* of those, from a debug file's .debug_frame */
+	uint64_t tables_shared;		 /* files found in the cache (build id or identity) */
+	uint64_t files_no_cfi;		 /* files without CFI: frame pointers */
+	uint64_t files_unreadable;	 /* mapped files that could not be opened */
+	uint64_t tables_failed;		 /* CFI that could not be built (malformed, too large) */
+	uint64_t tables_no_room;	 /* tables that did not fit the rows budget */
+	uint64_t tables_evicted;	 /* tables dropped to make room */
+	uint64_t tables_cached;		 /* tables in the store now */
+	uint64_t rows;			 /* rows in the store now */
+	uint64_t build_ns;		 /* time spent building tables */
+	uint64_t build_max_ns;		 /* the longest build */
 	struct unwind_store_stats store;
 };
 

@@ -104,7 +104,39 @@ lazy() {
 	fi
 }
 
-for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf; do
+# does an FDE of FILE's SECTION (.eh_frame or .debug_frame) cover ADDR (hex)?
+# (readelf follows a debuglink and dumps the debug file's sections too)
+fde_covers() {
+	local file=$1 section=$2 addr=$3
+	# 16-digit hex compares as strings ("x" keeps awk from reading numbers)
+	readelf --debug-dump=frames "$file" 2>/dev/null | awk -v sec="$section" -v a="x$addr" '
+		/^Contents of the / { on = index($0, "the " sec " section") > 0 }
+		on && / FDE / && match($0, /pc=[0-9a-f]+\.\.[0-9a-f]+/) {
+			split(substr($0, RSTART + 3, RLENGTH - 3), r, /\.\./)
+			if ("x" r[1] <= a && a < "x" r[2]) found = 1
+		}
+		END { exit !found }'
+}
+
+# FN's CFI is in BIN's separate debug file only, found by its debuglink
+cfi_in_debug_file_only() {
+	local bin=$1 fn=$2 addr
+	addr=$(nm "$dir/$bin" | awk -v f="$fn" '$3 == f { print $1 }')
+	[ -n "$addr" ] || { fail "$bin: no symbol $fn"; return; }
+	if fde_covers "$dir/$bin" .eh_frame "$addr"; then
+		fail "$bin: $fn has an .eh_frame FDE in the binary itself"
+	elif readelf -SW "$dir/$bin" | grep -Eq '\.z?debug_frame'; then
+		fail "$bin: the binary itself has a .debug_frame"
+	elif ! fde_covers "$dir/$bin.debug" .debug_frame "$addr"; then
+		fail "$bin: $fn has no .debug_frame FDE in $bin.debug"
+	elif ! readelf -p .gnu_debuglink "$dir/$bin" 2>/dev/null | grep -q "$bin.debug"; then
+		fail "$bin: no .gnu_debuglink naming $bin.debug"
+	else
+		ok "$bin: $fn's CFI only in $bin.debug's .debug_frame (debuglink)"
+	fi
+}
+
+for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe; do
 	[ -f "$dir/$f" ] || { echo "FAIL: $dir/$f not built"; exit 1; }
 done
 
@@ -144,10 +176,15 @@ frameless_leaf unw_fp_leaf unw_fp_leaf_b
 has_fp_frame unw_fp_leaf unw_fp_caller
 has_fp_frame unw_fp_leaf main
 
-for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf; do
+for fn in unw_deep_leaf unw_recurse unw_deep_driver main; do
+	cfi_in_debug_file_only unw_debugframe "$fn"
+done
+calls unw_debugframe unw_recurse unw_recurse
+
+for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe; do
 	whole_binary "$f"
 done
-for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so; do
+for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_debugframe; do
 	no_fp_frames "$f"
 done
 
