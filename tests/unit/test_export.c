@@ -82,7 +82,7 @@ static void count(struct fixture *f, uint64_t trace_id, uint32_t tid, int times)
 	struct sample_record rec = {.pid = tid, .tid = tid};
 
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
 }
 
 static void write_profile(struct fixture *f, struct exporter *e, struct export_result *res)
@@ -307,7 +307,7 @@ static void count_pid(struct fixture *f, uint64_t trace_id, uint32_t tid, int ti
 
 	snprintf(rec.comm, sizeof(rec.comm), "t%u", tid);
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
 }
 
 /*

@@ -49,10 +49,10 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct sum s = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0), NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(s.rows, 3);
 	assert_int_equal(s.samples, 4);
@@ -69,7 +69,7 @@ static void add__unterminated_comm__terminated(void **state)
 	struct sum s = {};
 
 	memset(r.comm, 'x', sizeof(r.comm));
-	assert_int_equal(sample_table__add(t, 7, &r), 0);
+	assert_int_equal(sample_table__add(t, 7, &r, NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(strlen(s.comm_of_7_100), SAMPLER_COMM_LEN - 1);
 	sample_table__free(t);
@@ -81,14 +81,14 @@ static void add__full__enospc_existing_rows_still_count(void **state)
 	int i, full = 0;
 
 	for (i = 0; i < 20; i++)
-		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0)) == -ENOSPC)
+		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0), NULL) == -ENOSPC)
 			full++;
 	assert_int_equal(full, 8);
 	assert_int_equal(sample_table__nr_rows(t), 12);
-	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0), NULL), 0);
 	sample_table__clear(t);
 	assert_int_equal(sample_table__nr_rows(t), 0);
-	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0), NULL), 0);
 	sample_table__free(t);
 }
 
@@ -118,11 +118,11 @@ static void add__context__rows_split_by_span_and_tags(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct ctx_rows c = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4), NULL), 0);
 	assert_int_equal(sample_table__nr_rows(t), 4);
 	sample_table__for_each(t, count_ctx_rows, &c);
 	assert_int_equal(c.no_ctx, 1);

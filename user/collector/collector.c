@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
+#include "appctx/otel_context.h"
 #include "collector/cli.h"
 #include "export/export.h"
 #include "export/output.h"
@@ -61,6 +62,7 @@ struct collector {
 	struct process_states *states;
 	struct outfiles *files;
 	struct app_context *app; /* NULL with --no-context */
+	struct otel_context *otel; /* NULL with --no-context */
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
@@ -311,6 +313,39 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		us.store.bytes / 1048576.0);
 }
 
+/* what was read of OpenTelemetry's process and thread context; nothing when none */
+static void print_otel_summary(const struct collector *c, const uint64_t *st)
+{
+	struct otel_context_stats os;
+	uint64_t bpf = 0;
+	int i;
+
+	otel_context__stats(c->otel, &os);
+	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
+		bpf += st[i];
+	if (!bpf && !os.processes && !os.bad_header && !os.bad_payload && !os.read_errors)
+		return;
+	fprintf(stderr,
+		"ctxprof: OpenTelemetry process context: %llu processes, %llu reads, %llu refused "
+		"headers, %llu bad payloads, %llu read errors, %llu values skipped, %llu unknown "
+		"thread schemas; thread context located in %llu (no symbol %llu, unsupported %llu, "
+		"unreadable %llu, map full %llu)\n",
+		(unsigned long long)os.processes, (unsigned long long)os.reads,
+		(unsigned long long)os.bad_header, (unsigned long long)os.bad_payload,
+		(unsigned long long)os.read_errors, (unsigned long long)os.skipped_values,
+		(unsigned long long)os.other_schema, (unsigned long long)os.tls_found,
+		(unsigned long long)os.tls_no_symbol, (unsigned long long)os.tls_unsupported,
+		(unsigned long long)os.tls_unreadable, (unsigned long long)os.map_full);
+	fprintf(stderr, "ctxprof: OpenTelemetry thread context:");
+	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
+		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
+	fprintf(stderr,
+		"; attributes: %llu unknown keys (%llu key map refreshes), %llu truncated "
+		"records, %llu bad values\n",
+		(unsigned long long)os.unknown_keys, (unsigned long long)os.key_refreshes,
+		(unsigned long long)os.attrs_truncated, (unsigned long long)os.bad_values);
+}
+
 static void print_summary(const struct collector *c, const uint64_t *st,
 			  const struct drain_counters *dc, double elapsed, const char *why,
 			  double cpu_s)
@@ -376,6 +411,8 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 				(unsigned long long)as.span_events,
 				(unsigned long long)as.lane_errors);
 	}
+	if (c->otel)
+		print_otel_summary(c, st);
 	fprintf(stderr,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
@@ -419,6 +456,13 @@ static double self_cpu_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* what the main thread attached to a process state, released with it */
+static void release_state(struct process_state *st)
+{
+	app_context__release(st->app);
+	otel_context__release(st->otel);
 }
 
 static void add_table(void *ctx, struct sample_table *t)
@@ -489,7 +533,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->last = res;
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
-		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, app_context__release);
+		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
 out:
 	exporter__free(e);
 	return err;
@@ -520,8 +564,12 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, pid);
-	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9))
+	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9)) {
 		process_states__refresh(c->states, st);
+		/* an OpenTelemetry process context published or updated since */
+		if (c->otel)
+			otel_context__refresh(c->otel, st);
+	}
 	/* a no-table-yet sample: installed unless its tables are current */
 	if (st && c->unwinder)
 		unwinder__request(c->unwinder, pid);
@@ -658,9 +706,18 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		return -errno;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
+	if (o->context) {
+		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
+		if (!c->otel) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	if (o->pid) {
 		st = process_states__get(c->states, c->reg, o->pid);
 		err = st ? process_states__refresh(c->states, st) : -ESRCH;
+		if (!err && c->otel)
+			otel_context__refresh(c->otel, st);
 		if (err == -ESRCH) {
 			snprintf(err_msg, err_len, "no process with pid %d", o->pid);
 			return err;
@@ -787,6 +844,8 @@ int main(int argc, char **argv)
 			/* a libctxprof region created since */
 			if (c.app)
 				scan_app(&c);
+			if (c.otel)
+				otel_context__poll(c.otel);
 			last_tick = elapsed;
 		}
 		/* new threads get their slot into the sampler's map within a poll */
@@ -842,9 +901,10 @@ cleanup:
 	thread_registry__unregister_thread();
 	unwinder__free(c.unwinder);
 	if (c.states)
-		process_states__collect(c.states, UINT64_MAX, app_context__release);
+		process_states__collect(c.states, UINT64_MAX, release_state);
 	process_states__free(c.states);
 	app_context__free(c.app);
+	otel_context__free(c.otel);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);

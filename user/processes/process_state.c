@@ -34,17 +34,17 @@ struct process_states *process_states__new(struct symbolizer *sym)
 	return ps;
 }
 
-static void state_free(struct process_state *st, void (*free_app)(struct app_region *))
+static void state_free(struct process_state *st, void (*release)(struct process_state *st))
 {
-	if (st->app && free_app)
-		free_app(st->app);
+	if (release)
+		release(st);
 	maps_history__release(&st->maps);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
 
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
-				     void (*free_app)(struct app_region *))
+				     void (*release)(struct process_state *st))
 {
 	struct process_state **pp, *st, *done = NULL;
 	unsigned int n = 0;
@@ -64,7 +64,7 @@ unsigned int process_states__collect(struct process_states *ps, uint64_t before_
 	pthread_mutex_unlock(&ps->retired_lock);
 	for (; done; done = st, n++) {
 		st = done->next_retired;
-		state_free(done, free_app);
+		state_free(done, release);
 	}
 	return n;
 }

@@ -22,8 +22,8 @@
  * Locking.  Labels, pid and exec_id are immutable.  @maps is refreshed by the
  * tracking thread (exec, fork) and the main thread (first sample, periodic
  * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
- * read without it (the drain threads' "due a read?" test).  @app belongs to
- * the main thread.
+ * read without it (the drain threads' "due a read?" test).  @app and @otel
+ * belong to the main thread.
  */
 #ifndef CTXPROF_PROCESS_STATE_H
 #define CTXPROF_PROCESS_STATE_H
@@ -36,6 +36,7 @@
 #include "symbols/maps_history.h"
 
 struct app_region;
+struct otel_proc;
 struct unwind_proc_state;
 
 /*
@@ -62,6 +63,7 @@ struct process_state {
 	struct unwind_proc_state *unwind;
 	bool retired;		   /* under @lock: the image is gone */
 	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
+	struct otel_proc *otel;	   /* its OpenTelemetry context, NULL when none (main thread) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
@@ -134,11 +136,12 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 /**
  * process_states__collect() - free states retired before @before_ns
  * (CLOCK_MONOTONIC) and not pinned.  Exporter's thread, after an export.
- * @free_app: releases a state's app region (NULL when there are none)
+ * @release: releases what the main thread attached to a state (@app,
+ * @otel) before it is freed; NULL when it attaches nothing
  * Return: how many were freed.
  */
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
-				     void (*free_app)(struct app_region *));
+				     void (*release)(struct process_state *st));
 
 /*
  * Hooks for the module that keeps per-image data outside the collector (the
