@@ -30,12 +30,12 @@ struct otel_proc {
 	uint32_t pid;
 	uint32_t exec_id;
 	struct proc_mem *mem;
-	uint64_t hdr_addr;	  /* the OTEL_CTX mapping's start */
-	uint64_t published;	  /* published_at_ns of @pc, or of the refused header */
+	uint64_t hdr_addr;	     /* the OTEL_CTX mapping's start */
+	uint64_t published;	     /* published_at_ns of @pc, or of the refused header */
 	struct otel_process_ctx *pc; /* the latest decoded context; NULL until one */
 	enum tls_state tls;
-	uint32_t tls_maps_gen;	  /* the maps generation location was tried in */
-	bool tls_wanted;	  /* @pc announces a thread context we read */
+	uint32_t tls_maps_gen;	 /* the maps generation location was tried in */
+	bool tls_wanted;	 /* @pc announces a thread context we read */
 	uint64_t key_refresh_ns; /* when an unknown key index last caused a read */
 };
 
@@ -137,7 +137,8 @@ static void tls_locate(struct otel_proc *p, const struct proc_maps *maps, uint32
 		else
 			oc->st.tls_unreadable++;
 		if (oc->verbose)
-			fprintf(stderr, "ctxprof: pid %u: OpenTelemetry thread context not read: %s\n",
+			fprintf(stderr,
+				"ctxprof: pid %u: OpenTelemetry thread context not read: %s\n",
 				p->pid, why);
 	}
 	p->tls = TLS_NOT_HERE;
@@ -166,13 +167,16 @@ static void read_context(struct otel_proc *p, const struct proc_maps *maps)
 	if (err) {
 		if (err == -EINVAL || err == -EPROTONOSUPPORT || err == -EFBIG)
 			oc->st.bad_header++;
-		else if (err != -EAGAIN)
+		else if (err == -EAGAIN)
+			oc->st.updating++;
+		else
 			oc->st.read_errors++;
 		/* a refused header is not looked at again until it is republished */
 		if (err != -EAGAIN)
 			p->published = published;
 		if (oc->verbose && err != -EAGAIN)
-			fprintf(stderr, "ctxprof: pid %u: OpenTelemetry process context refused: %s\n",
+			fprintf(stderr,
+				"ctxprof: pid %u: OpenTelemetry process context refused: %s\n",
 				p->pid, strerror(-err));
 		return;
 	}
@@ -182,7 +186,8 @@ static void read_context(struct otel_proc *p, const struct proc_maps *maps)
 	if (!pc) {
 		oc->st.bad_payload++;
 		if (oc->verbose)
-			fprintf(stderr, "ctxprof: pid %u: OpenTelemetry process context: bad payload\n",
+			fprintf(stderr,
+				"ctxprof: pid %u: OpenTelemetry process context: bad payload\n",
 				p->pid);
 		return;
 	}
@@ -233,8 +238,8 @@ void otel_context__refresh(struct otel_context *oc, struct process_state *st)
 	bool seen;
 
 	pthread_mutex_lock(&st->lock);
-	seen = st->maps.text && memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME,
-				       strlen(OTEL_CTX_NAME));
+	seen = st->maps.text &&
+	       memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME, strlen(OTEL_CTX_NAME));
 	if (seen && !st->retired)
 		maps = proc_maps__parse(st->maps.text, st->maps.text_len);
 	maps_gen = st->maps_gen;

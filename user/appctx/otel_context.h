@@ -47,7 +47,8 @@ struct otel_context_stats {
 	uint64_t reads;		  /* payloads read and decoded (first reads and updates) */
 	uint64_t bad_header;	  /* OTEL_CTX mappings refused: signature, version, size */
 	uint64_t bad_payload;	  /* payloads that are no ProcessContext */
-	uint64_t read_errors;	  /* header or payload unreadable, or always mid-update */
+	uint64_t read_errors;	  /* header or payload unreadable (or in a file mapping) */
+	uint64_t updating;	  /* refreshes that found it mid-update at every try */
 	uint64_t skipped_values;  /* attribute values skipped (not strings, caps, UTF-8) */
 	uint64_t other_schema;	  /* thread context schemas this reader does not know */
 	uint64_t tls_found;	  /* images whose threads' records the sampler reads */

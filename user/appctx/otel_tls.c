@@ -300,9 +300,8 @@ static bool same_file(const struct proc_map *a, const struct proc_map *b)
 	       a->dev_minor == b->dev_minor && !strcmp(a->path, b->path);
 }
 
-enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps,
-				      struct proc_mem *mem, struct otel_tls_ref *ref,
-				      const char **why)
+enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, struct proc_mem *mem,
+				      struct otel_tls_ref *ref, const char **why)
 {
 	struct locate l = {.pid = pid, .maps = maps, .mem = mem};
 	enum otel_tls_status ret = OTEL_TLS_NO_SYMBOL;

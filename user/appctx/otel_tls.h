@@ -59,9 +59,8 @@ enum otel_tls_status {
  * @why: receives a short reason when not found (a static string)
  * Return: enum otel_tls_status.
  */
-enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps,
-				      struct proc_mem *mem, struct otel_tls_ref *ref,
-				      const char **why);
+enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, struct proc_mem *mem,
+				      struct otel_tls_ref *ref, const char **why);
 
 /**
  * otel_tls__static_offset() - glibc's static TLS offset of a module whose

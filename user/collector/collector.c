@@ -61,7 +61,7 @@ struct collector {
 	struct symbolizer *sym;
 	struct process_states *states;
 	struct outfiles *files;
-	struct app_context *app; /* NULL with --no-context */
+	struct app_context *app;   /* NULL with --no-context */
 	struct otel_context *otel; /* NULL with --no-context */
 	struct thread_registry *reg;
 	struct tracker *tracker;
@@ -323,19 +323,22 @@ static void print_otel_summary(const struct collector *c, const uint64_t *st)
 	otel_context__stats(c->otel, &os);
 	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
 		bpf += st[i];
-	if (!bpf && !os.processes && !os.bad_header && !os.bad_payload && !os.read_errors)
+	if (!bpf && !os.processes && !os.bad_header && !os.bad_payload && !os.read_errors &&
+	    !os.updating)
 		return;
 	fprintf(stderr,
 		"ctxprof: OpenTelemetry process context: %llu processes, %llu reads, %llu refused "
-		"headers, %llu bad payloads, %llu read errors, %llu values skipped, %llu unknown "
+		"headers, %llu bad payloads, %llu read errors, %llu found mid-update, %llu values "
+		"skipped, %llu unknown "
 		"thread schemas; thread context located in %llu (no symbol %llu, unsupported %llu, "
 		"unreadable %llu, map full %llu)\n",
 		(unsigned long long)os.processes, (unsigned long long)os.reads,
 		(unsigned long long)os.bad_header, (unsigned long long)os.bad_payload,
-		(unsigned long long)os.read_errors, (unsigned long long)os.skipped_values,
-		(unsigned long long)os.other_schema, (unsigned long long)os.tls_found,
-		(unsigned long long)os.tls_no_symbol, (unsigned long long)os.tls_unsupported,
-		(unsigned long long)os.tls_unreadable, (unsigned long long)os.map_full);
+		(unsigned long long)os.read_errors, (unsigned long long)os.updating,
+		(unsigned long long)os.skipped_values, (unsigned long long)os.other_schema,
+		(unsigned long long)os.tls_found, (unsigned long long)os.tls_no_symbol,
+		(unsigned long long)os.tls_unsupported, (unsigned long long)os.tls_unreadable,
+		(unsigned long long)os.map_full);
 	fprintf(stderr, "ctxprof: OpenTelemetry thread context:");
 	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
 		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);

@@ -222,8 +222,7 @@ static void add_trace(void *ctx, const struct calltrace *t)
 #define ROW_MAX_LABELS (7 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS)
 
 /* add a string label unless one of that key is there (the first one wins) */
-static void add_str_label(struct pprof_label *labels, size_t *n, const char *key,
-			  const char *value)
+static void add_str_label(struct pprof_label *labels, size_t *n, const char *key, const char *value)
 {
 	size_t i;
 

@@ -155,8 +155,7 @@ static const struct otel_thread_record *otel_intern(struct sample_table *t,
 	idx = htable__find(&t->otel_index, hash, otel_eq, &key, &key);
 	if (idx != HTABLE_NONE)
 		return (const void *)(t->pool + t->otel_at[idx]);
-	if (t->pool_size - t->pool_used < size ||
-	    htable__insert(&t->otel_index, hash, t->nr_otel))
+	if (t->pool_size - t->pool_used < size || htable__insert(&t->otel_index, hash, t->nr_otel))
 		return NULL;
 	memcpy(t->pool + t->pool_used, rec, size);
 	t->otel_at[t->nr_otel++] = t->pool_used;
