@@ -256,12 +256,15 @@ static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
  * nothing but that process.
  * Return: the bytes appended to the record (0: no context).
  */
+/* what the first read of a thread record takes: its header and 36 bytes of attributes */
+#define OTEL_READ_FIRST 64
+
 static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
 {
 	struct otel_thread_record *r;
 	struct otel_tls_ref *ref;
 	__u64 tp, var, ptr, block;
-	__u32 n;
+	__u32 n, head, rest;
 
 	ref = bpf_map_lookup_elem(&otel_tls, &rec->pid);
 	if (!ref)
@@ -299,9 +302,15 @@ static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
 	if (off > SAMPLE_RECORD_MAX_SIZE)
 		return 0;
 	r = (void *)((__u8 *)rec + off);
-	if (bpf_probe_read_user(r, sizeof(*r), (const void *)ptr)) {
-		inc_stat(SAMPLER_STAT_OTEL_READ_ERR);
-		return 0;
+	/* one read for the record and short attributes; the header alone when
+	 * the record ends a mapping */
+	head = OTEL_READ_FIRST;
+	if (bpf_probe_read_user(r, OTEL_READ_FIRST, (const void *)ptr)) {
+		head = sizeof(*r);
+		if (bpf_probe_read_user(r, sizeof(*r), (const void *)ptr)) {
+			inc_stat(SAMPLER_STAT_OTEL_READ_ERR);
+			return 0;
+		}
 	}
 	if (r->valid != 1) {
 		inc_stat(SAMPLER_STAT_OTEL_INVALID);
@@ -313,9 +322,14 @@ static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
 		 * overrides an earlier one): none rather than some */
 		inc_stat(SAMPLER_STAT_OTEL_ATTRS_BIG);
 		n = 0;
-	} else if (n && bpf_probe_read_user(r + 1, n, (const void *)(ptr + sizeof(*r)))) {
-		inc_stat(SAMPLER_STAT_OTEL_ATTRS_ERR);
-		n = 0;
+	} else if (sizeof(*r) + n > head) {
+		rest = sizeof(*r) + n - head;
+		/* the bounds are for the verifier: head is one of two constants */
+		if (rest > OTEL_THREAD_ATTRS_MAX || head > OTEL_READ_FIRST ||
+		    bpf_probe_read_user((__u8 *)r + head, rest, (const void *)(ptr + head))) {
+			inc_stat(SAMPLER_STAT_OTEL_ATTRS_ERR);
+			n = 0;
+		}
 	}
 	r->attrs_size = n;
 	rec->flags |= SAMPLE_F_OTEL;

@@ -323,7 +323,8 @@ size_t otel_context__thread_labels(struct otel_proc *p, const struct otel_thread
 				   struct otel_label *out, struct otel_label_buf *buf)
 {
 	struct otel_thread_attr attrs[OTEL_THREAD_ATTRS_DISTINCT];
-	struct otel_context *oc = p ? p->oc : NULL;
+	/* a process without otel state (its image went): nothing named, nothing counted */
+	struct otel_context_stats unused = {}, *st = p ? &p->oc->st : &unused;
 	size_t n = 0, na, i, used = 0;
 	const char *name;
 	bool truncated, refreshed = false;
@@ -336,8 +337,8 @@ size_t otel_context__thread_labels(struct otel_proc *p, const struct otel_thread
 	}
 	na = otel_thread_ctx__decode_attrs((const uint8_t *)(r + 1), r->attrs_size, attrs,
 					   &truncated);
-	if (truncated && oc)
-		oc->st.attrs_truncated++;
+	if (truncated)
+		st->attrs_truncated++;
 	for (i = 0; i < na; i++) {
 		name = p ? key_name(p, attrs[i].key) : NULL;
 		/* the OTEP: an unknown index makes the reader refresh its map */
@@ -347,14 +348,12 @@ size_t otel_context__thread_labels(struct otel_proc *p, const struct otel_thread
 			name = key_name(p, attrs[i].key);
 		}
 		if (!name) {
-			if (oc)
-				oc->st.unknown_keys++;
+			st->unknown_keys++;
 			continue;
 		}
 		if (!utf8_valid(attrs[i].value, attrs[i].len) ||
 		    memchr(attrs[i].value, '\0', attrs[i].len)) {
-			if (oc)
-				oc->st.bad_values++;
+			st->bad_values++;
 			continue;
 		}
 		memcpy(buf->values + used, attrs[i].value, attrs[i].len);
