@@ -139,7 +139,8 @@ include lib/ctxprof/ctxprof.mk bench/bench.mk
 -include tests/unit/*.mk tests/workloads/*.mk
 
 # workloads instrumented with libctxprof link it statically
-CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle
+CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle \
+	$(OUTPUT)/workloads/phases
 $(CTXPROF_WORKLOADS): $(LIBCTXPROF_A)
 $(CTXPROF_WORKLOADS): WORKLOAD_LIBS = $(LIBCTXPROF_A)
 

@@ -24,6 +24,9 @@ enum {
 	OPT_CHILDREN,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_TIMELINE,
+	OPT_TIMELINES,
+	OPT_TIMELINE_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +44,9 @@ static const struct option long_opts[] = {
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"timelines", no_argument, NULL, OPT_TIMELINES},
+	{"timeline-memory", required_argument, NULL, OPT_TIMELINE_MEMORY},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	{"btf", required_argument, NULL, OPT_BTF},
@@ -96,6 +102,18 @@ static void usage(FILE *f, const char *prog)
 		"      --unwind-memory MIB  BPF memory for unwind tables, 8-4096 (default %d);\n"
 		"                         least recently used tables are evicted beyond it\n"
 		"\n"
+		"Timelines (what each request ran, in order):\n"
+		"      --timeline FILE    also write a Chrome trace-event JSON timeline (gzipped\n"
+		"                         when FILE ends in .gz) that Perfetto, chrome://tracing\n"
+		"                         and speedscope open: a track per thread, each span a\n"
+		"                         slice (args span_id, local_root_span_id) holding its\n"
+		"                         sampled stacks in time order\n"
+		"      --timelines        with --interval: one timeline per profile, named as\n"
+		"                         the profile with .timeline.json.gz\n"
+		"      --timeline-memory MIB  memory for the per-thread event histories, 1-65536\n"
+		"                         (default %d); past it the oldest events are recycled,\n"
+		"                         and the summary counts them\n"
+		"\n"
 		"Continuous mode:\n"
 		"  -i, --interval SEC     write one profile every SEC seconds (>= 1) instead of\n"
 		"                         one at the end; files are named\n"
@@ -129,8 +147,8 @@ static void usage(FILE *f, const char *prog)
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
-		CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS,
-		CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
+		CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -168,6 +186,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
 	opts->unwind = UNWIND_MODE_AUTO;
 	opts->unwind_mib = CLI_DEFAULT_UNWIND_MIB;
+	opts->timeline_mib = CLI_DEFAULT_TIMELINE_MIB;
 }
 
 /* a finite number of seconds in [min, a year] */
@@ -274,6 +293,20 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 					   "a number of MiB between 8 and 4096");
 			opts->unwind_mib = v;
 			break;
+		case OPT_TIMELINE:
+			if (!*optarg)
+				return bad(err, prog, "--timeline", optarg, "a file name");
+			opts->timeline = optarg;
+			break;
+		case OPT_TIMELINES:
+			opts->timelines = true;
+			break;
+		case OPT_TIMELINE_MEMORY:
+			if (parse_ulong(optarg, 1, 65536, &v))
+				return bad(err, prog, "--timeline-memory", optarg,
+					   "a number of MiB between 1 and 65536");
+			opts->timeline_mib = v;
+			break;
 		case OPT_RING_SIZE:
 			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))
 				return bad(err, prog, "--ring-size", optarg,
@@ -332,6 +365,25 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 	}
 	if (opts->interval && opts->output) {
 		fprintf(err, "%s: --output names one file: with --interval use --output-dir\n",
+			prog);
+		return -EINVAL;
+	}
+	if (opts->interval && opts->timeline) {
+		fprintf(err,
+			"%s: --timeline names one file: with --interval use --timelines (one "
+			"per profile)\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->interval && opts->timelines) {
+		fprintf(err, "%s: --timelines is for --interval files: use --timeline FILE\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->context && (opts->timeline || opts->timelines)) {
+		fprintf(err,
+			"%s: a timeline shows spans: it needs the trace context (drop "
+			"--no-context)\n",
 			prog);
 		return -EINVAL;
 	}

@@ -19,6 +19,7 @@
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
 #define CLI_DEFAULT_UNWIND_MIB	  32 /* BPF unwind tables, --unwind-memory */
+#define CLI_DEFAULT_TIMELINE_MIB  64 /* per-thread trace parts, --timeline-memory */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -35,6 +36,9 @@ struct collector_opts {
 	bool context;		    /* false with --no-context */
 	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
 	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
+	const char *timeline;	    /* --timeline FILE; NULL: none */
+	bool timelines;		    /* --timelines: one per --interval file */
+	size_t timeline_mib;	    /* --timeline-memory, MiB of trace parts */
 	size_t ring_kib;	    /* --ring-size */
 	size_t max_stacks;	    /* --max-stacks */
 	const char *btf_path;	    /* --btf */

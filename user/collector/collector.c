@@ -32,6 +32,7 @@
 #include "export/export.h"
 #include "export/output.h"
 #include "export/outfiles.h"
+#include "export/timeline.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
@@ -39,6 +40,7 @@
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
 #include "symbols/symbolizer.h"
+#include "traces/trace.h"
 #include "unwind/unwinder.h"
 
 #define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
@@ -64,12 +66,23 @@ struct collector {
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
-	uint64_t exported;	   /* samples written into profiles so far */
-	uint64_t no_trace;	   /* samples left out: their trace was not handed over */
+	/* per-thread traces and their timelines; NULL without --timeline(s) */
+	struct traces *tl;
+	struct timeline *timeline;
+	struct trace_writer *tw_main; /* the main thread's: span events */
+	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current interval */
+	uint64_t stopped_ns;	      /* when sampling stopped, 0 before */
+	struct timeline_result tl_last;
+	uint64_t tl_written;
+	uint64_t exported; /* samples written into profiles so far */
+	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
 	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
 	struct export_result last; /* the latest file's counts */
 };
+
+/* how far behind the samples span events may come (see timeline_cut()) */
+#define TIMELINE_HOLD_NS 300000000l
 
 static volatile sig_atomic_t stop_signal;
 static int verbose;
@@ -161,6 +174,16 @@ static int check_outputs(const struct collector_opts *o)
 		err = output_check(o->output, why, sizeof(why));
 		if (err)
 			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
+	}
+	if (!err && o->timeline) {
+		if (!strcmp(o->timeline, o->output)) {
+			fprintf(stderr, "collector: --timeline and --output name the same file\n");
+			return -EINVAL;
+		}
+		err = output_check(o->timeline, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "collector: cannot write the timeline %s: %s\n",
+				o->timeline, why);
 	}
 	return err;
 }
@@ -311,6 +334,39 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		us.store.bytes / 1048576.0);
 }
 
+/* what the per-thread traces held and what the last timeline shows */
+static void print_timeline_summary(const struct collector *c)
+{
+	const struct timeline_result *r = &c->tl_last;
+	struct app_context_stats as = {0};
+	struct traces_stats ts;
+
+	if (!c->tl)
+		return;
+	traces__stats(c->tl, &ts);
+	if (c->app)
+		app_context__stats(c->app, &as);
+	fprintf(stderr,
+		"ctxprof: timeline: %llu threads, %llu spans (%llu ends without a begin; from the "
+		"samples: %llu begins and %llu ends whose events were lost), %llu "
+		"stack slices from %llu samples (%llu stacks no longer stored)%s; events: %llu "
+		"recorded, %llu in timelines, %llu recycled unwritten (--timeline-memory), %llu "
+		"dropped (no memory); span events left out: %llu from unverified threads, %llu "
+		"with a time far from ours; %llu parts of 4 KiB, most one thread took %.1f KiB\n",
+		(unsigned long long)r->threads, (unsigned long long)r->spans,
+		(unsigned long long)r->spans_unmatched, (unsigned long long)r->spans_begin_lost,
+		(unsigned long long)r->spans_end_lost, (unsigned long long)r->slices,
+		(unsigned long long)r->samples, (unsigned long long)r->no_stack,
+		c->files ? " in the last file" : "", (unsigned long long)ts.events,
+		(unsigned long long)ts.events_replayed, (unsigned long long)ts.events_recycled,
+		(unsigned long long)ts.events_dropped,
+		(unsigned long long)as.span_events_unattributed,
+		(unsigned long long)as.span_events_bad_time, (unsigned long long)ts.parts,
+		ts.replay_bytes / 1024.0);
+	if (!c->files)
+		fprintf(stderr, "ctxprof: wrote the timeline %s\n", c->opts.timeline);
+}
+
 static void print_summary(const struct collector *c, const uint64_t *st,
 			  const struct drain_counters *dc, double elapsed, const char *why,
 			  double cpu_s)
@@ -398,6 +454,7 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		(unsigned long long)ss.debug_unusable, (unsigned long long)ss.minidebug_files,
 		(unsigned long long)ss.minidebug_bad, (unsigned long long)ss.minidebug_too_big,
 		(unsigned long long)ss.elf_by_path, (unsigned long long)ss.elf_mismatch);
+	print_timeline_summary(c);
 	fprintf(stderr,
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",
@@ -434,6 +491,53 @@ static void clear_table(void *ctx, struct sample_table *t)
 }
 
 /*
+ * Where the timeline of this export ends.  Span events reach us later than
+ * samples (libctxprof hands a ring over when it is full or 100 ms old, and
+ * we poll): an interval's timeline ends TIMELINE_HOLD_NS ago, the rest waits
+ * for the next.  The last one takes everything, after giving the
+ * applications' rings that time to come.
+ */
+static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
+{
+	struct timespec hold = {0, TIMELINE_HOLD_NS};
+
+	if (final && c->app) {
+		app_context__poll(c->app);
+		nanosleep(&hold, NULL);
+		app_context__poll(c->app);
+	}
+	*end_ns =
+		final ? c->stopped_ns : (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9) - TIMELINE_HOLD_NS;
+	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
+}
+
+/* the timeline of the interval just exported, beside its profile */
+static int write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns)
+{
+	const char *path = c->files ? outfiles__sibling(c->files) : c->opts.timeline;
+	struct timeline_opts to = {
+		.period_ns = 1000000000ull / c->opts.frequency,
+		.begin_ns = c->interval_ns,
+		.end_ns = end_ns,
+		.names = e,
+		.reg = c->reg,
+	};
+	int err;
+
+	if (!path)
+		return -errno;
+	err = timeline__write(c->timeline, c->tl, path, &to, &c->tl_last);
+	if (err) {
+		fprintf(stderr, "\ncollector: cannot write the timeline %s: %s\n", path,
+			strerror(-err));
+		return err;
+	}
+	c->tl_written++;
+	c->interval_ns = end_ns;
+	return 0;
+}
+
+/*
  * Write one profile covering [start, start + duration).  The storage is
  * rotated first, then the drains flip: every sample in the tables exported
  * here was counted before the flip, so its trace was put before it too.
@@ -447,11 +551,14 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
 	struct exporter *e;
-	uint64_t begin_ns;
+	uint64_t begin_ns, tl_end_ns = 0;
 	int err;
 
 	begin_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	sampler__read_stats(c->sampler, st);
+	/* the timeline goes up to here; the storage keeps what is past it */
+	if (c->tl)
+		timeline_cut(c, final, &tl_end_ns);
 	/* the dictionary may have named new tags since the last poll */
 	if (c->app)
 		app_context__poll(c->app);
@@ -482,6 +589,11 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	if (err)
 		goto out;
 	drains__for_each_table(c->drains, final, clear_table, NULL);
+	if (c->tl) {
+		err = write_timeline(c, e, tl_end_ns);
+		if (err)
+			goto out;
+	}
 	c->exported += res.samples;
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
@@ -537,6 +649,26 @@ static void scan_app(struct collector *c)
 		app_context__scan(c->app, c->opts.pid, &st->app);
 }
 
+static void scan_app_due(void *ctx, uint32_t pid)
+{
+	struct collector *c = ctx;
+	struct process_state *st;
+
+	st = process_states__get(c->states, c->reg, pid);
+	if (!st)
+		return;
+	/* we map the applications' regions: our own mappings show them too */
+	if (pid != (uint32_t)getpid())
+		app_context__scan(c->app, pid, &st->app);
+	atomic_store_explicit(&st->app_seen, true, memory_order_relaxed);
+}
+
+/* processes whose mappings showed a libctxprof region (any mode) */
+static void scan_apps_due(struct collector *c)
+{
+	process_states__app_due(c->states, scan_app_due, c);
+}
+
 static int64_t wall_ns(void)
 {
 	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
@@ -581,6 +713,33 @@ static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so,
 		so->unwind_mappings * sizeof(struct unwind_mapping) +
 		so->unwind_procs * (sizeof(struct unwind_proc) + 64);
 	so->unwind_rows = (budget - fixed) / sizeof(struct unwind_row);
+	return 0;
+}
+
+/*
+ * Per-thread traces: a writer per drain, one for the main thread's span
+ * events and one for the tracker's exits; the storage keeps the stacks of
+ * events a timeline has not taken yet.
+ */
+static int timeline_setup(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct traces_opts to = {.part_budget = (c->opts.timeline_mib << 20) / 4096};
+	int err;
+
+	c->tl = traces__new(&to);
+	c->timeline = timeline__new();
+	c->tw_main = c->tl ? traces__writer(c->tl) : NULL;
+	if (!c->tl || !c->timeline || !c->tw_main || drains__trace(c->drains, c->tl)) {
+		snprintf(err_msg, err_len, "out of memory setting up the timeline");
+		return -ENOMEM;
+	}
+	err = calltrace_storage__register_liveness(c->traces, traces__liveness, c->tl);
+	if (err) {
+		snprintf(err_msg, err_len, "cannot keep the timeline's stacks: %s", strerror(-err));
+		return err;
+	}
+	if (c->files)
+		outfiles__set_sibling(c->files, ".timeline.json.gz");
 	return 0;
 }
 
@@ -629,6 +788,11 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = unwind_setup(o, &so, err_msg, err_len);
 	if (err)
 		return err;
+	if (o->timeline || o->timelines) {
+		err = timeline_setup(c, err_msg, err_len);
+		if (err)
+			return err;
+	}
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
@@ -652,6 +816,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			.btf_path = o->btf_path,
 			.reg = c->reg,
 			.states = c->states,
+			.tl = c->tl,
 		},
 		err_msg, err_len);
 	if (!c->tracker)
@@ -673,14 +838,19 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			return err;
 		}
 	}
-	/* trace context is read for one process (--pid); --all: future work */
-	if (o->context && o->pid && !o->children) {
+	/* trace context: the target's region now (--pid); other processes as
+	 * their mappings show one (process_states__app_due()) */
+	if (o->context) {
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
 		if (!c->app) {
 			snprintf(err_msg, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		app_context__scan(c->app, o->pid, &st->app);
+		if (c->tw_main)
+			app_context__trace(c->app, c->tw_main);
+		if (st)
+			app_context__scan(c->app, o->pid, &st->app);
+		scan_apps_due(c);
 		app_context__poll(c->app);
 	}
 	/* tables of what runs now, before its first samples */
@@ -693,6 +863,8 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = drains__start(c->drains, c->sampler, POLL_MS);
 	if (err)
 		return err;
+	/* the first timeline covers what is sampled */
+	c->interval_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	return sampler__attach(c->sampler, o->frequency, err_msg, err_len);
 }
 
@@ -705,6 +877,7 @@ int main(int argc, char **argv)
 	char err_msg[256] = "", default_out[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
 	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	double last_sweep = 0;
 	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
@@ -785,13 +958,19 @@ int main(int argc, char **argv)
 		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
 			/* a libctxprof region created since */
-			if (c.app)
+			if (c.app && o->pid)
 				scan_app(&c);
 			last_tick = elapsed;
 		}
+		if (c.app)
+			scan_apps_due(&c);
 		/* new threads get their slot into the sampler's map within a poll */
 		if (c.app)
 			app_context__poll(c.app);
+		if (c.tw_main && elapsed - last_sweep >= 1.0) {
+			trace_writer__sweep(c.tw_main);
+			last_sweep = elapsed;
+		}
 		if (o->interval && elapsed - interval_start >= o->interval) {
 			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
 			if (err) {
@@ -811,6 +990,7 @@ int main(int argc, char **argv)
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
+	c.stopped_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	/* samples of processes never mapped yet: try while they may live */
 	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)
@@ -848,6 +1028,8 @@ cleanup:
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);
+	traces__free(c.tl);
+	timeline__free(c.timeline);
 	outfiles__free(c.files);
 	if (pidfd >= 0)
 		close(pidfd);

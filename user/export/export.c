@@ -263,6 +263,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 {
 	struct exporter *st = ctx;
 	const struct trace_locs *tl;
+	const uint64_t *locs;
+	size_t nr_locs;
 	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
 	char hex[2][17];
 	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
@@ -270,23 +272,14 @@ static void add_row(void *ctx, const struct sample_row *row)
 
 	if (st->err)
 		return;
-	tl = map_get(st, row->trace_id);
-	if (!tl) {
-		/* put after the rotation, counted before the flip: still ACTIVE */
-		const struct calltrace *t = calltrace_storage__lookup(st->traces, row->trace_id);
-
-		if (t) {
-			add_trace(st, t);
-			st->res->traces--; /* handed over again with its interval */
-			tl = map_get(st, row->trace_id);
-		}
-	}
-	if (!tl) {
+	/* a trace put after the rotation, counted before the flip, is still ACTIVE */
+	if (exporter__trace_frames(st, row->trace_id, &locs, &nr_locs)) {
 		st->res->no_trace += row->count;
 		return;
 	}
+	tl = map_get(st, row->trace_id);
 	n = row_labels(st, row, tl->ps, labels, hex);
-	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
+	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
 	if (st->err)
 		return;
 	st->res->samples += row->count;
@@ -341,6 +334,32 @@ int exporter__add_samples(struct exporter *e, const struct sample_table *samples
 {
 	sample_table__for_each(samples, add_row, e);
 	return e->err;
+}
+
+int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t **locs, size_t *nr)
+{
+	const struct trace_locs *tl = map_get(e, trace_id);
+	const struct calltrace *t;
+
+	if (!tl && !e->err) {
+		/* put after the rotation: still ACTIVE */
+		t = calltrace_storage__lookup(e->traces, trace_id);
+		if (t) {
+			add_trace(e, t);
+			e->res->traces--;
+			tl = map_get(e, trace_id);
+		}
+	}
+	if (!tl)
+		return e->err ? e->err : -ENOENT;
+	*locs = e->locs + tl->first;
+	*nr = tl->nr;
+	return 0;
+}
+
+const struct pprof *exporter__pprof(const struct exporter *e)
+{
+	return e->p;
 }
 
 int exporter__write(struct exporter *e, const char *path, struct export_result *res)

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ctxprof_abi.h"
 #include "processes/process_state.h"
+
+/* lossy: a process whose slot another took waits for its next refresh */
+#define APP_DUE_SLOTS 64
 
 struct process_states {
 	struct symbolizer *sym;
@@ -13,6 +17,8 @@ struct process_states {
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
+	/* processes a refresh saw map a libctxprof region: the main thread's */
+	_Atomic uint32_t app_due[APP_DUE_SLOTS];
 };
 
 static uint64_t mono_ns(void)
@@ -155,16 +161,34 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 	return get(ps, reg, pid, true);
 }
 
+/*
+ * Whether @st's mappings (just read, @lock held) show a libctxprof region
+ * the main thread has not looked at yet: a line naming the region's memfd.
+ */
+static bool app_region_new(const struct process_state *st)
+{
+	const struct maps_history *h = &st->maps;
+
+	return !atomic_load_explicit(&st->app_seen, memory_order_relaxed) && h->text &&
+	       memmem(h->text, h->text_len, CTXPROF_REGION_MAPS_NAME,
+		      sizeof(CTXPROF_REGION_MAPS_NAME) - 1);
+}
+
 int process_states__refresh(struct process_states *ps, struct process_state *st)
 {
 	uint64_t now = mono_ns();
+	bool app;
 	int ret;
 
 	pthread_mutex_lock(&st->lock);
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
+	app = ret >= 0 && app_region_new(st);
 	pthread_mutex_unlock(&st->lock);
+	if (app)
+		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,
+				      memory_order_relaxed);
 	atomic_store_explicit(
 		&st->refresh_after_ns,
 		now + (ret > 0 ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
@@ -208,6 +232,20 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 		return unknown;
 	/* a sample without an exec id (0) takes whatever the pid has now */
 	return exec_id ? NULL : cur;
+}
+
+void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
+			     void *ctx)
+{
+	uint32_t pid;
+
+	for (int i = 0; i < APP_DUE_SLOTS; i++) {
+		if (!atomic_load_explicit(&ps->app_due[i], memory_order_relaxed))
+			continue;
+		pid = atomic_exchange_explicit(&ps->app_due[i], 0, memory_order_relaxed);
+		if (pid)
+			fn(ctx, pid);
+	}
 }
 
 void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h)

@@ -62,6 +62,7 @@ struct process_state {
 	struct unwind_proc_state *unwind;
 	bool retired;		   /* under @lock: the image is gone */
 	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
+	_Atomic bool app_seen;	   /* the main thread looked at its region (app_due) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
@@ -155,6 +156,18 @@ struct process_state_hooks {
 
 /** process_states__set_hooks() - before any state exists. */
 void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h);
+
+/**
+ * process_states__app_due() - call @fn with each process whose mappings,
+ * read since the last call, showed a libctxprof region its state's
+ * @app_seen does not say was looked at: --all and --children find the
+ * applications to read trace context from this way (at the /proc scan, at
+ * exec, at a first sample, at each periodic re-read).  @fn sets @app_seen
+ * once it looked.  Main thread.  Lossy (64 slots by pid): a process missed
+ * comes again at its next re-read.
+ */
+void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
+			     void *ctx);
 
 /** process_states__nr_retired() - states waiting to be collected. */
 unsigned int process_states__nr_retired(struct process_states *ps);

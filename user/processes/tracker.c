@@ -9,6 +9,8 @@
 #include "processes/proc_scan.h"
 #include "processes/thread_registry.h"
 #include "processes/tracker.h"
+#include "traces/trace.h"
+#include "traces/trace_event.h"
 
 #define POLL_MS 20 /* lifecycle ring wait; exec snapshots must beat short lives */
 
@@ -20,6 +22,7 @@ struct tracker {
 	bool started;
 	_Atomic int stop;
 	_Atomic uint64_t snapshots, tracked;
+	struct trace_writer *tw; /* the exits of traced threads (opts.tl) */
 };
 
 static bool tracked(struct tracker *t, uint32_t pid)
@@ -53,6 +56,17 @@ static void snapshot(struct tracker *t, uint32_t pid)
 		atomic_fetch_add(&t->snapshots, 1);
 }
 
+/* a thread some writer traced has exited: its timeline says when */
+static void trace_exit(struct tracker *t, const struct lifecycle_record *rec)
+{
+	struct trace *tr = trace_writer__get(t->tw, rec->pid, rec->tid, true);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+
+	trace__append(t->tw, tr, ev, trace_ev_thread_exit(ev, rec->time_ns));
+	/* our own trace of it marked it again: a reused tid starts unmarked */
+	traces__take_mark(t->o.tl, rec->tid);
+}
+
 /* on the tracker thread, after the registry applied @rec */
 static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 {
@@ -74,6 +88,8 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 	case LIFECYCLE_EXIT:
 		if (t->o.children && (rec->flags & LIFECYCLE_F_GROUP_DEAD))
 			bpf_map_delete_elem(t->o.pid_map_fd, &rec->pid);
+		if (t->tw && traces__take_mark(t->o.tl, rec->tid))
+			trace_exit(t, rec);
 		break;
 	default:
 		break;
@@ -83,6 +99,7 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 static void *tracker_thread(void *arg)
 {
 	struct tracker *t = arg;
+	unsigned int polls = 0;
 	int n;
 
 	thread_registry__register_thread();
@@ -90,6 +107,9 @@ static void *tracker_thread(void *arg)
 		n = lifecycle__poll(t->lc, POLL_MS);
 		if (n < 0 && n != -EINTR)
 			break;
+		/* about once a second: let the traces of gone threads go */
+		if (t->tw && ++polls % (1000 / POLL_MS) == 0)
+			trace_writer__sweep(t->tw);
 	}
 	lifecycle__consume(t->lc);
 	thread_registry__unregister_thread();
@@ -179,6 +199,14 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 		return NULL;
 	t->o = *opts;
 	t->reg = opts->reg;
+	if (opts->tl) {
+		t->tw = traces__writer(opts->tl);
+		if (!t->tw) {
+			e = errno;
+			snprintf(err, err_len, "out of memory");
+			goto err_free;
+		}
+	}
 	lo.ctx = t;
 	/* events first, then the scan: what happens meanwhile is in the ring */
 	t->lc = lifecycle__open(&lo, t->reg, err, err_len);

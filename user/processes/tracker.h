@@ -30,6 +30,7 @@ struct tracker_opts {
 	const char *btf_path;	     /* kernel BTF override, may be NULL */
 	struct thread_registry *reg; /* filled by the tracker; freed by the caller after it */
 	struct process_states *states; /* the per-process states the registry keeps */
+	struct traces *tl; /* per-thread traces: exits of traced threads go there; NULL: none */
 };
 
 struct tracker_stats {
