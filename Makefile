@@ -19,9 +19,10 @@ WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
 INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
 # each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
-# (gzipped pprof), liburcu
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib 2>/dev/null || \
-	echo -lbpf -ldw -lelf -lz) -lpthread -lm -lurcu-memb -lurcu-common
+# (gzipped pprof), liburcu, libcap (dropping capabilities after start-up),
+# libmicrohttpd (the /metrics and /healthz endpoint)
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib libcap libmicrohttpd 2>/dev/null || \
+	echo -lbpf -ldw -lelf -lz -lcap -lmicrohttpd) -lpthread -lm -lurcu-memb -lurcu-common
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -68,6 +69,7 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+	libcap-dev libmicrohttpd-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev python3-minimal xz-utils sqlite3 openssl
 deps:

@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
 #include "collector/cli.h"
+#include "collector/privileges.h"
 #include "export/export.h"
 #include "export/output.h"
 #include "export/outfiles.h"
@@ -86,40 +86,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_INFO && verbose < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-/* root alone is not enough in a container: name the missing capability */
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2] = {};
-
-	if (syscall(SYS_capget, &hdr, data)) {
-		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
-		return -errno;
-	}
-	if (has_cap(data, CAP_SYS_ADMIN) ||
-	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
-		/* not fatal: one's own processes stay readable */
-		if (!has_cap(data, CAP_SYS_PTRACE))
-			fprintf(stderr,
-				"ctxprof: missing CAP_SYS_PTRACE: the mappings and files of other "
-				"users' processes cannot be read, so their frames stay unnamed and "
-				"their stacks unwound by frame pointers\n");
-		return 0;
-	}
-	fprintf(stderr,
-		"collector: missing capability %s: run as root (sudo) or grant "
-		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
-		!has_cap(data, CAP_BPF) && !has_cap(data, CAP_PERFMON) ? "CAP_BPF and CAP_PERFMON"
-		: !has_cap(data, CAP_BPF)			       ? "CAP_BPF"
-								       : "CAP_PERFMON");
-	return -EPERM;
 }
 
 static int check_kernel(const struct collector_opts *o)
@@ -563,6 +529,24 @@ static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so,
 	return 0;
 }
 
+/*
+ * Keep only what reading other processes needs (privileges.h), before any
+ * thread starts, so that every thread runs with the narrowed sets.
+ */
+static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct privileges_kept kept;
+	int err;
+
+	err = privileges__drop(sampler__pid_map_fd(c->sampler), &kept, err_msg, err_len);
+	if (err)
+		return err;
+	fprintf(stderr, "ctxprof: capabilities kept after start-up: %s%s%s; no new privileges\n",
+		kept.names, kept.bpf ? " (CAP_BPF: this kernel wants it for bpf() on held maps)" : "",
+		kept.bounding_dropped ? "" : " (bounding set unchanged: no CAP_SETPCAP)");
+	return 0;
+}
+
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
@@ -608,9 +592,29 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = unwind_setup(o, &so, err_msg, err_len);
 	if (err)
 		return err;
+	/* what needs a capability first, on this thread alone: load and attach the
+	 * sampler (paused) and the lifecycle programs */
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
+	err = sampler__prepare(c->sampler, o->frequency, err_msg, err_len);
+	if (err)
+		return err;
+	c->tracker = tracker__open(
+		&(struct tracker_opts){
+			.root = o->pid,
+			.children = o->children,
+			.pid_map_fd = sampler__pid_map_fd(c->sampler),
+			.btf_path = o->btf_path,
+			.reg = c->reg,
+			.states = c->states,
+		},
+		err_msg, err_len);
+	if (!c->tracker)
+		return -errno;
+	err = drop_privileges(c, err_msg, err_len);
+	if (err)
+		return err;
 	if (so.unwind != UNWIND_MODE_FP) {
 		struct unwinder_opts uo = {
 			.states = c->states,
@@ -623,18 +627,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		if (!c->unwinder)
 			return -errno;
 	}
-	c->tracker = tracker__start(
-		&(struct tracker_opts){
-			.root = o->pid,
-			.children = o->children,
-			.pid_map_fd = sampler__pid_map_fd(c->sampler),
-			.btf_path = o->btf_path,
-			.reg = c->reg,
-			.states = c->states,
-		},
-		err_msg, err_len);
-	if (!c->tracker)
-		return -errno;
+	err = tracker__run(c->tracker, err_msg, err_len);
+	if (err)
+		return err;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
 	if (o->pid) {
@@ -705,7 +700,7 @@ int main(int argc, char **argv)
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
-	err = check_privileges();
+	err = privileges__check(o->kernel, &(struct privileges_start){});
 	if (err)
 		goto cleanup;
 	err = check_kernel(o);
