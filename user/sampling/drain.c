@@ -21,6 +21,7 @@ struct drain {
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
+	_Atomic uint64_t heartbeat; /* bumped at each poll of its rings */
 	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
 	/* processes sampled lately whose mappings the collector has not read
 	 * yet, lossy (a slot per pid hash): the main thread takes them */
@@ -137,6 +138,7 @@ static void *drain_thread(void *arg)
 	thread_registry__register_thread();
 	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
 		serve_flip(d);
+		atomic_fetch_add_explicit(&d->heartbeat, 1, memory_order_relaxed);
 		n = sampler__poll(set->sampler, d->part, set->poll_ms);
 		if (n < 0 && n != -EINTR) {
 			int expected = 0;
@@ -273,6 +275,16 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 			out->drops[j] +=
 				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
 	}
+}
+
+int drains__nr(const struct drains *set)
+{
+	return set->n;
+}
+
+uint64_t drains__heartbeat(const struct drains *set, int i)
+{
+	return atomic_load_explicit(&set->d[i].heartbeat, memory_order_relaxed);
 }
 
 void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid), void *ctx)
