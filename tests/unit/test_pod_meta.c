@@ -38,24 +38,24 @@ static void pod_meta_parse_link__malformed__refused(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		"web_shop_nginx-" ID_A,				/* no .log */
-		"web_shop_nginx-" ID_A ".txt",			/* not .log */
-		"web_shop_nginx_" ID_A ".log",			/* no '-' before the id */
-		"web_shop_nginx-0123.log",			/* short id */
-		"web_shop_nginx-" ID_A "0.log",			/* long id */
+		"web_shop_nginx-" ID_A,		/* no .log */
+		"web_shop_nginx-" ID_A ".txt",	/* not .log */
+		"web_shop_nginx_" ID_A ".log",	/* no '-' before the id */
+		"web_shop_nginx-0123.log",	/* short id */
+		"web_shop_nginx-" ID_A "0.log", /* long id */
 		"web_shop_nginx-0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
-		".log",						/* upper-case hex */
-		"web_shop-" ID_A ".log",			/* two parts */
-		"web_shop_a_b-" ID_A ".log",			/* four parts */
-		"_shop_nginx-" ID_A ".log",			/* empty pod */
-		"web__nginx-" ID_A ".log",			/* empty namespace */
-		"web_shop_-" ID_A ".log",			/* empty container */
-		"Web_shop_nginx-" ID_A ".log",			/* upper case */
-		"web_sh.op_nginx-" ID_A ".log",			/* dot in a namespace */
-		"web_shop_ng\"inx-" ID_A ".log",		/* quote */
-		"../x_shop_nginx-" ID_A ".log",			/* path */
+		".log",				 /* upper-case hex */
+		"web_shop-" ID_A ".log",	 /* two parts */
+		"web_shop_a_b-" ID_A ".log",	 /* four parts */
+		"_shop_nginx-" ID_A ".log",	 /* empty pod */
+		"web__nginx-" ID_A ".log",	 /* empty namespace */
+		"web_shop_-" ID_A ".log",	 /* empty container */
+		"Web_shop_nginx-" ID_A ".log",	 /* upper case */
+		"web_sh.op_nginx-" ID_A ".log",	 /* dot in a namespace */
+		"web_shop_ng\"inx-" ID_A ".log", /* quote */
+		"../x_shop_nginx-" ID_A ".log",	 /* path */
 		"web_shop_a123456789012345678901234567890123456789012345678901234567890123-" ID_A
-		".log",						/* 64-byte container */
+		".log", /* 64-byte container */
 	};
 	struct pod_meta m;
 	char id[POD_META_ID_LEN + 1];

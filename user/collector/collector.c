@@ -693,8 +693,8 @@ static int start_metrics(struct collector *c, char *err_msg, size_t err_len)
 		snprintf(err_msg, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	c->metrics = metrics_server__start(c->opts.metrics_addr, health__check, c->health,
-					   err_msg, err_len);
+	c->metrics = metrics_server__start(c->opts.metrics_addr, health__check, c->health, err_msg,
+					   err_len);
 	if (!c->metrics)
 		return -errno;
 	publish_metrics(c);
@@ -716,7 +716,8 @@ static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
 	if (err)
 		return err;
 	fprintf(stderr, "ctxprof: capabilities kept after start-up: %s%s%s; no new privileges\n",
-		kept.names, kept.bpf ? " (CAP_BPF: this kernel wants it for bpf() on held maps)" : "",
+		kept.names,
+		kept.bpf ? " (CAP_BPF: this kernel wants it for bpf() on held maps)" : "",
 		kept.bounding_dropped ? "" : " (bounding set unchanged: no CAP_SETPCAP)");
 	return 0;
 }

@@ -26,8 +26,8 @@ struct health {
 	struct beat *beats;   /* one per drain, then the tracker's */
 	int nr_beats;
 	/* written by the main thread */
-	_Atomic int export_err;	     /* the latest export's, 0: written */
-	_Atomic uint64_t export_ms;  /* CLOCK_MONOTONIC ms of the latest good one; 0: none */
+	_Atomic int export_err;	    /* the latest export's, 0: written */
+	_Atomic uint64_t export_ms; /* CLOCK_MONOTONIC ms of the latest good one; 0: none */
 	_Atomic bool stopping;
 };
 
@@ -128,8 +128,8 @@ bool health__check(void *ctx, char *why, size_t why_len)
 	ms = atomic_load(&h->export_ms);
 	last = ms ? ms / 1000.0 : h->started_at;
 	if (h->interval > 0 && now - last > 2 * h->interval + 30) {
-		snprintf(why, why_len, "no profile written for %.0f s (interval %.0f s)", now - last,
-			 h->interval);
+		snprintf(why, why_len, "no profile written for %.0f s (interval %.0f s)",
+			 now - last, h->interval);
 		return false;
 	}
 	return true;

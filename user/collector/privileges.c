@@ -173,8 +173,9 @@ int privileges__drop(int probe_map_fd, struct privileges_kept *kept, char *err, 
 		goto out;
 	}
 	next = cap_init();
-	if (!next || (n && (cap_set_flag(next, CAP_PERMITTED, n, keep, CAP_SET) ||
-			    cap_set_flag(next, CAP_EFFECTIVE, n, keep, CAP_SET))) ||
+	if (!next ||
+	    (n && (cap_set_flag(next, CAP_PERMITTED, n, keep, CAP_SET) ||
+		   cap_set_flag(next, CAP_EFFECTIVE, n, keep, CAP_SET))) ||
 	    cap_set_proc(next)) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot drop capabilities: %s", strerror(errno));

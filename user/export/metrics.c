@@ -77,8 +77,8 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 	metric_u64(f, "ctxprof_samples_in_profile_total", "counter",
 		   "Samples written into profiles.", m->samples_in_profile);
 	family(f, "ctxprof_samples_dropped_total",
-	       "Samples lost, by reason (taken = in profile + dropped once exported).",
-	       "reason", &m->dropped);
+	       "Samples lost, by reason (taken = in profile + dropped once exported).", "reason",
+	       &m->dropped);
 	head(f, "ctxprof_stack_errors_total", "counter",
 	     "Samples whose user or kernel stack could not be read (samples kept).");
 	fprintf(f, "ctxprof_stack_errors_total{stack=\"user\"} %llu\n",
@@ -89,8 +89,8 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 	       &m->stack_end);
 	family(f, "ctxprof_user_frames_total", "User frames by how the unwinder found them.",
 	       "method", &m->frames);
-	family(f, "ctxprof_trace_context_reads_total",
-	       "libctxprof trace context reads by result.", "result", &m->context);
+	family(f, "ctxprof_trace_context_reads_total", "libctxprof trace context reads by result.",
+	       "result", &m->context);
 
 	metric_u64(f, "ctxprof_unwind_tables_built_total", "counter",
 		   "Unwind tables built from files' CFI.", m->tables_built);
@@ -112,8 +112,8 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 		   "BPF memory for unwind tables (--unwind-memory).", m->table_bytes_limit);
 
 	family(f, "ctxprof_symbolization_errors_total",
-	       "Addresses left unnamed or unmapped, and ELF files that could not be read.",
-	       "kind", &m->symbol_errors);
+	       "Addresses left unnamed or unmapped, and ELF files that could not be read.", "kind",
+	       &m->symbol_errors);
 	metric_u64(f, "ctxprof_elf_files_read_total", "counter", "ELF files read for symbols.",
 		   m->elf_files_read);
 
@@ -126,8 +126,7 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 
 	metric_u64(f, "ctxprof_processes", "gauge", "Live processes the collector tracks.",
 		   m->processes);
-	metric_u64(f, "ctxprof_threads", "gauge", "Live threads the collector tracks.",
-		   m->threads);
+	metric_u64(f, "ctxprof_threads", "gauge", "Live threads the collector tracks.", m->threads);
 	metric_u64(f, "ctxprof_lifecycle_events_total", "counter",
 		   "Fork, exec, exit and rename events applied.", m->lifecycle_events);
 	metric_u64(f, "ctxprof_lifecycle_events_lost_total", "counter",
@@ -137,8 +136,8 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 
 	metric_f(f, "process_cpu_seconds_total", "counter",
 		 "User and system CPU time of the collector.", m->cpu_seconds);
-	metric_u64(f, "process_resident_memory_bytes", "gauge",
-		   "Resident memory of the collector.", m->rss_bytes);
+	metric_u64(f, "process_resident_memory_bytes", "gauge", "Resident memory of the collector.",
+		   m->rss_bytes);
 	metric_f(f, "process_start_time_seconds", "gauge",
 		 "Start time of the collector since the Unix epoch.", m->start_time);
 
@@ -249,8 +248,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 {
 	char *body = strdup(text);
 
-	return body ? reply(conn, status, body, strlen(body), "text/plain; charset=utf-8")
-		    : MHD_NO;
+	return body ? reply(conn, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
 }
 
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
@@ -274,7 +272,8 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, line);
 	}
 	if (strcmp(url, "/metrics"))
-		return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /healthz\n");
+		return reply_text(conn, MHD_HTTP_NOT_FOUND,
+				  "not found: try /metrics or /healthz\n");
 	/* a copy, so the lock is held for a memcpy only */
 	copy = malloc(sizeof(*copy));
 	if (!copy)

@@ -40,9 +40,9 @@ struct metrics_snapshot {
 	/* samples: taken == in_profile + sum(dropped) once exported */
 	uint64_t samples_taken;
 	uint64_t samples_in_profile;
-	struct metrics_family dropped;	/* by reason */
+	struct metrics_family dropped;	 /* by reason */
 	struct metrics_family stack_end; /* user stacks by how they end */
-	struct metrics_family frames;	/* user frames by how they were found */
+	struct metrics_family frames;	 /* user frames by how they were found */
 	uint64_t user_stack_errors, kernel_stack_errors;
 	struct metrics_family context; /* libctxprof context reads by result */
 

@@ -201,7 +201,8 @@ static void rescan(struct pod_index *pi)
 		return;
 	}
 	close(pods_fd);
-	qsort(e, nr, sizeof(*e), by_id);
+	if (nr)
+		qsort(e, nr, sizeof(*e), by_id);
 	free(pi->e);
 	pi->e = e;
 	pi->nr = nr;

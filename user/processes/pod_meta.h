@@ -21,10 +21,10 @@
 
 #include <stdbool.h>
 
-#define POD_META_POD_LEN       254 /* a DNS subdomain: 253 bytes, NUL */
-#define POD_META_NAME_LEN      64  /* namespace and container: DNS labels, 63 bytes */
-#define POD_META_ID_LEN	       64
-#define POD_META_DEFAULT_LOGS  "/var/log"
+#define POD_META_POD_LEN      254 /* a DNS subdomain: 253 bytes, NUL */
+#define POD_META_NAME_LEN     64  /* namespace and container: DNS labels, 63 bytes */
+#define POD_META_ID_LEN	      64
+#define POD_META_DEFAULT_LOGS "/var/log"
 
 struct pod_meta {
 	char pod[POD_META_POD_LEN];

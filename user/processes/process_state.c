@@ -10,7 +10,7 @@
 struct process_states {
 	struct symbolizer *sym;
 	struct process_state_hooks hooks;
-	struct pod_index *pods; /* NULL: no Kubernetes names */
+	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;

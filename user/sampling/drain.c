@@ -22,7 +22,7 @@ struct drain {
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
 	_Atomic uint64_t heartbeat; /* bumped at each poll of its rings */
-	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
+	uint64_t cpu_ns;	    /* the thread's CPU time, set when it exits */
 	/* processes sampled lately whose mappings the collector has not read
 	 * yet, lossy (a slot per pid hash): the main thread takes them */
 	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];

@@ -218,7 +218,8 @@ static int attach_cpus(struct sampler *s, char *err_msg, size_t err_len)
 	int i, err;
 
 	for (i = s->nr_links; i < s->nr_events; i++) {
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.sample, s->event_fds[i]);
+		s->links[i] =
+			bpf_program__attach_perf_event(s->skel->progs.sample, s->event_fds[i]);
 		if (!s->links[i]) {
 			err = -errno;
 			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s",
