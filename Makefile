@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
 
 OUTPUT ?= build
 CC ?= cc
@@ -71,7 +71,8 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	libcap-dev libmicrohttpd-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
-	linux-perf bpftrace libclang-rt-14-dev python3-minimal xz-utils sqlite3 openssl
+	linux-perf bpftrace libclang-rt-14-dev python3-minimal xz-utils sqlite3 openssl \
+	podman buildah runc debootstrap prometheus curl jq nodejs
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
@@ -136,7 +137,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
 
-include lib/ctxprof/ctxprof.mk bench/bench.mk
+include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 -include tests/unit/*.mk tests/workloads/*.mk
 
 # workloads instrumented with libctxprof link it statically
