@@ -80,6 +80,7 @@ static void pod_meta_target_agrees__kubelet_target__checked(void **state)
 	assert_false(pod_meta_target_agrees("/var/log/other/shop_web_1/nginx/0.log", &m));
 	assert_false(pod_meta_target_agrees("/etc/passwd", &m));
 	assert_false(pod_meta_target_agrees("nginx", &m));
+	assert_false(pod_meta_target_agrees("/nginx/0.log", &m)); /* found by fuzz_pod_meta */
 	assert_false(pod_meta_target_agrees("", &m));
 }
 

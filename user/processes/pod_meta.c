@@ -99,7 +99,8 @@ bool pod_meta_target_agrees(const char *target, const struct pod_meta *m)
 		return false;
 	for (cdir = file - 1; cdir > target && *cdir != '/'; cdir--)
 		;
-	if (*cdir != '/' || (size_t)(file - cdir - 1) != cl || memcmp(cdir + 1, m->container, cl))
+	if (cdir == target || *cdir != '/' || (size_t)(file - cdir - 1) != cl ||
+	    memcmp(cdir + 1, m->container, cl))
 		return false;
 	for (pdir = cdir - 1; pdir > target && *pdir != '/'; pdir--)
 		;
