@@ -103,6 +103,10 @@ static void metrics_parse_addr__forms__parsed_or_refused(void **state)
 	assert_int_equal(ss.ss_family, AF_INET6);
 	assert_int_equal(ntohs(in6->sin6_port), 80);
 	assert_int_equal(metrics_parse_addr(":9464", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(in->sin_addr.s_addr, htonl(INADDR_ANY));
+	assert_int_equal(metrics_parse_addr("[::]:9464", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
 	assert_int_equal(metrics_parse_addr("0.0.0.0:1", &ss, &len), 0);
 	assert_int_equal(metrics_parse_addr("127.0.0.1", &ss, &len), -EINVAL);
 	assert_int_equal(metrics_parse_addr("127.0.0.1:", &ss, &len), -EINVAL);

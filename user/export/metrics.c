@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,8 +194,11 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *out, socklen_t *l
 		return -EINVAL;
 	memcpy(host, s, n);
 	host[n] = '\0';
-	if (!n)
+	/* ":PORT": every IPv4 address; "[::]:PORT" every address, IPv4 too */
+	if (!n) {
 		hints.ai_flags |= AI_PASSIVE;
+		hints.ai_family = AF_INET;
+	}
 	if (getaddrinfo(n ? host : NULL, port, &hints, &res) || !res)
 		return -EINVAL;
 	if (res->ai_addrlen > sizeof(*out)) {
@@ -290,6 +294,13 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	return reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT_TYPE);
 }
 
+/* libmicrohttpd's own messages, said as ours */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	fputs("ctxprof: metrics: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 struct metrics_server *metrics_server__start(const char *addr, metrics_health_fn health,
 					     void *health_ctx, char *err, size_t err_len)
 {
@@ -312,14 +323,15 @@ struct metrics_server *metrics_server__start(const char *addr, metrics_health_fn
 	s->health_ctx = health_ctx;
 	pthread_mutex_init(&s->lock, NULL);
 	if (sa.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+		flags |= MHD_USE_DUAL_STACK;
 	/* the port is in @sa; given here too, it names the port in MHD's messages */
 	port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
 					      : ((struct sockaddr_in *)&sa)->sin_port);
 	errno = 0;
-	s->daemon = MHD_start_daemon(flags, port, NULL, NULL, serve, s, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_CONNECTION_LIMIT, 32u,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	s->daemon =
+		MHD_start_daemon(flags, port, NULL, NULL, serve, s, MHD_OPTION_SOCK_ADDR, &sa,
+				 MHD_OPTION_CONNECTION_LIMIT, 32u, MHD_OPTION_CONNECTION_TIMEOUT,
+				 10u, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!s->daemon) {
 		e = errno ? errno : EADDRINUSE;
 		snprintf(err, err_len, "cannot serve metrics on %s: %s", addr, strerror(e));

@@ -85,8 +85,9 @@ struct metrics_snapshot {
 int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len);
 
 /**
- * metrics_parse_addr() - "HOST:PORT", "[IPV6]:PORT" or ":PORT" (every
- * address) into a socket address; HOST may be a name.
+ * metrics_parse_addr() - "HOST:PORT", "[IPV6]:PORT" or ":PORT" (every IPv4
+ * address; "[::]:PORT" serves IPv6 and IPv4) into a socket address; HOST may
+ * be a name.
  * Return: 0 or -EINVAL.
  */
 int metrics_parse_addr(const char *s, struct sockaddr_storage *out, socklen_t *len);
