@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
 
 OUTPUT ?= build
 CC ?= cc
@@ -20,9 +20,11 @@ INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
 # each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
 # (gzipped pprof, .gnu_debuglink CRCs), liblzma (MiniDebugInfo), liburcu,
-# libiberty (C++ and Rust demangling; static only, so no pkg-config)
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma 2>/dev/null || \
-	echo -lbpf -ldw -lelf -lz -llzma) -lpthread -lm -lurcu-memb -lurcu-common -liberty
+# libiberty (C++ and Rust demangling; static only, so no pkg-config), libcap
+# (dropping capabilities after start-up), libmicrohttpd (/metrics, /healthz)
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd \
+	2>/dev/null || echo -lbpf -ldw -lelf -lz -llzma -lcap -lmicrohttpd) -lpthread -lm \
+	-lurcu-memb -lurcu-common -liberty
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -69,8 +71,10 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	liblzma-dev libiberty-dev libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
-	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal xz-utils sqlite3 openssl
+	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
+	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
+	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 xz-utils sqlite3 openssl \
+	podman buildah runc debootstrap prometheus curl jq nodejs
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
@@ -135,7 +139,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
 
-include lib/ctxprof/ctxprof.mk bench/bench.mk
+include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 -include tests/unit/*.mk tests/workloads/*.mk
 
 # workloads instrumented with libctxprof link it statically

@@ -27,12 +27,12 @@
 #include "traces/trace.h"
 #include "traces/trace_event.h"
 
-#define WRITERS	      3
-#define THREADS	      12
-#define BUDGET	      (WRITERS * THREADS * MIN_PARTS + 16)
-#define MIN_PARTS     2
-#define SWEEP_EVERY   4096 /* appends between a writer's sweeps */
-#define IDLE_THREAD   (THREADS - 1) /* written only in bursts: gets retired */
+#define WRITERS	    3
+#define THREADS	    12
+#define BUDGET	    (WRITERS * THREADS * MIN_PARTS + 16)
+#define MIN_PARTS   2
+#define SWEEP_EVERY 4096	  /* appends between a writer's sweeps */
+#define IDLE_THREAD (THREADS - 1) /* written only in bursts: gets retired */
 
 static _Atomic uint64_t clock_ns = 1;
 static _Atomic int stop;

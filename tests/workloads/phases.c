@@ -100,8 +100,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--phase-ms") && i + 1 < argc)
 			phase_ms = atof(argv[++i]);
 		else {
-			fprintf(stderr,
-				"usage: %s [--threads N] [--seconds S] [--phase-ms MS]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--phase-ms MS]\n",
 				argv[0]);
 			return 2;
 		}

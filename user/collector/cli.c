@@ -7,8 +7,6 @@
 #include <string.h>
 #include "collector/cli.h"
 
-#define CTXPROF_VERSION "0.1.0"
-
 enum {
 	OPT_NO_KERNEL = 256,
 	OPT_RING_SIZE,
@@ -27,6 +25,7 @@ enum {
 	OPT_TIMELINE,
 	OPT_TIMELINES,
 	OPT_TIMELINE_MEMORY,
+	OPT_METRICS_ADDR,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +49,7 @@ static const struct option long_opts[] = {
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	{"btf", required_argument, NULL, OPT_BTF},
+	{"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
 	{"status", no_argument, NULL, OPT_STATUS},
 	{"no-status", no_argument, NULL, OPT_NO_STATUS},
 	{"verbose", no_argument, NULL, 'v'},
@@ -68,9 +68,8 @@ static void usage(FILE *f, const char *prog)
 		"--all) with eBPF and write a gzipped pprof profile (readable by pprof,\n"
 		"Pyroscope, Parca, speedscope).  Runs until --duration elapses, Ctrl-C /\n"
 		"SIGTERM, or the process exits (--pid alone); the profile collected so far is\n"
-		"written in every case.  Needs root (CAP_BPF and CAP_PERFMON, or\n"
-		"CAP_SYS_ADMIN; --all and --children also read every process's /proc) and a\n"
-		"kernel with BTF.\n"
+		"written in every case.  Needs root (see Privileges below) and a kernel with\n"
+		"BTF.\n"
 		"\n"
 		"What to profile (one of):\n"
 		"  -p, --pid PID          process to profile, all its threads\n"
@@ -122,6 +121,12 @@ static void usage(FILE *f, const char *prog)
 		"      --max-files N      keep only the N newest interval files written by this\n"
 		"                         run, deleting older ones; 0 keeps all (default %u)\n"
 		"\n"
+		"Monitoring:\n"
+		"      --metrics-addr HOST:PORT  serve Prometheus metrics at /metrics and a\n"
+		"                         health check at /healthz (200, or 503 and why) on\n"
+		"                         HOST:PORT (:PORT for every IPv4 address, [::]:PORT\n"
+		"                         for IPv6 and IPv4), from a thread of its own\n"
+		"\n"
 		"Tuning:\n"
 		"      --drain-threads N  threads reading the per-CPU ring buffers, each owning\n"
 		"                         a subset of the CPUs, 1-%d (default %d: one thread\n"
@@ -142,6 +147,14 @@ static void usage(FILE *f, const char *prog)
 		"  -v, --verbose          print libbpf's messages; twice for its debug output\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n"
+		"\n"
+		"Privileges: start-up needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to\n"
+		"load the BPF programs and open perf events, CAP_SYSLOG to read kernel\n"
+		"addresses from /proc/kallsyms (else kernel frames stay unnamed), and\n"
+		"CAP_SETPCAP to empty the bounding set.  Then every capability is dropped but\n"
+		"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (other processes' /proc entries and\n"
+		"files) and CAP_CHECKPOINT_RESTORE (/proc/PID/map_files), and no_new_privs is\n"
+		"set.  Samples get a node label: $NODE_NAME, else the host name.\n"
 		"\n"
 		"At exit a summary shows samples, drops by reason and unique stacks.\n"
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
@@ -321,6 +334,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_BTF:
 			opts->btf_path = optarg;
+			break;
+		case OPT_METRICS_ADDR:
+			if (!strchr(optarg, ':'))
+				return bad(err, prog, "--metrics-addr", optarg,
+					   "HOST:PORT or :PORT");
+			opts->metrics_addr = optarg;
 			break;
 		case OPT_STATUS:
 			opts->status = 1;

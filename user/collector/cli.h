@@ -11,6 +11,8 @@
 #include "unwind.h"
 #include <sys/types.h>
 
+#define CTXPROF_VERSION "0.1.0"
+
 #define CLI_DEFAULT_FREQUENCY	  99
 #define CLI_MAX_FREQUENCY	  100000 /* cpu-clock's hrtimer floor is 10 us */
 #define CLI_DEFAULT_RING_KIB	  4096
@@ -44,6 +46,7 @@ struct collector_opts {
 	const char *btf_path;	    /* --btf */
 	int verbose;		    /* -v, repeatable */
 	int status;		    /* --status / --no-status; -1: when stderr is a terminal */
+	const char *metrics_addr;   /* --metrics-addr HOST:PORT; NULL: no HTTP endpoint */
 };
 
 /* cli__parse() results besides 0 */

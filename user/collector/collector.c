@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,10 +28,14 @@
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
 #include "collector/cli.h"
+#include "collector/health.h"
+#include "collector/privileges.h"
 #include "export/export.h"
+#include "export/metrics.h"
 #include "export/output.h"
 #include "export/outfiles.h"
 #include "export/timeline.h"
+#include "processes/pod_meta.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
@@ -79,6 +82,15 @@ struct collector {
 	uint64_t traces_exported;
 	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
 	struct export_result last; /* the latest file's counts */
+	char node[256];		   /* the node label: $NODE_NAME, else the host name */
+	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */
+	struct health *health;	   /* with --metrics-addr */
+	struct metrics_server *metrics;
+	struct metrics_snapshot *snap; /* filled by the main thread, then published */
+	double start_time;	       /* Unix time */
+	uint64_t files_written, exports_ok, exports_failed;
+	double last_export_time, last_export_duration;
+	bool last_export_failed;
 };
 
 /* how far behind the samples span events may come (see timeline_cut()) */
@@ -99,40 +111,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_INFO && verbose < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-/* root alone is not enough in a container: name the missing capability */
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2] = {};
-
-	if (syscall(SYS_capget, &hdr, data)) {
-		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
-		return -errno;
-	}
-	if (has_cap(data, CAP_SYS_ADMIN) ||
-	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
-		/* not fatal: one's own processes stay readable */
-		if (!has_cap(data, CAP_SYS_PTRACE))
-			fprintf(stderr,
-				"ctxprof: missing CAP_SYS_PTRACE: the mappings and files of other "
-				"users' processes cannot be read, so their frames stay unnamed and "
-				"their stacks unwound by frame pointers\n");
-		return 0;
-	}
-	fprintf(stderr,
-		"collector: missing capability %s: run as root (sudo) or grant "
-		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
-		!has_cap(data, CAP_BPF) && !has_cap(data, CAP_PERFMON) ? "CAP_BPF and CAP_PERFMON"
-		: !has_cap(data, CAP_BPF)			       ? "CAP_BPF"
-								       : "CAP_PERFMON");
-	return -EPERM;
 }
 
 static int check_kernel(const struct collector_opts *o)
@@ -576,6 +554,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 				    .states = c->states,
 				    .reg = c->reg,
 				    .proc_labels = c->opts.all || c->opts.children,
+				    .node = c->node,
 			    });
 	if (!e)
 		return -errno;
@@ -588,6 +567,9 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	err = exporter__write(e, path, &res);
 	if (err)
 		goto out;
+	c->files_written++;
+	c->last_export_duration = now_s(CLOCK_MONOTONIC) - begin_ns / 1e9;
+	c->last_export_time = now_s(CLOCK_REALTIME);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
 	if (c->tl) {
 		err = write_timeline(c, e, tl_end_ns);
@@ -604,6 +586,12 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, app_context__release);
 out:
 	exporter__free(e);
+	c->last_export_failed = err != 0;
+	if (err)
+		c->exports_failed++;
+	else
+		c->exports_ok++;
+	health__exported(c->health, err);
 	return err;
 }
 
@@ -743,6 +731,177 @@ static int timeline_setup(struct collector *c, char *err_msg, size_t err_len)
 	return 0;
 }
 
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name */
+static void node_name(char *buf, size_t len)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (gethostname(buf, len) || !buf[0])
+		snprintf(buf, len, "unknown");
+	buf[len - 1] = '\0';
+}
+
+/* the node name as a file-name part: no '/', no leading '.', printable ASCII */
+static void file_safe(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i]; i++)
+		dst[i] = (src[i] == '/' || src[i] <= ' ' || src[i] > '~' || (!i && src[i] == '.'))
+				 ? '_'
+				 : src[i];
+	dst[i] = '\0';
+}
+
+static void add_counter(struct metrics_family *f, const char *label, uint64_t v)
+{
+	if (f->n < METRICS_MAX_LABELLED)
+		f->v[f->n++] = (struct metrics_counter){label, v};
+}
+
+static uint64_t self_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+static double self_cpu_s(void);
+
+/* what /metrics serves, from every module's counters (main thread) */
+static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
+{
+	uint64_t st[SAMPLER_STAT_MAX] = {};
+	struct symbolizer_stats ss;
+	struct drain_counters dc;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->version = CTXPROF_VERSION;
+	m->node = c->node;
+	m->mode = c->opts.all ? "all" : c->opts.children ? "children" : "pid";
+	sampler__read_stats(c->sampler, st);
+	drains__counters(c->drains, &dc);
+	m->samples_taken = st[SAMPLER_STAT_SAMPLES];
+	m->samples_in_profile = c->exported;
+	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
+		add_counter(&m->dropped, sampler_stat_name(i), st[i]);
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		add_counter(&m->dropped, drain_drop_name(i), dc.drops[i]);
+	add_counter(&m->dropped, "no_trace", c->no_trace);
+	for (i = 0; i < UNWIND_STOP_MAX; i++)
+		add_counter(&m->stack_end, sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
+			    st[SAMPLER_STAT_USTOP_FIRST + i]);
+	add_counter(&m->stack_end, "cut_outside_mappings", c->stacks_cut);
+	add_counter(&m->frames, "cfi", st[SAMPLER_STAT_UFRAMES_CFI]);
+	add_counter(&m->frames, "plt", st[SAMPLER_STAT_UFRAMES_PLT]);
+	add_counter(&m->frames, "signal", st[SAMPLER_STAT_UFRAMES_SIGNAL]);
+	add_counter(&m->frames, "frame_pointer", st[SAMPLER_STAT_UFRAMES_FP]);
+	m->user_stack_errors = st[SAMPLER_STAT_USTACK_ERR];
+	m->kernel_stack_errors = st[SAMPLER_STAT_KSTACK_ERR];
+	add_counter(&m->context, "ok", st[SAMPLER_STAT_CTX_OK]);
+	add_counter(&m->context, "empty", st[SAMPLER_STAT_CTX_EMPTY]);
+	add_counter(&m->context, "torn", st[SAMPLER_STAT_CTX_TORN]);
+	add_counter(&m->context, "unreadable", st[SAMPLER_STAT_CTX_READ_ERR]);
+	if (c->unwinder) {
+		struct unwinder_stats us;
+
+		unwinder__stats(c->unwinder, &us);
+		m->tables_built = us.tables_built;
+		m->tables_shared = us.tables_shared;
+		m->tables_evicted = us.tables_evicted;
+		m->tables_cached = us.tables_cached;
+		m->table_rows = us.rows;
+		m->table_build_seconds = us.build_ns / 1e9;
+		m->table_bytes = us.rows * sizeof(struct unwind_row);
+		m->table_bytes_limit = us.store.bytes;
+		add_counter(&m->table_errors, "no_cfi", us.files_no_cfi);
+		add_counter(&m->table_errors, "unreadable", us.files_unreadable);
+		add_counter(&m->table_errors, "failed", us.tables_failed);
+		add_counter(&m->table_errors, "no_room", us.tables_no_room);
+	}
+	symbolizer__stats(c->sym, &ss);
+	add_counter(&m->symbol_errors, "unnamed", ss.unnamed);
+	add_counter(&m->symbol_errors, "unmapped", ss.unmapped);
+	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
+	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
+	m->elf_files_read = ss.elf_opened;
+	m->nr_rings = sampler__ring_fill(c->sampler, m->ring_fill, METRICS_MAX_RINGS);
+	if (c->tracker) {
+		struct tracker_stats ts;
+
+		tracker__stats(c->tracker, &ts);
+		m->processes = ts.processes;
+		m->threads = ts.threads;
+		m->lifecycle_events = ts.events;
+		m->lifecycle_lost = ts.dropped;
+		m->mapping_snapshots = ts.snapshots;
+	}
+	m->cpu_seconds = self_cpu_s();
+	m->rss_bytes = self_rss_bytes();
+	m->start_time = c->start_time;
+	m->files_written = c->files_written;
+	m->exports_ok = c->exports_ok;
+	m->exports_failed = c->exports_failed;
+	m->last_export_time = c->last_export_time;
+	m->last_export_duration = c->last_export_duration;
+	m->last_export_failed = c->last_export_failed;
+}
+
+static void publish_metrics(struct collector *c)
+{
+	if (!c->metrics)
+		return;
+	fill_metrics(c, c->snap);
+	metrics_server__publish(c->metrics, c->snap);
+}
+
+/* /metrics and /healthz, once every thread they watch runs */
+static int start_metrics(struct collector *c, char *err_msg, size_t err_len)
+{
+	c->snap = malloc(sizeof(*c->snap));
+	c->health = health__new(c->drains, c->tracker, c->opts.interval);
+	if (!c->snap || !c->health) {
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	c->metrics = metrics_server__start(c->opts.metrics_addr, health__check, c->health, err_msg,
+					   err_len);
+	if (!c->metrics)
+		return -errno;
+	publish_metrics(c);
+	fprintf(stderr, "ctxprof: metrics at http://%s/metrics, health at /healthz\n",
+		c->opts.metrics_addr);
+	return 0;
+}
+
+/*
+ * Keep only what reading other processes needs (privileges.h), before any
+ * thread starts, so that every thread runs with the narrowed sets.
+ */
+static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct privileges_kept kept;
+	int err;
+
+	err = privileges__drop(sampler__pid_map_fd(c->sampler), &kept, err_msg, err_len);
+	if (err)
+		return err;
+	fprintf(stderr, "ctxprof: capabilities kept after start-up: %s%s%s; no new privileges\n",
+		kept.names,
+		kept.bpf ? " (CAP_BPF: this kernel wants it for bpf() on held maps)" : "",
+		kept.bounding_dropped ? "" : " (bounding set unchanged: no CAP_SETPCAP)");
+	return 0;
+}
+
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
@@ -773,9 +932,13 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (c->reg)
 		c->drains = drains__new(o->drain_threads, c->traces, c->reg, o->max_stacks);
 	{
-		char who[16];
+		char who[64];
 
-		snprintf(who, sizeof(who), o->all ? "all" : "%d", o->pid);
+		/* --all: one collector per node, files named by it */
+		if (o->all)
+			file_safe(who, sizeof(who), c->node);
+		else
+			snprintf(who, sizeof(who), "%d", o->pid);
 		c->files = o->interval ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
 						       o->max_files)
 				       : NULL;
@@ -793,22 +956,15 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		if (err)
 			return err;
 	}
+	/* what needs a capability first, on this thread alone: load and attach the
+	 * sampler (paused) and the lifecycle programs */
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
-	if (so.unwind != UNWIND_MODE_FP) {
-		struct unwinder_opts uo = {
-			.states = c->states,
-			.reg = c->reg,
-			.verbose = o->verbose,
-		};
-
-		sampler__unwind_maps(c->sampler, &uo.maps);
-		c->unwinder = unwinder__start(&uo, err_msg, err_len);
-		if (!c->unwinder)
-			return -errno;
-	}
-	c->tracker = tracker__start(
+	err = sampler__prepare(c->sampler, o->frequency, err_msg, err_len);
+	if (err)
+		return err;
+	c->tracker = tracker__open(
 		&(struct tracker_opts){
 			.root = o->pid,
 			.children = o->children,
@@ -821,6 +977,32 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		err_msg, err_len);
 	if (!c->tracker)
 		return -errno;
+	err = drop_privileges(c, err_msg, err_len);
+	if (err)
+		return err;
+	if (so.unwind != UNWIND_MODE_FP) {
+		struct unwinder_opts uo = {
+			.states = c->states,
+			.reg = c->reg,
+			.verbose = o->verbose,
+		};
+
+		sampler__unwind_maps(c->sampler, &uo.maps);
+		c->unwinder = unwinder__start(&uo, err_msg, err_len);
+		if (!c->unwinder)
+			return -errno;
+	}
+	if (o->all || o->children) {
+		c->pods = pod_index__new(POD_META_DEFAULT_LOGS);
+		if (!c->pods) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		process_states__set_pods(c->states, c->pods);
+	}
+	err = tracker__run(c->tracker, err_msg, err_len);
+	if (err)
+		return err;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
 	if (o->pid) {
@@ -865,7 +1047,10 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		return err;
 	/* the first timeline covers what is sampled */
 	c->interval_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
-	return sampler__attach(c->sampler, o->frequency, err_msg, err_len);
+	err = sampler__attach(c->sampler, o->frequency, err_msg, err_len);
+	if (err || !o->metrics_addr)
+		return err;
+	return start_metrics(c, err_msg, err_len);
 }
 
 int main(int argc, char **argv)
@@ -874,10 +1059,10 @@ int main(int argc, char **argv)
 	struct collector_opts *o = &c.opts;
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct drain_counters dc;
-	char err_msg[256] = "", default_out[64];
+	char err_msg[256] = "", default_out[128], node_file[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
 	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
-	double last_sweep = 0;
+	double last_sweep = 0, last_publish = 0;
 	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
@@ -886,9 +1071,12 @@ int main(int argc, char **argv)
 	err = cli__parse(argc, argv, o, stdout, stderr);
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
+	node_name(c.node, sizeof(c.node));
+	c.start_time = now_s(CLOCK_REALTIME);
 	if (!o->output && !o->interval) {
+		file_safe(node_file, sizeof(node_file), c.node);
 		if (o->all)
-			snprintf(default_out, sizeof(default_out), "ctxprof-all.pb.gz");
+			snprintf(default_out, sizeof(default_out), "ctxprof-%s.pb.gz", node_file);
 		else
 			snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
 		o->output = default_out;
@@ -899,7 +1087,7 @@ int main(int argc, char **argv)
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
-	err = check_privileges();
+	err = privileges__check(o->kernel, &(struct privileges_start){});
 	if (err)
 		goto cleanup;
 	err = check_kernel(o);
@@ -984,7 +1172,12 @@ int main(int argc, char **argv)
 		}
 		if (status && elapsed - last_status >= 1.0)
 			print_status(&c, elapsed, &last_samples, &last_status);
+		if (c.metrics && elapsed - last_publish >= 1.0) {
+			publish_metrics(&c);
+			last_publish = elapsed;
+		}
 	}
+	health__stopping(c.health);
 	if (status)
 		fputc('\n', stderr);
 
@@ -1014,6 +1207,10 @@ int main(int argc, char **argv)
 	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
 
 cleanup:
+	/* the HTTP thread reads the drains, the tracker and the health checker */
+	metrics_server__free(c.metrics);
+	health__free(c.health);
+	free(c.snap);
 	/* the drains read the registry; freeing the registry retires every state */
 	drains__free(c.drains);
 	tracker__free(c.tracker);
@@ -1031,6 +1228,7 @@ cleanup:
 	traces__free(c.tl);
 	timeline__free(c.timeline);
 	outfiles__free(c.files);
+	pod_index__free(c.pods);
 	if (pidfd >= 0)
 		close(pidfd);
 	return err ? 1 : 0;

@@ -31,6 +31,7 @@ struct exporter {
 	struct process_states *states;
 	struct thread_registry *reg;
 	bool proc_labels;
+	const char *node;
 	struct calltrace_storage *traces;
 	int err;
 	struct export_result *res;
@@ -235,7 +236,15 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 		if (ps->container_id[0])
 			labels[n++] = (struct pprof_label){.key = "container_id",
 							   .str = ps->container_id};
+		if (ps->kube.pod[0]) {
+			labels[n++] = (struct pprof_label){.key = "pod", .str = ps->kube.pod};
+			labels[n++] = (struct pprof_label){.key = "namespace", .str = ps->kube.ns};
+			labels[n++] =
+				(struct pprof_label){.key = "container", .str = ps->kube.container};
+		}
 	}
+	if (st->node)
+		labels[n++] = (struct pprof_label){.key = "node", .str = st->node};
 	if (!row->has_context)
 		return n;
 	if (row->span_id) {
@@ -265,7 +274,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	const struct trace_locs *tl;
 	const uint64_t *locs;
 	size_t nr_locs;
-	struct pprof_label labels[7 + SAMPLER_NR_TAGS];
+	struct pprof_label labels[11 + SAMPLER_NR_TAGS];
 	char hex[2][17];
 	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
 	size_t n;
@@ -305,6 +314,7 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->states = opts->states;
 	e->reg = opts->reg;
 	e->proc_labels = opts->proc_labels;
+	e->node = opts->node;
 	e->traces = traces;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);

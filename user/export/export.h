@@ -37,7 +37,9 @@ struct export_opts {
 	 * frames, its labels and libctxprof tag dictionary label the samples */
 	struct process_states *states;
 	struct thread_registry *reg;
-	bool proc_labels; /* comm and container_id labels (--all, --children) */
+	bool proc_labels; /* comm and container_id labels (--all, --children), and
+			   * pod, namespace, container when known */
+	const char *node; /* the node label on every sample; NULL: none */
 };
 
 struct export_result {

@@ -42,8 +42,8 @@
 struct timeline;
 
 struct timeline_opts {
-	uint64_t period_ns;  /* one sample's length */
-	uint64_t begin_ns;   /* the interval sampled, CLOCK_MONOTONIC: spans are cut to it */
+	uint64_t period_ns; /* one sample's length */
+	uint64_t begin_ns;  /* the interval sampled, CLOCK_MONOTONIC: spans are cut to it */
 	uint64_t end_ns;
 	struct exporter *names;	     /* the interval's exporter, after its traces were taken */
 	struct thread_registry *reg; /* thread and process names when the trace has none */
@@ -51,14 +51,14 @@ struct timeline_opts {
 
 struct timeline_result {
 	uint64_t threads;
-	uint64_t spans;		  /* span slices written */
-	uint64_t spans_unmatched; /* end events of spans not open (begin lost or before) */
+	uint64_t spans;		   /* span slices written */
+	uint64_t spans_unmatched;  /* end events of spans not open (begin lost or before) */
 	uint64_t spans_begin_lost; /* spans the samples show in but the events never began */
 	uint64_t spans_end_lost;   /* spans the samples show left, with no end event */
-	uint64_t samples;	  /* sample events replayed */
-	uint64_t no_stack;	  /* of those, whose stack the storage no longer had */
-	uint64_t slices;	  /* stack slices written */
-	uint64_t bytes;		  /* JSON bytes, before compression */
+	uint64_t samples;	   /* sample events replayed */
+	uint64_t no_stack;	   /* of those, whose stack the storage no longer had */
+	uint64_t slices;	   /* stack slices written */
+	uint64_t bytes;		   /* JSON bytes, before compression */
 };
 
 /** timeline__new() - Return: NULL with errno set.  Pair with timeline__free(). */

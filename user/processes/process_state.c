@@ -14,6 +14,7 @@
 struct process_states {
 	struct symbolizer *sym;
 	struct process_state_hooks hooks;
+	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
@@ -102,7 +103,8 @@ void process_states_retire(void *ctx, void *state)
 	pthread_mutex_unlock(&ps->retired_lock);
 }
 
-static struct process_state *state_new(uint32_t pid, const struct process_image *img)
+static struct process_state *state_new(uint32_t pid, const struct process_image *img,
+				       const char *kube_id, const struct pod_meta *kube)
 {
 	struct process_state *st = calloc(1, sizeof(*st));
 
@@ -112,6 +114,9 @@ static struct process_state *state_new(uint32_t pid, const struct process_image 
 	st->exec_id = img->exec_id;
 	memcpy(st->comm, img->comm, sizeof(st->comm));
 	memcpy(st->container_id, img->container_id, sizeof(st->container_id));
+	/* names looked up for this very id (the image may have changed since) */
+	if (kube && !strcmp(kube_id, st->container_id))
+		st->kube = *kube;
 	pthread_mutex_init(&st->lock, NULL);
 	return st;
 }
@@ -119,10 +124,13 @@ static struct process_state *state_new(uint32_t pid, const struct process_image 
 static struct process_state *get(struct process_states *ps, struct thread_registry *reg,
 				 uint32_t pid, bool pin)
 {
+	char kube_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1] = "";
 	const struct process_image *img;
 	const struct process_info *p;
 	struct process_state *st = NULL, *mine;
+	struct pod_meta kube, *found = NULL;
 
+again:
 	thread_registry__read_lock();
 	p = thread_registry__lookup_process(reg, pid);
 	img = p ? process_info__image(p) : NULL;
@@ -131,7 +139,16 @@ static struct process_state *get(struct process_states *ps, struct thread_regist
 	st = process_image__state(img);
 	if (st)
 		goto out;
-	mine = state_new(pid, img);
+	/* a container's names take the index's lock: look them up outside
+	 * the read-side section, then look the image up again */
+	if (ps->pods && img->container_id[0] && !kube_id[0]) {
+		memcpy(kube_id, img->container_id, sizeof(kube_id));
+		thread_registry__read_unlock();
+		if (pod_index__lookup(ps->pods, kube_id, &kube))
+			found = &kube;
+		goto again;
+	}
+	mine = state_new(pid, img, kube_id, found);
 	if (!mine)
 		goto out;
 	if (process_image__set_state(img, mine)) {
@@ -147,6 +164,11 @@ out:
 		atomic_fetch_add_explicit(&st->pins, 1, memory_order_acq_rel);
 	thread_registry__read_unlock();
 	return st;
+}
+
+void process_states__set_pods(struct process_states *ps, struct pod_index *pods)
+{
+	ps->pods = pods;
 }
 
 struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,

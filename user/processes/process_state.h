@@ -19,7 +19,8 @@
  * Only that thread frees states: a pointer it got from process_states__find()
  * stays valid until it calls collect.
  *
- * Locking.  Labels, pid and exec_id are immutable.  @maps is refreshed by the
+ * Locking.  Labels (@comm, @container_id, @kube), pid and exec_id are
+ * immutable: set before the state is installed.  @maps is refreshed by the
  * tracking thread (exec, fork) and the main thread (first sample, periodic
  * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
  * read without it (the drain threads' "due a read?" test).  @app belongs to
@@ -32,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "processes/pod_meta.h"
 #include "processes/thread_registry.h"
 #include "symbols/maps_history.h"
 
@@ -51,6 +53,8 @@ struct process_state {
 	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
 	char comm[THREAD_REGISTRY_COMM_LEN];
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
+	/* its container's Kubernetes names (pod_meta.h), "" when none are known */
+	struct pod_meta kube;
 	pthread_mutex_t lock; /* @maps */
 	struct maps_history maps;
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
@@ -153,6 +157,12 @@ struct process_state_hooks {
 	void (*retired)(void *ctx, struct process_state *st);
 	void *ctx;
 };
+
+/**
+ * process_states__set_pods() - name containers' pods from @pods (labels
+ * pod, namespace, container); before any state exists.  NULL: none.
+ */
+void process_states__set_pods(struct process_states *ps, struct pod_index *pods);
 
 /** process_states__set_hooks() - before any state exists. */
 void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h);

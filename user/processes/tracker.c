@@ -22,7 +22,8 @@ struct tracker {
 	bool started;
 	_Atomic int stop;
 	_Atomic uint64_t snapshots, tracked;
-	struct trace_writer *tw; /* the exits of traced threads (opts.tl) */
+	struct trace_writer *tw;    /* the exits of traced threads (opts.tl) */
+	_Atomic uint64_t heartbeat; /* bumped by the thread at each ring poll */
 };
 
 static bool tracked(struct tracker *t, uint32_t pid)
@@ -104,6 +105,7 @@ static void *tracker_thread(void *arg)
 
 	thread_registry__register_thread();
 	while (!atomic_load(&t->stop)) {
+		atomic_fetch_add_explicit(&t->heartbeat, 1, memory_order_relaxed);
 		n = lifecycle__poll(t->lc, POLL_MS);
 		if (n < 0 && n != -EINTR)
 			break;
@@ -180,7 +182,7 @@ static void seed_states(struct tracker *t)
 	free(l.pids);
 }
 
-struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
+struct tracker *tracker__open(const struct tracker_opts *opts, char *err, size_t err_len)
 {
 	/* --pid: the registry needs the target alone, not the host */
 	uint32_t only = opts->children ? 0 : (uint32_t)opts->root;
@@ -189,8 +191,6 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 		.only_pid = only,
 		.on_event = on_event,
 	};
-	struct proc_scan_opts so = {.tick = scan_tick, .only_pid = only};
-	struct proc_scan_stats ss;
 	struct tracker *t;
 	int e;
 
@@ -202,9 +202,10 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 	if (opts->tl) {
 		t->tw = traces__writer(opts->tl);
 		if (!t->tw) {
-			e = errno;
 			snprintf(err, err_len, "out of memory");
-			goto err_free;
+			free(t);
+			errno = ENOMEM;
+			return NULL;
 		}
 	}
 	lo.ctx = t;
@@ -212,39 +213,66 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 	t->lc = lifecycle__open(&lo, t->reg, err, err_len);
 	if (!t->lc) {
 		e = errno;
-		goto err_free;
+		tracker__free(t);
+		errno = e;
+		return NULL;
 	}
-	so.tick_ctx = t->lc;
+	return t;
+}
+
+int tracker__run(struct tracker *t, char *err, size_t err_len)
+{
+	uint32_t only = t->o.children ? 0 : (uint32_t)t->o.root;
+	struct proc_scan_opts so = {.tick = scan_tick, .tick_ctx = t->lc, .only_pid = only};
+	struct proc_scan_stats ss;
+	int e;
+
 	e = -proc_scan__run(t->reg, &so, &ss);
 	if (e) {
 		snprintf(err, err_len, "cannot scan /proc: %s", strerror(e));
-		goto err_free;
+		return -e;
 	}
-	if (opts->children) {
+	if (t->o.children) {
 		struct seed_ctx sc = {t, 0};
 		const struct process_info *root;
 
 		thread_registry__read_lock();
-		root = thread_registry__lookup_process(t->reg, opts->root);
+		root = thread_registry__lookup_process(t->reg, t->o.root);
 		if (root)
 			seed_tree(&sc, root);
 		thread_registry__read_unlock();
-		if (!tracked(t, opts->root))
-			track(t, opts->root);
+		if (!tracked(t, t->o.root))
+			track(t, t->o.root);
 	}
 	seed_states(t);
 	e = pthread_create(&t->thread, NULL, tracker_thread, t);
 	if (e) {
 		snprintf(err, err_len, "cannot start the tracking thread: %s", strerror(e));
-		goto err_free;
+		return -e;
 	}
 	t->started = true;
-	return t;
+	return 0;
+}
 
-err_free:
-	tracker__free(t);
-	errno = e;
-	return NULL;
+struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
+{
+	struct tracker *t = tracker__open(opts, err, err_len);
+	int e;
+
+	if (!t)
+		return NULL;
+	e = tracker__run(t, err, err_len);
+	if (e) {
+		tracker__free(t);
+		errno = -e;
+		return NULL;
+	}
+	return t;
+}
+
+uint64_t tracker__heartbeat(struct tracker *t)
+{
+	return atomic_load_explicit(&t->heartbeat, memory_order_relaxed);
 }
 
 void tracker__stats(struct tracker *t, struct tracker_stats *st)

@@ -22,8 +22,9 @@ struct drain {
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
-	uint64_t cpu_ns;	 /* the thread's CPU time, set when it exits */
-	struct trace_writer *tw; /* its per-thread traces; NULL: none kept */
+	_Atomic uint64_t heartbeat; /* bumped at each poll of its rings */
+	uint64_t cpu_ns;	    /* the thread's CPU time, set when it exits */
+	struct trace_writer *tw;    /* its per-thread traces; NULL: none kept */
 	/* processes sampled lately whose mappings the collector has not read
 	 * yet, lossy (a slot per pid hash): the main thread takes them */
 	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
@@ -170,6 +171,7 @@ static void *drain_thread(void *arg)
 				last_sweep = now;
 			}
 		}
+		atomic_fetch_add_explicit(&d->heartbeat, 1, memory_order_relaxed);
 		n = sampler__poll(set->sampler, d->part, set->poll_ms);
 		if (n < 0 && n != -EINTR) {
 			int expected = 0;
@@ -316,6 +318,16 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 			out->drops[j] +=
 				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
 	}
+}
+
+int drains__nr(const struct drains *set)
+{
+	return set->n;
+}
+
+uint64_t drains__heartbeat(const struct drains *set, int i)
+{
+	return atomic_load_explicit(&set->d[i].heartbeat, memory_order_relaxed);
 }
 
 void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid), void *ctx)

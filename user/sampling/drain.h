@@ -103,6 +103,15 @@ void drains__stop(struct drains *d);
 /** drains__counters() - sum of every drain's counters (relaxed reads). */
 void drains__counters(const struct drains *d, struct drain_counters *out);
 
+/** drains__nr() - how many drains (threads once started) there are. */
+int drains__nr(const struct drains *d);
+
+/**
+ * drains__heartbeat() - a count drain @i's thread bumps at every poll of its
+ * rings (at least once per poll period while it runs).  Any thread.
+ */
+uint64_t drains__heartbeat(const struct drains *d, int i);
+
 /**
  * drains__recent_pids() - call @fn with each process sampled since the last
  * call whose mappings were not read (lossy: two processes may share a slot;

@@ -17,11 +17,11 @@
 #define RECYCLE_TRIES 16
 
 struct trace_part {
-	struct trace_part *next;		/* in its trace, older to newer; or the free list */
-	struct trace_part *rq_prev, *rq_next;	/* the recycle queue, while queued */
-	struct trace *trace;			/* whose part it is (pool lock) */
-	uint32_t used;				/* words used, set when the trace switched away */
-	bool queued;				/* in the recycle queue (pool lock) */
+	struct trace_part *next;	      /* in its trace, older to newer; or the free list */
+	struct trace_part *rq_prev, *rq_next; /* the recycle queue, while queued */
+	struct trace *trace;		      /* whose part it is (pool lock) */
+	uint32_t used;			      /* words used, set when the trace switched away */
+	bool queued;			      /* in the recycle queue (pool lock) */
 	uint64_t words[TRACE_PART_WORDS];
 };
 
@@ -46,10 +46,10 @@ struct trace {
 	uint32_t pid, tid;
 	uint8_t writer;
 	char name[TRACE_EV_NAME_LEN]; /* owner: the name last appended */
-	_Atomic int state;		/* enum trace_state */
-	_Atomic uint64_t appended;	/* owner: events appended */
-	uint64_t appended_seen;		/* replayer: @appended at the last replay */
-	struct trace *all_next;		/* traces.all (list_lock) */
+	_Atomic int state;	      /* enum trace_state */
+	_Atomic uint64_t appended;    /* owner: events appended */
+	uint64_t appended_seen;	      /* replayer: @appended at the last replay */
+	struct trace *all_next;	      /* traces.all (list_lock) */
 };
 
 struct trace_writer {
@@ -484,7 +484,8 @@ static int snapshot(struct traces *ts, size_t *n)
 
 	pthread_mutex_lock(&ts->list_lock);
 	for (t = ts->all; t && !err; t = t->all_next) {
-		err = array_grow((void **)&ts->snap, &ts->snap_cap, nr + 1, sizeof(struct trace *), 256);
+		err = array_grow((void **)&ts->snap, &ts->snap_cap, nr + 1, sizeof(struct trace *),
+				 256);
 		if (!err)
 			ts->snap[nr++] = t;
 	}
@@ -542,8 +543,8 @@ void traces__cut(struct traces *ts, uint64_t before_ns)
 }
 
 /* the stack ids of @p's sample events in words [@from, @to) at or after @since_ns */
-static void preserve_part(const struct trace_part *p, uint32_t from, uint32_t to,
-			  uint64_t since_ns, struct trace_id_set *preserve)
+static void preserve_part(const struct trace_part *p, uint32_t from, uint32_t to, uint64_t since_ns,
+			  struct trace_id_set *preserve)
 {
 	unsigned int w;
 
@@ -739,8 +740,7 @@ static void trace_settle(struct trace *t)
 
 	if (appended == t->appended_seen)
 		atomic_compare_exchange_strong_explicit(&t->state, &live, TRACE_RETIRE_REQ,
-							memory_order_acq_rel,
-							memory_order_relaxed);
+							memory_order_acq_rel, memory_order_relaxed);
 	t->appended_seen = appended;
 }
 
@@ -753,8 +753,8 @@ static int replay_thread(struct traces *ts, size_t lo, size_t hi, trace_replay_f
 
 	for (i = lo; i < hi && !err; i++) {
 		struct trace *t = ts->snap[i];
-		bool retired = atomic_load_explicit(&t->state, memory_order_acquire) ==
-			       TRACE_RETIRED;
+		bool retired =
+			atomic_load_explicit(&t->state, memory_order_acquire) == TRACE_RETIRED;
 
 		pthread_mutex_lock(&t->mtx);
 		err = trace_take(ts, t, retired, &nr_words, &nr_refs);

@@ -34,8 +34,7 @@ enum trace_event_type {
 /* the longest event, in words */
 #define TRACE_EV_MAX_WORDS 4
 
-static inline uint64_t trace_ev_hdr(enum trace_event_type type, unsigned int nwords,
-				    uint64_t arg)
+static inline uint64_t trace_ev_hdr(enum trace_event_type type, unsigned int nwords, uint64_t arg)
 {
 	return (uint64_t)type | (uint64_t)(nwords & 0xff) << 8 | arg << 16;
 }
