@@ -20,7 +20,7 @@ fi
 work=$(mktemp -d "$parent/.speedscope.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-if ! (cd "$work" && npm pack --silent --ignore-scripts --pack-destination "$work" \
+if ! (cd "$work" && npm pack --silent --ignore-scripts \
 	"speedscope@$version" >"$work/npm.log" 2>&1); then
 	cat "$work/npm.log" >&2
 	echo "install_speedscope.sh: npm pack speedscope@$version failed" >&2
