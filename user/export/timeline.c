@@ -257,12 +257,17 @@ static void add_slice(struct writer *w, const struct slice *s)
 	w->slices[w->nr_slices++] = *s;
 }
 
-/* close the frames from depth @from down, ending them at @at at the latest */
+/*
+ * Close the frames from depth @from down, ending them at @at at the latest.
+ * A frame cut at @at ends 1 ns before it: what begins at @at (the next
+ * sample's frame, a span) must not begin where a sibling ends, or viewers
+ * (speedscope) nest it inside that sibling.
+ */
 static void close_frames(struct writer *w, unsigned int from, uint64_t at)
 {
 	while (w->nr_frames > from) {
 		struct open_frame *f = &w->frames[--w->nr_frames];
-		uint64_t end = f->end < at ? f->end : at;
+		uint64_t end = f->end < at ? f->end : at - 1;
 
 		if (end <= f->start)
 			continue;
