@@ -32,10 +32,8 @@ enum trace_state {
 };
 
 struct trace {
+	struct trace_pos head; /* first: trace__append()'s fast path reads it */
 	pthread_mutex_t mtx;
-	/* the owner's position; the replayer loads it (acquire) under @mtx */
-	_Atomic(uint64_t *) pos;
-	uint64_t *end; /* owner only: the end of @last's words */
 	/* under @mtx; the queued parts are a prefix of the list, up to @queued_last */
 	struct trace_part *first, *last, *queued_last;
 	unsigned int nr_parts, nr_queued;
@@ -47,8 +45,7 @@ struct trace {
 	uint8_t writer;
 	char name[TRACE_EV_NAME_LEN]; /* owner: the name last appended */
 	_Atomic int state;	      /* enum trace_state */
-	_Atomic uint64_t appended;    /* owner: events appended */
-	uint64_t appended_seen;	      /* replayer: @appended at the last replay */
+	uint64_t appended_seen;	      /* replayer: head.appended at the last replay */
 	struct trace *all_next;	      /* traces.all (list_lock) */
 };
 
@@ -59,7 +56,7 @@ struct trace_writer {
 	size_t nr, cap;
 	struct htable idx; /* tid -> traces[] */
 	struct trace *last;
-	_Atomic uint64_t events, dropped, switches;
+	_Atomic uint64_t dropped, switches;
 	struct trace_writer *next;
 };
 
@@ -70,6 +67,7 @@ struct traces {
 	struct trace_part *free;
 	struct trace_part *rq_head, *rq_tail; /* oldest first */
 	uint64_t recycled, events_recycled, traces_created, traces_freed;
+	uint64_t events_freed; /* events appended to traces freed since */
 
 	_Atomic uint64_t *marks; /* a bit per tid a writer made a trace of */
 
@@ -395,7 +393,7 @@ static inline void bump(_Atomic uint64_t *v)
 static int trace_switch_part(struct trace_writer *w, struct trace *t)
 {
 	struct traces *ts = w->ts;
-	uint64_t *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+	uint64_t *pos = atomic_load_explicit(&t->head.pos, memory_order_relaxed);
 	struct trace_part *p, *old;
 
 	pthread_mutex_lock(&t->mtx);
@@ -415,8 +413,8 @@ static int trace_switch_part(struct trace_writer *w, struct trace *t)
 	}
 	t->last = p;
 	t->nr_parts++;
-	t->end = p->words + TRACE_PART_WORDS;
-	atomic_store_explicit(&t->pos, p->words, memory_order_release);
+	t->head.end = p->words + TRACE_PART_WORDS;
+	atomic_store_explicit(&t->head.pos, p->words, memory_order_release);
 	if (t->nr_parts - t->nr_queued > ts->min_parts) {
 		struct trace_part *q = t->queued_last ? t->queued_last->next : t->first;
 
@@ -431,23 +429,23 @@ static int trace_switch_part(struct trace_writer *w, struct trace *t)
 	return 0;
 }
 
-int trace__append(struct trace_writer *w, struct trace *t, const uint64_t *ev, unsigned int nwords)
+int trace__append_slow(struct trace_writer *w, struct trace *t, const uint64_t *ev,
+		       unsigned int nwords)
 {
 	uint64_t *pos;
 
-	if (!t || !nwords || nwords > 255 || nwords > TRACE_PART_WORDS)
+	if (!t || !nwords || nwords > TRACE_EV_MAX_WORDS)
 		goto drop;
-	pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
-	if (!pos || (size_t)(t->end - pos) < nwords) {
+	pos = atomic_load_explicit(&t->head.pos, memory_order_relaxed);
+	if (!pos || (size_t)(t->head.end - pos) < nwords) {
 		if (trace_switch_part(w, t))
 			goto drop;
-		pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+		pos = atomic_load_explicit(&t->head.pos, memory_order_relaxed);
 	}
 	memcpy(pos, ev, nwords * sizeof(*ev));
 	/* release: a replayer that sees the position sees the words */
-	atomic_store_explicit(&t->pos, pos + nwords, memory_order_release);
-	bump(&t->appended);
-	bump(&w->events);
+	atomic_store_explicit(&t->head.pos, pos + nwords, memory_order_release);
+	bump(&t->head.appended);
 	return 0;
 drop:
 	bump(&w->dropped);
@@ -503,7 +501,7 @@ static int snapshot(struct traces *ts, size_t *n)
  */
 static void trace_cut(struct trace *t, uint64_t before_ns)
 {
-	uint64_t *pos = atomic_load_explicit(&t->pos, memory_order_acquire);
+	uint64_t *pos = atomic_load_explicit(&t->head.pos, memory_order_acquire);
 	struct trace_part *p;
 	uint32_t i, to;
 	unsigned int w;
@@ -565,9 +563,10 @@ static void trace_preserve(const struct trace *t, uint64_t cut_ns, struct trace_
 	uint32_t from, to;
 
 	for (p = t->first, from = t->rd_off; p; p = p->next, from = 0) {
-		to = p == t->last ? (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) -
-					       p->words)
-				  : p->used;
+		to = p == t->last
+			     ? (uint32_t)(atomic_load_explicit(&t->head.pos, memory_order_acquire) -
+					  p->words)
+			     : p->used;
 		if (p == t->cut_part) {
 			preserve_part(p, from, t->cut_off, cut_ns, preserve);
 			from = t->cut_off;
@@ -668,7 +667,7 @@ static int trace_take(struct traces *ts, struct trace *t, bool retired, size_t *
 		return 0;
 	for (p = t->first; p && !err; p = p->next, from = 0) {
 		if (p == t->last)
-			to = (uint32_t)(atomic_load_explicit(&t->pos, memory_order_acquire) -
+			to = (uint32_t)(atomic_load_explicit(&t->head.pos, memory_order_acquire) -
 					p->words);
 		else
 			to = p->used;
@@ -704,6 +703,7 @@ static void trace_free(struct traces *ts, struct trace *t)
 		part_release(ts, t, p);
 	}
 	ts->traces_freed++;
+	ts->events_freed += atomic_load_explicit(&t->head.appended, memory_order_relaxed);
 	pthread_mutex_unlock(&ts->lock);
 	pthread_mutex_unlock(&t->mtx);
 	pthread_mutex_destroy(&t->mtx);
@@ -735,7 +735,7 @@ static void free_retired(struct traces *ts, struct trace **dead, size_t n)
 /* after its events were taken: an idle trace is offered to its owner to drop */
 static void trace_settle(struct trace *t)
 {
-	uint64_t appended = atomic_load_explicit(&t->appended, memory_order_relaxed);
+	uint64_t appended = atomic_load_explicit(&t->head.appended, memory_order_relaxed);
 	int live = TRACE_LIVE;
 
 	if (appended == t->appended_seen)
@@ -808,13 +808,15 @@ void traces__stats(struct traces *ts, struct traces_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&ts->list_lock);
+	for (struct trace *t = ts->all; t; t = t->all_next)
+		st->events += atomic_load_explicit(&t->head.appended, memory_order_relaxed);
 	for (w = ts->writers; w; w = w->next) {
-		st->events += atomic_load_explicit(&w->events, memory_order_relaxed);
 		st->events_dropped += atomic_load_explicit(&w->dropped, memory_order_relaxed);
 		st->switches += atomic_load_explicit(&w->switches, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&ts->list_lock);
 	pthread_mutex_lock(&ts->lock);
+	st->events += ts->events_freed;
 	st->traces = ts->traces_created;
 	st->traces_freed = ts->traces_freed;
 	st->traces_live = ts->traces_created - ts->traces_freed;

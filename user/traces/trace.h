@@ -55,6 +55,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "traces/trace_event.h"
 
 /* words of one part: a part and its header make 4 KiB */
 #define TRACE_PART_WORDS 504
@@ -123,14 +124,50 @@ struct trace_writer *traces__writer(struct traces *ts);
  */
 struct trace *trace_writer__get(struct trace_writer *w, uint32_t pid, uint32_t tid, bool create);
 
+/*
+ * The head of every trace: the seed's trace position, which the inline fast
+ * path of trace__append() reads and advances.  Not for other use.
+ */
+struct trace_pos {
+	_Atomic(uint64_t *) pos;   /* owner stores (release); the replayer loads under the mutex */
+	uint64_t *end;		   /* owner only: the end of the part being written */
+	_Atomic uint64_t appended; /* owner: events appended (relaxed) */
+};
+
+/* the slow path: a part switch, a NULL trace or a bad size (counted dropped) */
+int trace__append_slow(struct trace_writer *w, struct trace *t, const uint64_t *ev,
+		       unsigned int nwords);
+
 /**
- * trace__append() - append one event of @nwords words (1..255; header
- * first, see trace_event.h) at @t's position.  Lock-free but on a part
- * switch (the trace's mutex).  @t may be NULL: the event is counted dropped.
- * Writer's thread only.
+ * trace__append() - append one event of @nwords words (1..TRACE_EV_MAX_WORDS;
+ * header first, see trace_event.h) at @t's position: a load, the words, a
+ * release store.  A part switch (the trace's mutex) every few hundred
+ * words.  @t may be NULL: the event is counted dropped.  Writer's thread
+ * only.
  * Return: 0, or -ENOSPC when no part could be had (counted).
  */
-int trace__append(struct trace_writer *w, struct trace *t, const uint64_t *ev, unsigned int nwords);
+static inline int trace__append(struct trace_writer *w, struct trace *t, const uint64_t *ev,
+				unsigned int nwords)
+{
+	struct trace_pos *h = (struct trace_pos *)t;
+	uint64_t *pos;
+
+	if (__builtin_expect(t && nwords && nwords <= TRACE_EV_MAX_WORDS, 1)) {
+		pos = atomic_load_explicit(&h->pos, memory_order_relaxed);
+		if (__builtin_expect(pos && (size_t)(h->end - pos) >= nwords, 1)) {
+			for (unsigned int i = 0; i < nwords; i++)
+				pos[i] = ev[i];
+			/* release: a replayer that sees the position sees the words */
+			atomic_store_explicit(&h->pos, pos + nwords, memory_order_release);
+			atomic_store_explicit(
+				&h->appended,
+				atomic_load_explicit(&h->appended, memory_order_relaxed) + 1,
+				memory_order_relaxed);
+			return 0;
+		}
+	}
+	return trace__append_slow(w, t, ev, nwords);
+}
 
 /**
  * trace__renamed() - whether @name (TRACE_EV_NAME_LEN bytes at most) differs
