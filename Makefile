@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
 
 OUTPUT ?= build
 CC ?= cc
@@ -20,9 +20,11 @@ INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -MP $(EXTRA_CFLAGS)
 # each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
 # (gzipped pprof, .gnu_debuglink CRCs), liblzma (MiniDebugInfo), liburcu,
-# libiberty (C++ and Rust demangling; static only, so no pkg-config)
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma 2>/dev/null || \
-	echo -lbpf -ldw -lelf -lz -llzma) -lpthread -lm -lurcu-memb -lurcu-common -liberty
+# libiberty (C++ and Rust demangling; static only, so no pkg-config), libcap
+# (dropping capabilities after start-up), libmicrohttpd (/metrics, /healthz)
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd \
+	2>/dev/null || echo -lbpf -ldw -lelf -lz -llzma -lcap -lmicrohttpd) -lpthread -lm \
+	-lurcu-memb -lurcu-common -liberty
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # clang's own system include dirs, so BPF code finds <asm/...> types if needed
@@ -68,18 +70,36 @@ PPROF := $(OUTPUT)/pprof
 all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
+# chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	liblzma-dev libiberty-dev libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
-	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal xz-utils sqlite3 openssl
+	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
+	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
+	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 xz-utils sqlite3 openssl \
+	podman buildah runc debootstrap prometheus curl jq nodejs chromium
+# speedscope's built web app, from the npm registry, pinned by version and by the
+# tarball's SHA-512 (the registry's "integrity", in hex).  It goes in DEPS_DIR, not
+# under $(OUTPUT): it survives make clean and every clone on the machine (a fresh CI
+# clone too) shares one install, as with the Debian packages; the version is in the
+# directory's name, so branches that pin different versions do not collide.
+SPEEDSCOPE_VERSION := 1.25.0
+SPEEDSCOPE_SHA512 := 7297fd1d64d97f58a32d7049ae4f3b55eff9e2d9d8c7aae57f48144e1be7de8a24ea1eb784b5d539088c7f8e0f4fe5e8579d3770f7ef7e24f980fe6fa23a7a02
+DEPS_DIR ?= /opt/ctxprof-deps
+SPEEDSCOPE_DIR := $(DEPS_DIR)/speedscope-$(SPEEDSCOPE_VERSION)
+export SPEEDSCOPE_DIR
 deps:
 	$(Q)missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
-	done); \
+	done; command -v npm >/dev/null || echo npm); \
 	if [ -n "$$missing" ]; then \
 		echo "  DEPS      installing:" $$missing; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:" $$missing >&2; exit 1; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
 			|| { echo "make deps: apt-get install failed for:" $$missing >&2; exit 1; }; \
+	fi
+	$(Q)if [ ! -f $(SPEEDSCOPE_DIR)/dist/release/index.html ]; then \
+		echo "  DEPS      speedscope $(SPEEDSCOPE_VERSION) (npm) into $(SPEEDSCOPE_DIR)"; \
+		tests/integration/install_speedscope.sh $(SPEEDSCOPE_VERSION) $(SPEEDSCOPE_SHA512) \
+			$(SPEEDSCOPE_DIR); \
 	fi
 
 # --- BPF objects and skeletons
@@ -135,11 +155,12 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
 
-include lib/ctxprof/ctxprof.mk bench/bench.mk
+include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 -include tests/unit/*.mk tests/workloads/*.mk
 
 # workloads instrumented with libctxprof link it statically
-CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle
+CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle \
+	$(OUTPUT)/workloads/phases
 $(CTXPROF_WORKLOADS): $(LIBCTXPROF_A)
 $(CTXPROF_WORKLOADS): WORKLOAD_LIBS = $(LIBCTXPROF_A)
 

@@ -11,8 +11,9 @@ FIXED_WORK := $(OUTPUT)/bench/fixed_work
 FIXED_WORK_NOFP := $(OUTPUT)/bench/fixed_work_nofp
 PROGSTAT := $(OUTPUT)/bench/progstat
 UNWIND_TABLE_BENCH := $(OUTPUT)/bench/unwind_table_bench
+TRACE_BENCH := $(OUTPUT)/bench/trace_bench
 BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) \
-	$(FIXED_WORK_NOFP) $(PROGSTAT) $(UNWIND_TABLE_BENCH)
+	$(FIXED_WORK_NOFP) $(PROGSTAT) $(UNWIND_TABLE_BENCH) $(TRACE_BENCH)
 BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
 	-MMD -MP
 
@@ -45,6 +46,11 @@ $(PROGSTAT): bench/progstat.c | $(OUTPUT)/bench
 
 # wall time, rows and rules of building a file's unwind table
 $(UNWIND_TABLE_BENCH): bench/unwind_table_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
+
+# per-thread trace appends next to a mutex-protected vector; replay; memory
+$(TRACE_BENCH): bench/trace_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
 

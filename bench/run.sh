@@ -190,7 +190,7 @@ echo "--all for 5 s, collector peak RSS ${rss}:"
 grep -E 'unwinding|processes:' "$B/all.log" || true
 
 # micro-benchmarks, each prints its own baseline and ratio
-for mb in context_bench calltrace_bench registry_bench; do
+for mb in context_bench calltrace_bench registry_bench trace_bench; do
 	if [ -x "$B/$mb" ]; then
 		echo
 		echo "== $mb"

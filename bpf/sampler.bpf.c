@@ -229,6 +229,7 @@ static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
 		return;
 	}
 	if (!c->checksum) {
+		rec->flags |= SAMPLE_F_CONTEXT_NONE;
 		inc_stat(SAMPLER_STAT_CTX_EMPTY);
 		return;
 	}

@@ -28,7 +28,12 @@
 #define SAMPLE_F_USTACK_TRUNCATED (1u << 0) /* user stack hit SAMPLER_MAX_USTACK */
 #define SAMPLE_F_KSTACK_TRUNCATED (1u << 1) /* kernel stack hit SAMPLER_MAX_KSTACK */
 #define SAMPLE_F_CONTEXT	  (1u << 2) /* span_id, local_root_span_id and tags are valid */
-#define SAMPLE_F_OTEL		  (1u << 3) /* an OpenTelemetry thread record follows the frames */
+/* the thread's slot was read and holds no context: it is in no span (or,
+ * for an instant, its context is being written) */
+#define SAMPLE_F_CONTEXT_NONE (1u << 3)
+#define SAMPLE_F_OTEL	      (1u << 4) /* an OpenTelemetry thread record follows the frames */
+/* the flags that describe the stack (a stored trace's), not the context */
+#define SAMPLE_STACK_FLAGS(f) ((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL))
 /* bits 8-15: why the user stack ends (enum unwind_stop) */
 #define SAMPLE_USTOP_SHIFT  8
 #define SAMPLE_USTOP_MASK   (0xffu << SAMPLE_USTOP_SHIFT)

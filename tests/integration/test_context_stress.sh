@@ -30,7 +30,7 @@ tail -3 "$TMP/stress.log"
 	fail "stress_ctxprof failed (exit $src)"
 
 "$PPROF" -raw "$TMP/stress.pb.gz" 2>/dev/null |
-	sed -n 's/.*local_root_span_id:\[\([0-9a-f]*\)\] span_id:\[\([0-9a-f]*\)\].*/\1 \2/p' > "$TMP/pairs"
+	sed -n 's/.*local_root_span_id:\[\([0-9a-f]*\)\].* span_id:\[\([0-9a-f]*\)\].*/\1 \2/p' > "$TMP/pairs"
 n=$(wc -l < "$TMP/pairs")
 bad=0
 while read -r root span; do

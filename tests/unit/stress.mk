@@ -31,3 +31,22 @@ $(OUTPUT)/tests/test_calltrace_storage: tests/unit/test_calltrace_storage.c \
 		user/storage/calltrace_storage.c user/util/htable.c | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -DCALLTRACE_TEST_HOOKS $^ $(ALL_LDFLAGS) -lpthread -lcmocka -o $@
+
+# traces/trace under load: writers appending and recycling while a replayer
+# cuts and replays (tests/unit/stress_trace.c)
+TRACE_STRESS_SRCS := tests/unit/stress_trace.c user/traces/trace.c \
+	user/storage/calltrace_storage.c user/util/htable.c
+TRACE_STRESS_DEPS := $(TRACE_STRESS_SRCS) user/traces/trace.h user/traces/trace_event.h \
+	user/storage/calltrace_storage.h user/util/htable.h tests/unit/stress.mk
+TRACE_STRESS := $(OUTPUT)/tests/stress_trace_tsan $(OUTPUT)/tests/stress_trace_asan
+STRESS_BINS += $(TRACE_STRESS)
+UNIT_EXTRA += $(TRACE_STRESS)
+
+$(OUTPUT)/tests/stress_trace_tsan: $(TRACE_STRESS_DEPS) | $(OUTPUT)/tests
+	$(call msg,STRESS,$@)
+	$(Q)$(STRESS_CC) $(STRESS_CFLAGS) -fsanitize=thread $(TRACE_STRESS_SRCS) -lpthread -o $@
+
+$(OUTPUT)/tests/stress_trace_asan: $(TRACE_STRESS_DEPS) | $(OUTPUT)/tests
+	$(call msg,STRESS,$@)
+	$(Q)$(STRESS_CC) $(STRESS_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer $(TRACE_STRESS_SRCS) -lpthread -o $@

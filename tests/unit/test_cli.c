@@ -167,6 +167,32 @@ static void cli__parse__help__explains_every_option(void **state)
 	assert_non_null(strstr(out_buf, "ctxprof collector"));
 }
 
+static void cli__parse__metrics_addr__host_port_or_error(void **state)
+{
+	static const char *const caps[] = {"CAP_BPF",
+					   "CAP_PERFMON",
+					   "CAP_SYSLOG",
+					   "CAP_SETPCAP",
+					   "CAP_SYS_PTRACE",
+					   "CAP_DAC_READ_SEARCH",
+					   "CAP_CHECKPOINT_RESTORE",
+					   "--metrics-addr"};
+	struct collector_opts o;
+	size_t i;
+
+	assert_int_equal(parse(&o, "--all", NULL), 0);
+	assert_null(o.metrics_addr);
+	assert_int_equal(parse(&o, "--all", "--metrics-addr", ":9464", NULL), 0);
+	assert_string_equal(o.metrics_addr, ":9464");
+	assert_int_equal(parse(&o, "--all", "--metrics-addr", "9464", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--metrics-addr: '9464' is not HOST:PORT or :PORT"));
+	/* --help names what start-up needs and what is kept */
+	assert_int_equal(parse(&o, "--help", NULL), CLI_EXIT_OK);
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		if (!strstr(out_buf, caps[i]))
+			fail_msg("--help does not mention %s", caps[i]);
+}
+
 static void cli__parse__continuous_mode__options_and_conflicts(void **state)
 {
 	struct collector_opts o;
@@ -203,6 +229,7 @@ int main(void)
 		cmocka_unit_test(cli__parse__unknown_and_extra__error),
 		cmocka_unit_test(cli__parse__help__explains_every_option),
 		cmocka_unit_test(cli__parse__continuous_mode__options_and_conflicts),
+		cmocka_unit_test(cli__parse__metrics_addr__host_port_or_error),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

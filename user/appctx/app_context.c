@@ -17,6 +17,8 @@
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
 #include "processes/proc_maps.h"
+#include "traces/trace.h"
+#include "traces/trace_event.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
@@ -24,6 +26,9 @@
 #define MAX_REGION_SIZE	    (1ULL << 30) /* a larger "region" is not ours: refuse it */
 #define MAX_TAGS_PER_REGION 65536
 #define MAX_TAG_STRING	    1024
+/* span event times taken into a timeline: near the collector's clock */
+#define SPAN_TIME_AHEAD_NS  1000000000ull	  /* 1 s ahead */
+#define SPAN_TIME_BEHIND_NS (600 * 1000000000ull) /* 10 min behind */
 
 struct tag_ent {
 	uint32_t id;
@@ -70,6 +75,8 @@ struct app_region {
 	uint64_t start; /* where the application maps it */
 	uint64_t end;
 	uint64_t inode; /* of the memfd, from the maps line */
+	dev_t dev;	/* the memfd as mapped (fstat): one file is one region */
+	ino_t ino;
 	size_t size;
 	void *base; /* where we map it; NULL: refused */
 	bool refused;
@@ -86,6 +93,7 @@ struct app_region {
 struct app_context {
 	int map_fd;
 	int verbose;
+	struct trace_writer *tw; /* span events into per-thread traces; NULL: counted only */
 	uint32_t epoch;
 	struct app_region *regions; /* every mapped region of every process */
 	struct app_context_stats st;
@@ -98,6 +106,11 @@ struct app_context {
 	size_t nr_ns_tids, ns_tids_cap;
 	bool ns_tids_valid;
 };
+
+void app_context__trace(struct app_context *a, struct trace_writer *w)
+{
+	a->tw = w;
+}
 
 struct app_context *app_context__new(int ctx_map_fd, int verbose)
 {
@@ -184,6 +197,21 @@ static bool same_pid_namespace(pid_t pid)
 	return n > 0 && n == m && !memcmp(self, target, n);
 }
 
+/*
+ * Whether a mapped region is this memfd already: a process that maps
+ * another's region (by its map_files, or a passed fd) must not make us
+ * drain the same lanes twice, under the wrong process.
+ */
+static bool memfd_taken(const struct app_context *a, const struct stat *st)
+{
+	const struct app_region *r;
+
+	for (r = a->regions; r; r = r->next)
+		if (r->dev == st->st_dev && r->ino == st->st_ino)
+			return true;
+	return false;
+}
+
 /* open, check and map the region @r names; refused (r->refused) when it does not pass */
 static void map_region(struct app_context *a, struct app_region *r)
 {
@@ -210,6 +238,13 @@ static void map_region(struct app_context *a, struct app_region *r)
 		refuse(a, r, false, "not a sealed memfd");
 		return;
 	}
+	if (memfd_taken(a, &st)) {
+		close(fd);
+		refuse(a, r, false, "the same memfd is another process's region already");
+		return;
+	}
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
 	if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_REGION_SIZE) {
 		close(fd);
 		refuse(a, r, false, "size out of range");
@@ -523,14 +558,45 @@ static struct tag_ent *tag_find(const struct app_region *r, uint32_t id)
 struct drain_ctx {
 	struct app_context *a;
 	struct app_region *r;
+	uint64_t now_ns;
 };
 
+/*
+ * A span event into the trace of the slot's thread: only a claim the
+ * collector verified names a thread (still in the slot, or gone from it
+ * since: a thread's last events are drained after it left), and only a time
+ * near ours is taken (the application writes both).
+ */
 static void on_span_event(void *ctx, const struct ctxprof_slot_view *slot,
 			  const struct ctxprof_span_event *ev)
 {
 	struct drain_ctx *d = ctx;
+	const struct slot_track *t = &d->r->slots[slot->index];
+	uint64_t words[TRACE_EV_MAX_WORDS];
+	struct trace *tr;
+	unsigned int n;
 
 	d->a->st.span_events++;
+	if (!d->a->tw)
+		return;
+	if (t->gen != slot->generation || !t->tid ||
+	    (t->verdict != CLAIM_MAPPED && t->verdict != CLAIM_LEFT)) {
+		d->a->st.span_events_unattributed++;
+		return;
+	}
+	if (ev->time_ns > d->now_ns + SPAN_TIME_AHEAD_NS ||
+	    ev->time_ns + SPAN_TIME_BEHIND_NS < d->now_ns) {
+		d->a->st.span_events_bad_time++;
+		return;
+	}
+	if (ev->type == CTXPROF_EVENT_SPAN_BEGIN)
+		n = trace_ev_span_begin(words, ev->time_ns, ev->span_id, ev->local_root_span_id);
+	else if (ev->type == CTXPROF_EVENT_SPAN_END)
+		n = trace_ev_span_end(words, ev->time_ns, ev->span_id);
+	else
+		return;
+	tr = trace_writer__get(d->a->tw, d->r->pid, t->tid, true);
+	trace__append(d->a->tw, tr, words, n);
 }
 
 static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id, const char *key,
@@ -579,6 +645,7 @@ void app_context__poll(struct app_context *a)
 	struct app_region *r;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	d.now_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	/* epoch 0 marks "never seen" */
 	if (++a->epoch == 0)
 		a->epoch = 1;

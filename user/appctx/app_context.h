@@ -31,6 +31,7 @@
 
 struct app_context;
 struct app_region;
+struct trace_writer;
 
 /* new slot claims checked against /proc in one poll, at most; the rest wait */
 #define APP_CONTEXT_CLAIMS_PER_POLL 256
@@ -48,10 +49,14 @@ struct app_context_stats {
 	uint64_t claims_deferred; /* new claims a poll left to the next (per poll) */
 	uint64_t map_full;	  /* claims that did not fit in the sampler's map, each once */
 	uint64_t span_events;	  /* span begin/end events drained */
-	uint64_t tags;		  /* distinct tag ids known */
-	uint64_t dict_replays;	  /* dictionaries asked for again (one per region mapped) */
-	uint64_t tags_dropped;	  /* dictionary records refused (table full, bad id) */
-	uint64_t lane_errors;	  /* malformed lane content skipped (all reasons) */
+	/* of those, left out of the timelines: their slot's tid is not one the
+	 * collector verified, or their time is not near the collector's */
+	uint64_t span_events_unattributed;
+	uint64_t span_events_bad_time;
+	uint64_t tags;	       /* distinct tag ids known */
+	uint64_t dict_replays; /* dictionaries asked for again (one per region mapped) */
+	uint64_t tags_dropped; /* dictionary records refused (table full, bad id) */
+	uint64_t lane_errors;  /* malformed lane content skipped (all reasons) */
 };
 
 /**
@@ -60,6 +65,12 @@ struct app_context_stats {
  * Return: NULL with errno set on failure.  Pair with app_context__free().
  */
 struct app_context *app_context__new(int ctx_map_fd, int verbose);
+
+/**
+ * app_context__trace() - append the span events drained from now on to the
+ * per-thread traces of writer @w (owned by the main thread).
+ */
+void app_context__trace(struct app_context *a, struct trace_writer *w);
 
 /**
  * app_context__scan() - look for libctxprof regions in @pid's mappings and

@@ -7,8 +7,6 @@
 #include <string.h>
 #include "collector/cli.h"
 
-#define CTXPROF_VERSION "0.1.0"
-
 enum {
 	OPT_NO_KERNEL = 256,
 	OPT_RING_SIZE,
@@ -24,6 +22,10 @@ enum {
 	OPT_CHILDREN,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_TIMELINE,
+	OPT_TIMELINES,
+	OPT_TIMELINE_MEMORY,
+	OPT_METRICS_ADDR,
 };
 
 static const struct option long_opts[] = {
@@ -41,9 +43,13 @@ static const struct option long_opts[] = {
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"timelines", no_argument, NULL, OPT_TIMELINES},
+	{"timeline-memory", required_argument, NULL, OPT_TIMELINE_MEMORY},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	{"btf", required_argument, NULL, OPT_BTF},
+	{"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
 	{"status", no_argument, NULL, OPT_STATUS},
 	{"no-status", no_argument, NULL, OPT_NO_STATUS},
 	{"verbose", no_argument, NULL, 'v'},
@@ -62,9 +68,8 @@ static void usage(FILE *f, const char *prog)
 		"--all) with eBPF and write a gzipped pprof profile (readable by pprof,\n"
 		"Pyroscope, Parca, speedscope).  Runs until --duration elapses, Ctrl-C /\n"
 		"SIGTERM, or the process exits (--pid alone); the profile collected so far is\n"
-		"written in every case.  Needs root (CAP_BPF and CAP_PERFMON, or\n"
-		"CAP_SYS_ADMIN; --all and --children also read every process's /proc) and a\n"
-		"kernel with BTF.\n"
+		"written in every case.  Needs root (see Privileges below) and a kernel with\n"
+		"BTF.\n"
 		"\n"
 		"What to profile (one of):\n"
 		"  -p, --pid PID          process to profile, all its threads\n"
@@ -106,6 +111,18 @@ static void usage(FILE *f, const char *prog)
 		"      --unwind-memory MIB  BPF memory for unwind tables, 8-4096 (default %d);\n"
 		"                         least recently used tables are evicted beyond it\n"
 		"\n"
+		"Timelines (what each request ran, in order):\n"
+		"      --timeline FILE    also write a Chrome trace-event JSON timeline (gzipped\n"
+		"                         when FILE ends in .gz) that Perfetto, chrome://tracing\n"
+		"                         and speedscope open: a track per thread, each span a\n"
+		"                         slice (args span_id, local_root_span_id) holding its\n"
+		"                         sampled stacks in time order\n"
+		"      --timelines        with --interval: one timeline per profile, named as\n"
+		"                         the profile with .timeline.json.gz\n"
+		"      --timeline-memory MIB  memory for the per-thread event histories, 1-65536\n"
+		"                         (default %d); past it the oldest events are recycled,\n"
+		"                         and the summary counts them\n"
+		"\n"
 		"Continuous mode:\n"
 		"  -i, --interval SEC     write one profile every SEC seconds (>= 1) instead of\n"
 		"                         one at the end; files are named\n"
@@ -113,6 +130,12 @@ static void usage(FILE *f, const char *prog)
 		"      --output-dir DIR   where interval files go (default: current directory)\n"
 		"      --max-files N      keep only the N newest interval files written by this\n"
 		"                         run, deleting older ones; 0 keeps all (default %u)\n"
+		"\n"
+		"Monitoring:\n"
+		"      --metrics-addr HOST:PORT  serve Prometheus metrics at /metrics and a\n"
+		"                         health check at /healthz (200, or 503 and why) on\n"
+		"                         HOST:PORT (:PORT for every IPv4 address, [::]:PORT\n"
+		"                         for IPv6 and IPv4), from a thread of its own\n"
 		"\n"
 		"Tuning:\n"
 		"      --drain-threads N  threads reading the per-CPU ring buffers, each owning\n"
@@ -136,12 +159,20 @@ static void usage(FILE *f, const char *prog)
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n"
 		"\n"
+		"Privileges: start-up needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to\n"
+		"load the BPF programs and open perf events, CAP_SYSLOG to read kernel\n"
+		"addresses from /proc/kallsyms (else kernel frames stay unnamed), and\n"
+		"CAP_SETPCAP to empty the bounding set.  Then every capability is dropped but\n"
+		"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (other processes' /proc entries and\n"
+		"files) and CAP_CHECKPOINT_RESTORE (/proc/PID/map_files), and no_new_privs is\n"
+		"set.  Samples get a node label: $NODE_NAME, else the host name.\n"
+		"\n"
 		"At exit a summary shows samples, drops by reason and unique stacks.\n"
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
-		CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS,
-		CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
+		CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -179,6 +210,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
 	opts->unwind = UNWIND_MODE_AUTO;
 	opts->unwind_mib = CLI_DEFAULT_UNWIND_MIB;
+	opts->timeline_mib = CLI_DEFAULT_TIMELINE_MIB;
 }
 
 /* a finite number of seconds in [min, a year] */
@@ -285,6 +317,20 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 					   "a number of MiB between 8 and 4096");
 			opts->unwind_mib = v;
 			break;
+		case OPT_TIMELINE:
+			if (!*optarg)
+				return bad(err, prog, "--timeline", optarg, "a file name");
+			opts->timeline = optarg;
+			break;
+		case OPT_TIMELINES:
+			opts->timelines = true;
+			break;
+		case OPT_TIMELINE_MEMORY:
+			if (parse_ulong(optarg, 1, 65536, &v))
+				return bad(err, prog, "--timeline-memory", optarg,
+					   "a number of MiB between 1 and 65536");
+			opts->timeline_mib = v;
+			break;
 		case OPT_RING_SIZE:
 			if (parse_ulong(optarg, 64, 1u << 20, &v) || (v & (v - 1)))
 				return bad(err, prog, "--ring-size", optarg,
@@ -299,6 +345,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_BTF:
 			opts->btf_path = optarg;
+			break;
+		case OPT_METRICS_ADDR:
+			if (!strchr(optarg, ':'))
+				return bad(err, prog, "--metrics-addr", optarg,
+					   "HOST:PORT or :PORT");
+			opts->metrics_addr = optarg;
 			break;
 		case OPT_STATUS:
 			opts->status = 1;
@@ -343,6 +395,25 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 	}
 	if (opts->interval && opts->output) {
 		fprintf(err, "%s: --output names one file: with --interval use --output-dir\n",
+			prog);
+		return -EINVAL;
+	}
+	if (opts->interval && opts->timeline) {
+		fprintf(err,
+			"%s: --timeline names one file: with --interval use --timelines (one "
+			"per profile)\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->interval && opts->timelines) {
+		fprintf(err, "%s: --timelines is for --interval files: use --timeline FILE\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->context && (opts->timeline || opts->timelines)) {
+		fprintf(err,
+			"%s: a timeline shows spans: it needs the trace context (drop "
+			"--no-context)\n",
 			prog);
 		return -EINVAL;
 	}

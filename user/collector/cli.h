@@ -11,6 +11,8 @@
 #include "unwind.h"
 #include <sys/types.h>
 
+#define CTXPROF_VERSION "0.1.0"
+
 #define CLI_DEFAULT_FREQUENCY	  99
 #define CLI_MAX_FREQUENCY	  100000 /* cpu-clock's hrtimer floor is 10 us */
 #define CLI_DEFAULT_RING_KIB	  4096
@@ -19,6 +21,7 @@
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
 #define CLI_DEFAULT_UNWIND_MIB	  32 /* BPF unwind tables, --unwind-memory */
+#define CLI_DEFAULT_TIMELINE_MIB  64 /* per-thread trace parts, --timeline-memory */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -35,11 +38,15 @@ struct collector_opts {
 	bool context;		    /* false with --no-context */
 	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
 	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
+	const char *timeline;	    /* --timeline FILE; NULL: none */
+	bool timelines;		    /* --timelines: one per --interval file */
+	size_t timeline_mib;	    /* --timeline-memory, MiB of trace parts */
 	size_t ring_kib;	    /* --ring-size */
 	size_t max_stacks;	    /* --max-stacks */
 	const char *btf_path;	    /* --btf */
 	int verbose;		    /* -v, repeatable */
 	int status;		    /* --status / --no-status; -1: when stderr is a terminal */
+	const char *metrics_addr;   /* --metrics-addr HOST:PORT; NULL: no HTTP endpoint */
 };
 
 /* cli__parse() results besides 0 */

@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -30,9 +29,14 @@
 #include "appctx/app_context.h"
 #include "appctx/otel_context.h"
 #include "collector/cli.h"
+#include "collector/health.h"
+#include "collector/privileges.h"
 #include "export/export.h"
+#include "export/metrics.h"
 #include "export/output.h"
 #include "export/outfiles.h"
+#include "export/timeline.h"
+#include "processes/pod_meta.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
@@ -40,6 +44,7 @@
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
 #include "symbols/symbolizer.h"
+#include "traces/trace.h"
 #include "unwind/unwinder.h"
 
 #define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
@@ -66,12 +71,32 @@ struct collector {
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
-	uint64_t exported;	   /* samples written into profiles so far */
-	uint64_t no_trace;	   /* samples left out: their trace was not handed over */
+	/* per-thread traces and their timelines; NULL without --timeline(s) */
+	struct traces *tl;
+	struct timeline *timeline;
+	struct trace_writer *tw_main; /* the main thread's: span events */
+	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current interval */
+	uint64_t stopped_ns;	      /* when sampling stopped, 0 before */
+	struct timeline_result tl_last;
+	uint64_t tl_written;
+	uint64_t exported; /* samples written into profiles so far */
+	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
 	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
 	struct export_result last; /* the latest file's counts */
+	char node[256];		   /* the node label: $NODE_NAME, else the host name */
+	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */
+	struct health *health;	   /* with --metrics-addr */
+	struct metrics_server *metrics;
+	struct metrics_snapshot *snap; /* filled by the main thread, then published */
+	double start_time;	       /* Unix time */
+	uint64_t files_written, exports_ok, exports_failed;
+	double last_export_time, last_export_duration;
+	bool last_export_failed;
 };
+
+/* how far behind the samples span events may come (see timeline_cut()) */
+#define TIMELINE_HOLD_NS 300000000l
 
 static volatile sig_atomic_t stop_signal;
 static int verbose;
@@ -88,40 +113,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level == LIBBPF_INFO && verbose < 1)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-/* root alone is not enough in a container: name the missing capability */
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2] = {};
-
-	if (syscall(SYS_capget, &hdr, data)) {
-		fprintf(stderr, "collector: cannot read capabilities: %s\n", strerror(errno));
-		return -errno;
-	}
-	if (has_cap(data, CAP_SYS_ADMIN) ||
-	    (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
-		/* not fatal: one's own processes stay readable */
-		if (!has_cap(data, CAP_SYS_PTRACE))
-			fprintf(stderr,
-				"ctxprof: missing CAP_SYS_PTRACE: the mappings and files of other "
-				"users' processes cannot be read, so their frames stay unnamed and "
-				"their stacks unwound by frame pointers\n");
-		return 0;
-	}
-	fprintf(stderr,
-		"collector: missing capability %s: run as root (sudo) or grant "
-		"CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)\n",
-		!has_cap(data, CAP_BPF) && !has_cap(data, CAP_PERFMON) ? "CAP_BPF and CAP_PERFMON"
-		: !has_cap(data, CAP_BPF)			       ? "CAP_BPF"
-								       : "CAP_PERFMON");
-	return -EPERM;
 }
 
 static int check_kernel(const struct collector_opts *o)
@@ -163,6 +154,16 @@ static int check_outputs(const struct collector_opts *o)
 		err = output_check(o->output, why, sizeof(why));
 		if (err)
 			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
+	}
+	if (!err && o->timeline) {
+		if (!strcmp(o->timeline, o->output)) {
+			fprintf(stderr, "collector: --timeline and --output name the same file\n");
+			return -EINVAL;
+		}
+		err = output_check(o->timeline, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "collector: cannot write the timeline %s: %s\n",
+				o->timeline, why);
 	}
 	return err;
 }
@@ -349,6 +350,39 @@ static void print_otel_summary(const struct collector *c, const uint64_t *st)
 		(unsigned long long)os.attrs_truncated, (unsigned long long)os.bad_values);
 }
 
+/* what the per-thread traces held and what the last timeline shows */
+static void print_timeline_summary(const struct collector *c)
+{
+	const struct timeline_result *r = &c->tl_last;
+	struct app_context_stats as = {0};
+	struct traces_stats ts;
+
+	if (!c->tl)
+		return;
+	traces__stats(c->tl, &ts);
+	if (c->app)
+		app_context__stats(c->app, &as);
+	fprintf(stderr,
+		"ctxprof: timeline: %llu threads, %llu spans (%llu ends without a begin; from the "
+		"samples: %llu begins and %llu ends whose events were lost), %llu "
+		"stack slices from %llu samples (%llu stacks no longer stored)%s; events: %llu "
+		"recorded, %llu in timelines, %llu recycled unwritten (--timeline-memory), %llu "
+		"dropped (no memory); span events left out: %llu from unverified threads, %llu "
+		"with a time far from ours; %llu parts of 4 KiB, most one thread took %.1f KiB\n",
+		(unsigned long long)r->threads, (unsigned long long)r->spans,
+		(unsigned long long)r->spans_unmatched, (unsigned long long)r->spans_begin_lost,
+		(unsigned long long)r->spans_end_lost, (unsigned long long)r->slices,
+		(unsigned long long)r->samples, (unsigned long long)r->no_stack,
+		c->files ? " in the last file" : "", (unsigned long long)ts.events,
+		(unsigned long long)ts.events_replayed, (unsigned long long)ts.events_recycled,
+		(unsigned long long)ts.events_dropped,
+		(unsigned long long)as.span_events_unattributed,
+		(unsigned long long)as.span_events_bad_time, (unsigned long long)ts.parts,
+		ts.replay_bytes / 1024.0);
+	if (!c->files)
+		fprintf(stderr, "ctxprof: wrote the timeline %s\n", c->opts.timeline);
+}
+
 static void print_summary(const struct collector *c, const uint64_t *st,
 			  const struct drain_counters *dc, double elapsed, const char *why,
 			  double cpu_s)
@@ -438,6 +472,7 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 		(unsigned long long)ss.debug_unusable, (unsigned long long)ss.minidebug_files,
 		(unsigned long long)ss.minidebug_bad, (unsigned long long)ss.minidebug_too_big,
 		(unsigned long long)ss.elf_by_path, (unsigned long long)ss.elf_mismatch);
+	print_timeline_summary(c);
 	fprintf(stderr,
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",
@@ -481,6 +516,53 @@ static void clear_table(void *ctx, struct sample_table *t)
 }
 
 /*
+ * Where the timeline of this export ends.  Span events reach us later than
+ * samples (libctxprof hands a ring over when it is full or 100 ms old, and
+ * we poll): an interval's timeline ends TIMELINE_HOLD_NS ago, the rest waits
+ * for the next.  The last one takes everything, after giving the
+ * applications' rings that time to come.
+ */
+static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
+{
+	struct timespec hold = {0, TIMELINE_HOLD_NS};
+
+	if (final && c->app) {
+		app_context__poll(c->app);
+		nanosleep(&hold, NULL);
+		app_context__poll(c->app);
+	}
+	*end_ns =
+		final ? c->stopped_ns : (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9) - TIMELINE_HOLD_NS;
+	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
+}
+
+/* the timeline of the interval just exported, beside its profile */
+static int write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns)
+{
+	const char *path = c->files ? outfiles__sibling(c->files) : c->opts.timeline;
+	struct timeline_opts to = {
+		.period_ns = 1000000000ull / c->opts.frequency,
+		.begin_ns = c->interval_ns,
+		.end_ns = end_ns,
+		.names = e,
+		.reg = c->reg,
+	};
+	int err;
+
+	if (!path)
+		return -errno;
+	err = timeline__write(c->timeline, c->tl, path, &to, &c->tl_last);
+	if (err) {
+		fprintf(stderr, "\ncollector: cannot write the timeline %s: %s\n", path,
+			strerror(-err));
+		return err;
+	}
+	c->tl_written++;
+	c->interval_ns = end_ns;
+	return 0;
+}
+
+/*
  * Write one profile covering [start, start + duration).  The storage is
  * rotated first, then the drains flip: every sample in the tables exported
  * here was counted before the flip, so its trace was put before it too.
@@ -494,11 +576,14 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
 	struct exporter *e;
-	uint64_t begin_ns;
+	uint64_t begin_ns, tl_end_ns = 0;
 	int err;
 
 	begin_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	sampler__read_stats(c->sampler, st);
+	/* the timeline goes up to here; the storage keeps what is past it */
+	if (c->tl)
+		timeline_cut(c, final, &tl_end_ns);
 	/* the dictionary may have named new tags since the last poll */
 	if (c->app)
 		app_context__poll(c->app);
@@ -516,6 +601,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 				    .states = c->states,
 				    .reg = c->reg,
 				    .proc_labels = c->opts.all || c->opts.children,
+				    .node = c->node,
 			    });
 	if (!e)
 		return -errno;
@@ -528,7 +614,15 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	err = exporter__write(e, path, &res);
 	if (err)
 		goto out;
+	c->files_written++;
+	c->last_export_duration = now_s(CLOCK_MONOTONIC) - begin_ns / 1e9;
+	c->last_export_time = now_s(CLOCK_REALTIME);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
+	if (c->tl) {
+		err = write_timeline(c, e, tl_end_ns);
+		if (err)
+			goto out;
+	}
 	c->exported += res.samples;
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
@@ -539,6 +633,12 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
 out:
 	exporter__free(e);
+	c->last_export_failed = err != 0;
+	if (err)
+		c->exports_failed++;
+	else
+		c->exports_ok++;
+	health__exported(c->health, err);
 	return err;
 }
 
@@ -588,6 +688,26 @@ static void scan_app(struct collector *c)
 		app_context__scan(c->app, c->opts.pid, &st->app);
 }
 
+static void scan_app_due(void *ctx, uint32_t pid)
+{
+	struct collector *c = ctx;
+	struct process_state *st;
+
+	st = process_states__get(c->states, c->reg, pid);
+	if (!st)
+		return;
+	/* we map the applications' regions: our own mappings show them too */
+	if (pid != (uint32_t)getpid())
+		app_context__scan(c->app, pid, &st->app);
+	atomic_store_explicit(&st->app_seen, true, memory_order_relaxed);
+}
+
+/* processes whose mappings showed a libctxprof region (any mode) */
+static void scan_apps_due(struct collector *c)
+{
+	process_states__app_due(c->states, scan_app_due, c);
+}
+
 static int64_t wall_ns(void)
 {
 	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
@@ -635,6 +755,204 @@ static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so,
 	return 0;
 }
 
+/*
+ * Per-thread traces: a writer per drain, one for the main thread's span
+ * events and one for the tracker's exits; the storage keeps the stacks of
+ * events a timeline has not taken yet.
+ */
+static int timeline_setup(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct traces_opts to = {.part_budget = (c->opts.timeline_mib << 20) / 4096};
+	int err;
+
+	c->tl = traces__new(&to);
+	c->timeline = timeline__new();
+	c->tw_main = c->tl ? traces__writer(c->tl) : NULL;
+	if (!c->tl || !c->timeline || !c->tw_main || drains__trace(c->drains, c->tl)) {
+		snprintf(err_msg, err_len, "out of memory setting up the timeline");
+		return -ENOMEM;
+	}
+	err = calltrace_storage__register_liveness(c->traces, traces__liveness, c->tl);
+	if (err) {
+		snprintf(err_msg, err_len, "cannot keep the timeline's stacks: %s", strerror(-err));
+		return err;
+	}
+	if (c->files)
+		outfiles__set_sibling(c->files, ".timeline.json.gz");
+	return 0;
+}
+
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the host name */
+static void node_name(char *buf, size_t len)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (gethostname(buf, len) || !buf[0])
+		snprintf(buf, len, "unknown");
+	buf[len - 1] = '\0';
+}
+
+/* the node name as a file-name part: no '/', no leading '.', printable ASCII */
+static void file_safe(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && src[i]; i++)
+		dst[i] = (src[i] == '/' || src[i] <= ' ' || src[i] > '~' || (!i && src[i] == '.'))
+				 ? '_'
+				 : src[i];
+	dst[i] = '\0';
+}
+
+static void add_counter(struct metrics_family *f, const char *label, uint64_t v)
+{
+	if (f->n < METRICS_MAX_LABELLED)
+		f->v[f->n++] = (struct metrics_counter){label, v};
+}
+
+static uint64_t self_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+static double self_cpu_s(void);
+
+/* what /metrics serves, from every module's counters (main thread) */
+static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
+{
+	uint64_t st[SAMPLER_STAT_MAX] = {};
+	struct symbolizer_stats ss;
+	struct drain_counters dc;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->version = CTXPROF_VERSION;
+	m->node = c->node;
+	m->mode = c->opts.all ? "all" : c->opts.children ? "children" : "pid";
+	sampler__read_stats(c->sampler, st);
+	drains__counters(c->drains, &dc);
+	m->samples_taken = st[SAMPLER_STAT_SAMPLES];
+	m->samples_in_profile = c->exported;
+	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
+		add_counter(&m->dropped, sampler_stat_name(i), st[i]);
+	for (i = 0; i < DRAIN_DROP_MAX; i++)
+		add_counter(&m->dropped, drain_drop_name(i), dc.drops[i]);
+	add_counter(&m->dropped, "no_trace", c->no_trace);
+	for (i = 0; i < UNWIND_STOP_MAX; i++)
+		add_counter(&m->stack_end, sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
+			    st[SAMPLER_STAT_USTOP_FIRST + i]);
+	add_counter(&m->stack_end, "cut_outside_mappings", c->stacks_cut);
+	add_counter(&m->frames, "cfi", st[SAMPLER_STAT_UFRAMES_CFI]);
+	add_counter(&m->frames, "plt", st[SAMPLER_STAT_UFRAMES_PLT]);
+	add_counter(&m->frames, "signal", st[SAMPLER_STAT_UFRAMES_SIGNAL]);
+	add_counter(&m->frames, "frame_pointer", st[SAMPLER_STAT_UFRAMES_FP]);
+	m->user_stack_errors = st[SAMPLER_STAT_USTACK_ERR];
+	m->kernel_stack_errors = st[SAMPLER_STAT_KSTACK_ERR];
+	add_counter(&m->context, "ok", st[SAMPLER_STAT_CTX_OK]);
+	add_counter(&m->context, "empty", st[SAMPLER_STAT_CTX_EMPTY]);
+	add_counter(&m->context, "torn", st[SAMPLER_STAT_CTX_TORN]);
+	add_counter(&m->context, "unreadable", st[SAMPLER_STAT_CTX_READ_ERR]);
+	if (c->unwinder) {
+		struct unwinder_stats us;
+
+		unwinder__stats(c->unwinder, &us);
+		m->tables_built = us.tables_built;
+		m->tables_shared = us.tables_shared;
+		m->tables_evicted = us.tables_evicted;
+		m->tables_cached = us.tables_cached;
+		m->table_rows = us.rows;
+		m->table_build_seconds = us.build_ns / 1e9;
+		m->table_bytes = us.rows * sizeof(struct unwind_row);
+		m->table_bytes_limit = us.store.bytes;
+		add_counter(&m->table_errors, "no_cfi", us.files_no_cfi);
+		add_counter(&m->table_errors, "unreadable", us.files_unreadable);
+		add_counter(&m->table_errors, "failed", us.tables_failed);
+		add_counter(&m->table_errors, "no_room", us.tables_no_room);
+	}
+	symbolizer__stats(c->sym, &ss);
+	add_counter(&m->symbol_errors, "unnamed", ss.unnamed);
+	add_counter(&m->symbol_errors, "unmapped", ss.unmapped);
+	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
+	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
+	m->elf_files_read = ss.elf_opened;
+	m->nr_rings = sampler__ring_fill(c->sampler, m->ring_fill, METRICS_MAX_RINGS);
+	if (c->tracker) {
+		struct tracker_stats ts;
+
+		tracker__stats(c->tracker, &ts);
+		m->processes = ts.processes;
+		m->threads = ts.threads;
+		m->lifecycle_events = ts.events;
+		m->lifecycle_lost = ts.dropped;
+		m->mapping_snapshots = ts.snapshots;
+	}
+	m->cpu_seconds = self_cpu_s();
+	m->rss_bytes = self_rss_bytes();
+	m->start_time = c->start_time;
+	m->files_written = c->files_written;
+	m->exports_ok = c->exports_ok;
+	m->exports_failed = c->exports_failed;
+	m->last_export_time = c->last_export_time;
+	m->last_export_duration = c->last_export_duration;
+	m->last_export_failed = c->last_export_failed;
+}
+
+static void publish_metrics(struct collector *c)
+{
+	if (!c->metrics)
+		return;
+	fill_metrics(c, c->snap);
+	metrics_server__publish(c->metrics, c->snap);
+}
+
+/* /metrics and /healthz, once every thread they watch runs */
+static int start_metrics(struct collector *c, char *err_msg, size_t err_len)
+{
+	c->snap = malloc(sizeof(*c->snap));
+	c->health = health__new(c->drains, c->tracker, c->opts.interval);
+	if (!c->snap || !c->health) {
+		snprintf(err_msg, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	c->metrics = metrics_server__start(c->opts.metrics_addr, health__check, c->health, err_msg,
+					   err_len);
+	if (!c->metrics)
+		return -errno;
+	publish_metrics(c);
+	fprintf(stderr, "ctxprof: metrics at http://%s/metrics, health at /healthz\n",
+		c->opts.metrics_addr);
+	return 0;
+}
+
+/*
+ * Keep only what reading other processes needs (privileges.h), before any
+ * thread starts, so that every thread runs with the narrowed sets.
+ */
+static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct privileges_kept kept;
+	int err;
+
+	err = privileges__drop(sampler__pid_map_fd(c->sampler), &kept, err_msg, err_len);
+	if (err)
+		return err;
+	fprintf(stderr, "ctxprof: capabilities kept after start-up: %s%s%s; no new privileges\n",
+		kept.names,
+		kept.bpf ? " (CAP_BPF: this kernel wants it for bpf() on held maps)" : "",
+		kept.bounding_dropped ? "" : " (bounding set unchanged: no CAP_SETPCAP)");
+	return 0;
+}
+
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
@@ -665,9 +983,13 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (c->reg)
 		c->drains = drains__new(o->drain_threads, c->traces, c->reg, o->max_stacks);
 	{
-		char who[16];
+		char who[64];
 
-		snprintf(who, sizeof(who), o->all ? "all" : "%d", o->pid);
+		/* --all: one collector per node, files named by it */
+		if (o->all)
+			file_safe(who, sizeof(who), c->node);
+		else
+			snprintf(who, sizeof(who), "%d", o->pid);
 		c->files = o->interval ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
 						       o->max_files)
 				       : NULL;
@@ -680,9 +1002,35 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = unwind_setup(o, &so, err_msg, err_len);
 	if (err)
 		return err;
+	if (o->timeline || o->timelines) {
+		err = timeline_setup(c, err_msg, err_len);
+		if (err)
+			return err;
+	}
+	/* what needs a capability first, on this thread alone: load and attach the
+	 * sampler (paused) and the lifecycle programs */
 	c->sampler = sampler__open(&so, drains__record, drains__ctxs(c->drains), err_msg, err_len);
 	if (!c->sampler)
 		return -errno;
+	err = sampler__prepare(c->sampler, o->frequency, err_msg, err_len);
+	if (err)
+		return err;
+	c->tracker = tracker__open(
+		&(struct tracker_opts){
+			.root = o->pid,
+			.children = o->children,
+			.pid_map_fd = sampler__pid_map_fd(c->sampler),
+			.btf_path = o->btf_path,
+			.reg = c->reg,
+			.states = c->states,
+			.tl = c->tl,
+		},
+		err_msg, err_len);
+	if (!c->tracker)
+		return -errno;
+	err = drop_privileges(c, err_msg, err_len);
+	if (err)
+		return err;
 	if (so.unwind != UNWIND_MODE_FP) {
 		struct unwinder_opts uo = {
 			.states = c->states,
@@ -695,18 +1043,17 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		if (!c->unwinder)
 			return -errno;
 	}
-	c->tracker = tracker__start(
-		&(struct tracker_opts){
-			.root = o->pid,
-			.children = o->children,
-			.pid_map_fd = sampler__pid_map_fd(c->sampler),
-			.btf_path = o->btf_path,
-			.reg = c->reg,
-			.states = c->states,
-		},
-		err_msg, err_len);
-	if (!c->tracker)
-		return -errno;
+	if (o->all || o->children) {
+		c->pods = pod_index__new(POD_META_DEFAULT_LOGS);
+		if (!c->pods) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		process_states__set_pods(c->states, c->pods);
+	}
+	err = tracker__run(c->tracker, err_msg, err_len);
+	if (err)
+		return err;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
 	if (o->context) {
@@ -733,14 +1080,19 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			return err;
 		}
 	}
-	/* trace context is read for one process (--pid); --all: future work */
-	if (o->context && o->pid && !o->children) {
+	/* trace context: the target's region now (--pid); other processes as
+	 * their mappings show one (process_states__app_due()) */
+	if (o->context) {
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
 		if (!c->app) {
 			snprintf(err_msg, err_len, "out of memory");
 			return -ENOMEM;
 		}
-		app_context__scan(c->app, o->pid, &st->app);
+		if (c->tw_main)
+			app_context__trace(c->app, c->tw_main);
+		if (st)
+			app_context__scan(c->app, o->pid, &st->app);
+		scan_apps_due(c);
 		app_context__poll(c->app);
 	}
 	/* tables of what runs now, before its first samples */
@@ -753,7 +1105,12 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = drains__start(c->drains, c->sampler, POLL_MS);
 	if (err)
 		return err;
-	return sampler__attach(c->sampler, o->frequency, err_msg, err_len);
+	/* the first timeline covers what is sampled */
+	c->interval_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
+	err = sampler__attach(c->sampler, o->frequency, err_msg, err_len);
+	if (err || !o->metrics_addr)
+		return err;
+	return start_metrics(c, err_msg, err_len);
 }
 
 int main(int argc, char **argv)
@@ -762,9 +1119,10 @@ int main(int argc, char **argv)
 	struct collector_opts *o = &c.opts;
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct drain_counters dc;
-	char err_msg[256] = "", default_out[64];
+	char err_msg[256] = "", default_out[128], node_file[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
 	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	double last_sweep = 0, last_publish = 0;
 	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
@@ -773,9 +1131,12 @@ int main(int argc, char **argv)
 	err = cli__parse(argc, argv, o, stdout, stderr);
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
+	node_name(c.node, sizeof(c.node));
+	c.start_time = now_s(CLOCK_REALTIME);
 	if (!o->output && !o->interval) {
+		file_safe(node_file, sizeof(node_file), c.node);
 		if (o->all)
-			snprintf(default_out, sizeof(default_out), "ctxprof-all.pb.gz");
+			snprintf(default_out, sizeof(default_out), "ctxprof-%s.pb.gz", node_file);
 		else
 			snprintf(default_out, sizeof(default_out), "ctxprof-%d.pb.gz", o->pid);
 		o->output = default_out;
@@ -786,7 +1147,7 @@ int main(int argc, char **argv)
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
-	err = check_privileges();
+	err = privileges__check(o->kernel, &(struct privileges_start){});
 	if (err)
 		goto cleanup;
 	err = check_kernel(o);
@@ -845,15 +1206,21 @@ int main(int argc, char **argv)
 		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
 			/* a libctxprof region created since */
-			if (c.app)
+			if (c.app && o->pid)
 				scan_app(&c);
 			if (c.otel)
 				otel_context__poll(c.otel);
 			last_tick = elapsed;
 		}
+		if (c.app)
+			scan_apps_due(&c);
 		/* new threads get their slot into the sampler's map within a poll */
 		if (c.app)
 			app_context__poll(c.app);
+		if (c.tw_main && elapsed - last_sweep >= 1.0) {
+			trace_writer__sweep(c.tw_main);
+			last_sweep = elapsed;
+		}
 		if (o->interval && elapsed - interval_start >= o->interval) {
 			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
 			if (err) {
@@ -867,12 +1234,18 @@ int main(int argc, char **argv)
 		}
 		if (status && elapsed - last_status >= 1.0)
 			print_status(&c, elapsed, &last_samples, &last_status);
+		if (c.metrics && elapsed - last_publish >= 1.0) {
+			publish_metrics(&c);
+			last_publish = elapsed;
+		}
 	}
+	health__stopping(c.health);
 	if (status)
 		fputc('\n', stderr);
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
+	c.stopped_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
 	/* samples of processes never mapped yet: try while they may live */
 	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)
@@ -896,6 +1269,10 @@ int main(int argc, char **argv)
 	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
 
 cleanup:
+	/* the HTTP thread reads the drains, the tracker and the health checker */
+	metrics_server__free(c.metrics);
+	health__free(c.health);
+	free(c.snap);
 	/* the drains read the registry; freeing the registry retires every state */
 	drains__free(c.drains);
 	tracker__free(c.tracker);
@@ -911,7 +1288,10 @@ cleanup:
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);
+	traces__free(c.tl);
+	timeline__free(c.timeline);
 	outfiles__free(c.files);
+	pod_index__free(c.pods);
 	if (pidfd >= 0)
 		close(pidfd);
 	return err ? 1 : 0;

@@ -32,6 +32,7 @@ struct exporter {
 	struct process_states *states;
 	struct thread_registry *reg;
 	bool proc_labels;
+	const char *node;
 	struct calltrace_storage *traces;
 	int err;
 	struct export_result *res;
@@ -219,7 +220,7 @@ static void add_trace(void *ctx, const struct calltrace *t)
 }
 
 /* a row's labels at most: ours, libctxprof's, OpenTelemetry's */
-#define ROW_MAX_LABELS (7 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS)
+#define ROW_MAX_LABELS (11 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS)
 
 /* add a string label unless one of that key is there (the first one wins) */
 static void add_str_label(struct pprof_label *labels, size_t *n, const char *key, const char *value)
@@ -263,7 +264,15 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 		if (ps->container_id[0])
 			labels[n++] = (struct pprof_label){.key = "container_id",
 							   .str = ps->container_id};
+		if (ps->kube.pod[0]) {
+			labels[n++] = (struct pprof_label){.key = "pod", .str = ps->kube.pod};
+			labels[n++] = (struct pprof_label){.key = "namespace", .str = ps->kube.ns};
+			labels[n++] =
+				(struct pprof_label){.key = "container", .str = ps->kube.container};
+		}
 	}
+	if (st->node)
+		labels[n++] = (struct pprof_label){.key = "node", .str = st->node};
 	if (row->otel) {
 		no = otel_context__thread_labels(otel, row->otel, ol, obuf);
 		for (j = 0; j < no; j++)
@@ -300,6 +309,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 {
 	struct exporter *st = ctx;
 	const struct trace_locs *tl;
+	const uint64_t *locs;
+	size_t nr_locs;
 	struct pprof_label labels[ROW_MAX_LABELS];
 	struct otel_label_buf obuf;
 	char hex[2][17];
@@ -308,23 +319,14 @@ static void add_row(void *ctx, const struct sample_row *row)
 
 	if (st->err)
 		return;
-	tl = map_get(st, row->trace_id);
-	if (!tl) {
-		/* put after the rotation, counted before the flip: still ACTIVE */
-		const struct calltrace *t = calltrace_storage__lookup(st->traces, row->trace_id);
-
-		if (t) {
-			add_trace(st, t);
-			st->res->traces--; /* handed over again with its interval */
-			tl = map_get(st, row->trace_id);
-		}
-	}
-	if (!tl) {
+	/* a trace put after the rotation, counted before the flip, is still ACTIVE */
+	if (exporter__trace_frames(st, row->trace_id, &locs, &nr_locs)) {
 		st->res->no_trace += row->count;
 		return;
 	}
+	tl = map_get(st, row->trace_id);
 	n = row_labels(st, row, tl->ps, labels, hex, &obuf);
-	st->err = pprof__add_sample(st->p, st->locs + tl->first, tl->nr, values, labels, n);
+	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
 	if (st->err)
 		return;
 	st->res->samples += row->count;
@@ -350,6 +352,7 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->states = opts->states;
 	e->reg = opts->reg;
 	e->proc_labels = opts->proc_labels;
+	e->node = opts->node;
 	e->traces = traces;
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
@@ -379,6 +382,32 @@ int exporter__add_samples(struct exporter *e, const struct sample_table *samples
 {
 	sample_table__for_each(samples, add_row, e);
 	return e->err;
+}
+
+int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t **locs, size_t *nr)
+{
+	const struct trace_locs *tl = map_get(e, trace_id);
+	const struct calltrace *t;
+
+	if (!tl && !e->err) {
+		/* put after the rotation: still ACTIVE */
+		t = calltrace_storage__lookup(e->traces, trace_id);
+		if (t) {
+			add_trace(e, t);
+			e->res->traces--;
+			tl = map_get(e, trace_id);
+		}
+	}
+	if (!tl)
+		return e->err ? e->err : -ENOENT;
+	*locs = e->locs + tl->first;
+	*nr = tl->nr;
+	return 0;
+}
+
+const struct pprof *exporter__pprof(const struct exporter *e)
+{
+	return e->p;
 }
 
 int exporter__write(struct exporter *e, const char *path, struct export_result *res)

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "export/pprof.h"
 #include "processes/process_state.h"
 #include "sampling/sample_table.h"
 #include "storage/calltrace_storage.h"
@@ -36,7 +37,9 @@ struct export_opts {
 	 * frames, its labels and libctxprof tag dictionary label the samples */
 	struct process_states *states;
 	struct thread_registry *reg;
-	bool proc_labels; /* comm and container_id labels (--all, --children) */
+	bool proc_labels; /* comm and container_id labels (--all, --children), and
+			   * pod, namespace, container when known */
+	const char *node; /* the node label on every sample; NULL: none */
 };
 
 struct export_result {
@@ -70,6 +73,20 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
  * Return: 0 or -errno.
  */
 int exporter__add_samples(struct exporter *e, const struct sample_table *samples);
+
+/**
+ * exporter__trace_frames() - the pprof location ids of trace @trace_id's
+ * frames, leaf first (kernel frames, then user frames, then a marker frame
+ * when the stack ended early): a trace handed over to this export, or put
+ * since (symbolized now).
+ * Return: 0 with *@locs (valid until the exporter adds traces) and *@nr set;
+ * -ENOENT when the storage no longer has it; -errno on failure.
+ */
+int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t **locs,
+			   size_t *nr);
+
+/** exporter__pprof() - the profile being built: pprof__location_frame() names its ids. */
+const struct pprof *exporter__pprof(const struct exporter *e);
 
 /**
  * exporter__write() - write the gzipped profile to @path (atomically) and

@@ -15,6 +15,8 @@ struct outfiles {
 	unsigned int head, nr;
 	unsigned long count;
 	char path[PATH_MAX];
+	const char *sibling_suffix; /* a file written beside each profile; NULL: none */
+	char sibling[PATH_MAX];
 	char last_stamp[32];
 	unsigned int same_stamp;
 };
@@ -60,6 +62,43 @@ const char *outfiles__path(struct outfiles *o, time_t start)
 	return o->path;
 }
 
+void outfiles__set_sibling(struct outfiles *o, const char *suffix)
+{
+	o->sibling_suffix = suffix;
+}
+
+/* @path (a profile's) with its ".pb.gz" replaced by the sibling suffix, into @out */
+static int sibling_of(const struct outfiles *o, const char *path, char *out, size_t len)
+{
+	size_t base = strlen(path) - strlen(".pb.gz");
+	int n = snprintf(out, len, "%.*s%s", (int)base, path, o->sibling_suffix);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+const char *outfiles__sibling(struct outfiles *o)
+{
+	if (!o->sibling_suffix || sibling_of(o, o->path, o->sibling, sizeof(o->sibling))) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return o->sibling;
+}
+
+/* delete @path and its sibling */
+static int delete_file(const struct outfiles *o, const char *path)
+{
+	char sibling[PATH_MAX];
+	int err = 0;
+
+	if (unlink(path) && errno != ENOENT)
+		err = -errno;
+	if (o->sibling_suffix && !sibling_of(o, path, sibling, sizeof(sibling)) &&
+	    unlink(sibling) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
+}
+
 int outfiles__written(struct outfiles *o)
 {
 	unsigned int slot;
@@ -74,8 +113,7 @@ int outfiles__written(struct outfiles *o)
 		return -ENOMEM;
 	if (o->nr == o->max_files) {
 		/* the ring is full: the oldest file goes */
-		if (unlink(o->kept[o->head]) && errno != ENOENT)
-			err = -errno;
+		err = delete_file(o, o->kept[o->head]);
 		free(o->kept[o->head]);
 		o->kept[o->head] = copy;
 		o->head = (o->head + 1) % o->max_files;

@@ -3,9 +3,10 @@
  * outfiles - names and retention of the profile files of continuous mode.
  *
  * Files are named <dir>/ctxprof-<who>-<UTC start, YYYYmmddTHHMMSSZ>.pb.gz
- * (<who>: the pid, or "all")
+ * (<who>: the pid, or "all"), and a sibling file beside each when asked
+ * (the timeline: .timeline.json.gz)
  * (a suffix -1, -2... when two intervals start within one second), and only
- * the newest max_files written by this run are kept: a file this run did not
+ * the newest max_files written by this run are kept (with their siblings): a file this run did not
  * write is never deleted.
  */
 #ifndef CTXPROF_OUTFILES_H
@@ -28,6 +29,19 @@ struct outfiles *outfiles__new(const char *dir, const char *who, unsigned int ma
  * Return: the path (valid until the next call), or NULL with errno set.
  */
 const char *outfiles__path(struct outfiles *o, time_t start);
+
+/**
+ * outfiles__set_sibling() - each profile has a file beside it, named as the
+ * profile with ".pb.gz" replaced by @suffix (a static string), deleted with
+ * it.
+ */
+void outfiles__set_sibling(struct outfiles *o, const char *suffix);
+
+/**
+ * outfiles__sibling() - the sibling of the last outfiles__path() file.
+ * Return: the path (valid until the next call), or NULL with errno set.
+ */
+const char *outfiles__sibling(struct outfiles *o);
 
 /**
  * outfiles__written() - record that the last outfiles__path() file was

@@ -4,14 +4,19 @@
 #include <linux/fs.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "export/output.h"
 #include "util/errmsg.h"
+
+/* zlib output buffer */
+#define GZ_CHUNK ((size_t)64 << 10)
 
 enum target {
 	TARGET_FILE,   /* a regular file, replaced by rename */
@@ -239,4 +244,47 @@ int output_write(const char *path, int (*fill)(void *ctx, int fd), void *ctx)
 	default:
 		return write_file(path, fill, ctx);
 	}
+}
+
+int output_write_gz(int fd, const void *buf, size_t len)
+{
+	const uint8_t *data = buf;
+	z_stream zs = {};
+	uint8_t *out;
+	size_t chunk;
+	int ret, flush, err = 0;
+
+	out = malloc(GZ_CHUNK);
+	if (!out)
+		return -ENOMEM;
+	/* windowBits 15 + 16 asks zlib for a gzip header and trailer */
+	ret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	if (ret != Z_OK) {
+		free(out);
+		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+	}
+	do {
+		/* avail_in is a uInt: feed inputs over 4 GiB in pieces */
+		if (!zs.avail_in && len) {
+			chunk = len < (1U << 30) ? len : (1U << 30);
+			zs.next_in = (Bytef *)data;
+			zs.avail_in = chunk;
+			data += chunk;
+			len -= chunk;
+		}
+		flush = len ? Z_NO_FLUSH : Z_FINISH;
+		zs.next_out = out;
+		zs.avail_out = GZ_CHUNK;
+		ret = deflate(&zs, flush);
+		if (ret == Z_STREAM_ERROR) {
+			err = -EINVAL;
+			break;
+		}
+		err = output_write_all(fd, out, GZ_CHUNK - zs.avail_out);
+		if (err)
+			break;
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&zs);
+	free(out);
+	return err;
 }

@@ -54,4 +54,11 @@ int output_write(const char *path, int (*fill)(void *ctx, int fd), void *ctx);
  */
 int output_write_all(int fd, const void *buf, size_t len);
 
+/**
+ * output_write_gz() - gzip the @len bytes at @buf into @fd (a @fill of
+ * output_write()), streaming through a fixed-size buffer.
+ * Return: 0 or -errno.
+ */
+int output_write_gz(int fd, const void *buf, size_t len);
+
 #endif /* CTXPROF_OUTPUT_H */

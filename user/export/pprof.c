@@ -81,8 +81,6 @@ enum {
 /* table indexes are stored as uint32_t; this many entries at most */
 #define PPROF_MAX_ENTRIES (UINT32_MAX - 1)
 
-#define GZ_CHUNK ((size_t)64 << 10)
-
 struct pprof_string {
 	char *s;
 	size_t len;
@@ -500,6 +498,21 @@ int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_loca
 	return 0;
 }
 
+int pprof__location_frame(const struct pprof *p, uint64_t location_id, struct pprof_frame *f)
+{
+	const struct location_ent *l;
+
+	if (!location_id || location_id > p->nr_locations)
+		return -ENOENT;
+	l = &p->locations[location_id - 1];
+	*f = (struct pprof_frame){.function_id = l->function_id, .mapping_id = l->mapping_id};
+	if (l->function_id)
+		f->name = p->strs[p->functions[l->function_id - 1].name].s;
+	if (l->mapping_id)
+		f->mapping_file = p->strs[p->mappings[l->mapping_id - 1].filename].s;
+	return 0;
+}
+
 size_t pprof__nr_samples(const struct pprof *p)
 {
 	return p->nr_samples;
@@ -739,49 +752,6 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len)
 
 /* --- gzip file output */
 
-/* gzip @len bytes of @data into @fd, streaming through a fixed-size buffer */
-static int gzip_to_fd(int fd, const uint8_t *data, size_t len)
-{
-	z_stream zs = {};
-	uint8_t *out;
-	size_t chunk;
-	int ret, flush, err = 0;
-
-	out = malloc(GZ_CHUNK);
-	if (!out)
-		return -ENOMEM;
-	/* windowBits 15 + 16 asks zlib for a gzip header and trailer */
-	ret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (ret != Z_OK) {
-		free(out);
-		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
-	}
-	do {
-		/* avail_in is a uInt: feed inputs over 4 GiB in pieces */
-		if (!zs.avail_in && len) {
-			chunk = len < (1U << 30) ? len : (1U << 30);
-			zs.next_in = (Bytef *)data;
-			zs.avail_in = chunk;
-			data += chunk;
-			len -= chunk;
-		}
-		flush = len ? Z_NO_FLUSH : Z_FINISH;
-		zs.next_out = out;
-		zs.avail_out = GZ_CHUNK;
-		ret = deflate(&zs, flush);
-		if (ret == Z_STREAM_ERROR) {
-			err = -EINVAL;
-			break;
-		}
-		err = output_write_all(fd, out, GZ_CHUNK - zs.avail_out);
-		if (err)
-			break;
-	} while (ret != Z_STREAM_END);
-	deflateEnd(&zs);
-	free(out);
-	return err;
-}
-
 struct gz_job {
 	const uint8_t *buf;
 	size_t len;
@@ -791,7 +761,7 @@ static int fill_gz(void *ctx, int fd)
 {
 	const struct gz_job *job = ctx;
 
-	return gzip_to_fd(fd, job->buf, job->len);
+	return output_write_gz(fd, job->buf, job->len);
 }
 
 int pprof__write_gz(struct pprof *p, const char *path)

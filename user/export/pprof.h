@@ -124,6 +124,21 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
  */
 int pprof__write_gz(struct pprof *p, const char *path);
 
+/* what a location names (pprof__location_frame()) */
+struct pprof_frame {
+	uint64_t function_id;	  /* 0: unnamed */
+	uint64_t mapping_id;	  /* 0: in no known mapping */
+	const char *name;	  /* the function's name, NULL when unnamed */
+	const char *mapping_file; /* the mapping's file, NULL without one ("" when it has none) */
+};
+
+/**
+ * pprof__location_frame() - what location @location_id names; the strings
+ * live as long as the builder.
+ * Return: 0, or -ENOENT for an id not handed out.
+ */
+int pprof__location_frame(const struct pprof *p, uint64_t location_id, struct pprof_frame *f);
+
 /** Counts of what the builder holds, for summaries and tests. */
 size_t pprof__nr_samples(const struct pprof *p);
 size_t pprof__nr_locations(const struct pprof *p);

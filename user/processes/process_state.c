@@ -5,14 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "ctxprof_abi.h"
 #include "processes/process_state.h"
+
+/* lossy: a process whose slot another took waits for its next refresh */
+#define APP_DUE_SLOTS 64
 
 struct process_states {
 	struct symbolizer *sym;
 	struct process_state_hooks hooks;
+	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
+	/* processes a refresh saw map a libctxprof region: the main thread's */
+	_Atomic uint32_t app_due[APP_DUE_SLOTS];
 };
 
 static uint64_t mono_ns(void)
@@ -96,7 +103,8 @@ void process_states_retire(void *ctx, void *state)
 	pthread_mutex_unlock(&ps->retired_lock);
 }
 
-static struct process_state *state_new(uint32_t pid, const struct process_image *img)
+static struct process_state *state_new(uint32_t pid, const struct process_image *img,
+				       const char *kube_id, const struct pod_meta *kube)
 {
 	struct process_state *st = calloc(1, sizeof(*st));
 
@@ -106,6 +114,9 @@ static struct process_state *state_new(uint32_t pid, const struct process_image 
 	st->exec_id = img->exec_id;
 	memcpy(st->comm, img->comm, sizeof(st->comm));
 	memcpy(st->container_id, img->container_id, sizeof(st->container_id));
+	/* names looked up for this very id (the image may have changed since) */
+	if (kube && !strcmp(kube_id, st->container_id))
+		st->kube = *kube;
 	pthread_mutex_init(&st->lock, NULL);
 	return st;
 }
@@ -113,10 +124,13 @@ static struct process_state *state_new(uint32_t pid, const struct process_image 
 static struct process_state *get(struct process_states *ps, struct thread_registry *reg,
 				 uint32_t pid, bool pin)
 {
+	char kube_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1] = "";
 	const struct process_image *img;
 	const struct process_info *p;
 	struct process_state *st = NULL, *mine;
+	struct pod_meta kube, *found = NULL;
 
+again:
 	thread_registry__read_lock();
 	p = thread_registry__lookup_process(reg, pid);
 	img = p ? process_info__image(p) : NULL;
@@ -125,7 +139,16 @@ static struct process_state *get(struct process_states *ps, struct thread_regist
 	st = process_image__state(img);
 	if (st)
 		goto out;
-	mine = state_new(pid, img);
+	/* a container's names take the index's lock: look them up outside
+	 * the read-side section, then look the image up again */
+	if (ps->pods && img->container_id[0] && !kube_id[0]) {
+		memcpy(kube_id, img->container_id, sizeof(kube_id));
+		thread_registry__read_unlock();
+		if (pod_index__lookup(ps->pods, kube_id, &kube))
+			found = &kube;
+		goto again;
+	}
+	mine = state_new(pid, img, kube_id, found);
 	if (!mine)
 		goto out;
 	if (process_image__set_state(img, mine)) {
@@ -143,6 +166,11 @@ out:
 	return st;
 }
 
+void process_states__set_pods(struct process_states *ps, struct pod_index *pods)
+{
+	ps->pods = pods;
+}
+
 struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
 					  uint32_t pid)
 {
@@ -155,16 +183,34 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 	return get(ps, reg, pid, true);
 }
 
+/*
+ * Whether @st's mappings (just read, @lock held) show a libctxprof region
+ * the main thread has not looked at yet: a line naming the region's memfd.
+ */
+static bool app_region_new(const struct process_state *st)
+{
+	const struct maps_history *h = &st->maps;
+
+	return !atomic_load_explicit(&st->app_seen, memory_order_relaxed) && h->text &&
+	       memmem(h->text, h->text_len, CTXPROF_REGION_MAPS_NAME,
+		      sizeof(CTXPROF_REGION_MAPS_NAME) - 1);
+}
+
 int process_states__refresh(struct process_states *ps, struct process_state *st)
 {
 	uint64_t now = mono_ns();
+	bool app;
 	int ret;
 
 	pthread_mutex_lock(&st->lock);
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
+	app = ret >= 0 && app_region_new(st);
 	pthread_mutex_unlock(&st->lock);
+	if (app)
+		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,
+				      memory_order_relaxed);
 	atomic_store_explicit(
 		&st->refresh_after_ns,
 		now + (ret > 0 ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
@@ -208,6 +254,20 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 		return unknown;
 	/* a sample without an exec id (0) takes whatever the pid has now */
 	return exec_id ? NULL : cur;
+}
+
+void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
+			     void *ctx)
+{
+	uint32_t pid;
+
+	for (int i = 0; i < APP_DUE_SLOTS; i++) {
+		if (!atomic_load_explicit(&ps->app_due[i], memory_order_relaxed))
+			continue;
+		pid = atomic_exchange_explicit(&ps->app_due[i], 0, memory_order_relaxed);
+		if (pid)
+			fn(ctx, pid);
+	}
 }
 
 void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h)

@@ -19,7 +19,8 @@
  * Only that thread frees states: a pointer it got from process_states__find()
  * stays valid until it calls collect.
  *
- * Locking.  Labels, pid and exec_id are immutable.  @maps is refreshed by the
+ * Locking.  Labels (@comm, @container_id, @kube), pid and exec_id are
+ * immutable: set before the state is installed.  @maps is refreshed by the
  * tracking thread (exec, fork) and the main thread (first sample, periodic
  * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
  * read without it (the drain threads' "due a read?" test).  @app and @otel
@@ -32,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "processes/pod_meta.h"
 #include "processes/thread_registry.h"
 #include "symbols/maps_history.h"
 
@@ -52,6 +54,8 @@ struct process_state {
 	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
 	char comm[THREAD_REGISTRY_COMM_LEN];
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
+	/* its container's Kubernetes names (pod_meta.h), "" when none are known */
+	struct pod_meta kube;
 	pthread_mutex_t lock; /* @maps */
 	struct maps_history maps;
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
@@ -63,6 +67,7 @@ struct process_state {
 	struct unwind_proc_state *unwind;
 	bool retired;		   /* under @lock: the image is gone */
 	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
+	_Atomic bool app_seen;	   /* the main thread looked at its region (app_due) */
 	struct otel_proc *otel;	   /* its OpenTelemetry context, NULL when none (main thread) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
@@ -156,8 +161,26 @@ struct process_state_hooks {
 	void *ctx;
 };
 
+/**
+ * process_states__set_pods() - name containers' pods from @pods (labels
+ * pod, namespace, container); before any state exists.  NULL: none.
+ */
+void process_states__set_pods(struct process_states *ps, struct pod_index *pods);
+
 /** process_states__set_hooks() - before any state exists. */
 void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h);
+
+/**
+ * process_states__app_due() - call @fn with each process whose mappings,
+ * read since the last call, showed a libctxprof region its state's
+ * @app_seen does not say was looked at: --all and --children find the
+ * applications to read trace context from this way (at the /proc scan, at
+ * exec, at a first sample, at each periodic re-read).  @fn sets @app_seen
+ * once it looked.  Main thread.  Lossy (64 slots by pid): a process missed
+ * comes again at its next re-read.
+ */
+void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
+			     void *ctx);
 
 /** process_states__nr_retired() - states waiting to be collected. */
 unsigned int process_states__nr_retired(struct process_states *ps);

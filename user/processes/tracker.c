@@ -9,6 +9,8 @@
 #include "processes/proc_scan.h"
 #include "processes/thread_registry.h"
 #include "processes/tracker.h"
+#include "traces/trace.h"
+#include "traces/trace_event.h"
 
 #define POLL_MS 20 /* lifecycle ring wait; exec snapshots must beat short lives */
 
@@ -20,6 +22,8 @@ struct tracker {
 	bool started;
 	_Atomic int stop;
 	_Atomic uint64_t snapshots, tracked;
+	struct trace_writer *tw;    /* the exits of traced threads (opts.tl) */
+	_Atomic uint64_t heartbeat; /* bumped by the thread at each ring poll */
 };
 
 static bool tracked(struct tracker *t, uint32_t pid)
@@ -53,6 +57,17 @@ static void snapshot(struct tracker *t, uint32_t pid)
 		atomic_fetch_add(&t->snapshots, 1);
 }
 
+/* a thread some writer traced has exited: its timeline says when */
+static void trace_exit(struct tracker *t, const struct lifecycle_record *rec)
+{
+	struct trace *tr = trace_writer__get(t->tw, rec->pid, rec->tid, true);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+
+	trace__append(t->tw, tr, ev, trace_ev_thread_exit(ev, rec->time_ns));
+	/* our own trace of it marked it again: a reused tid starts unmarked */
+	traces__take_mark(t->o.tl, rec->tid);
+}
+
 /* on the tracker thread, after the registry applied @rec */
 static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 {
@@ -74,6 +89,8 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 	case LIFECYCLE_EXIT:
 		if (t->o.children && (rec->flags & LIFECYCLE_F_GROUP_DEAD))
 			bpf_map_delete_elem(t->o.pid_map_fd, &rec->pid);
+		if (t->tw && traces__take_mark(t->o.tl, rec->tid))
+			trace_exit(t, rec);
 		break;
 	default:
 		break;
@@ -83,13 +100,18 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 static void *tracker_thread(void *arg)
 {
 	struct tracker *t = arg;
+	unsigned int polls = 0;
 	int n;
 
 	thread_registry__register_thread();
 	while (!atomic_load(&t->stop)) {
+		atomic_fetch_add_explicit(&t->heartbeat, 1, memory_order_relaxed);
 		n = lifecycle__poll(t->lc, POLL_MS);
 		if (n < 0 && n != -EINTR)
 			break;
+		/* about once a second: let the traces of gone threads go */
+		if (t->tw && ++polls % (1000 / POLL_MS) == 0)
+			trace_writer__sweep(t->tw);
 	}
 	lifecycle__consume(t->lc);
 	thread_registry__unregister_thread();
@@ -160,7 +182,7 @@ static void seed_states(struct tracker *t)
 	free(l.pids);
 }
 
-struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
+struct tracker *tracker__open(const struct tracker_opts *opts, char *err, size_t err_len)
 {
 	/* --pid: the registry needs the target alone, not the host */
 	uint32_t only = opts->children ? 0 : (uint32_t)opts->root;
@@ -169,8 +191,6 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 		.only_pid = only,
 		.on_event = on_event,
 	};
-	struct proc_scan_opts so = {.tick = scan_tick, .only_pid = only};
-	struct proc_scan_stats ss;
 	struct tracker *t;
 	int e;
 
@@ -179,44 +199,80 @@ struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_
 		return NULL;
 	t->o = *opts;
 	t->reg = opts->reg;
+	if (opts->tl) {
+		t->tw = traces__writer(opts->tl);
+		if (!t->tw) {
+			snprintf(err, err_len, "out of memory");
+			free(t);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	lo.ctx = t;
 	/* events first, then the scan: what happens meanwhile is in the ring */
 	t->lc = lifecycle__open(&lo, t->reg, err, err_len);
 	if (!t->lc) {
 		e = errno;
-		goto err_free;
+		tracker__free(t);
+		errno = e;
+		return NULL;
 	}
-	so.tick_ctx = t->lc;
+	return t;
+}
+
+int tracker__run(struct tracker *t, char *err, size_t err_len)
+{
+	uint32_t only = t->o.children ? 0 : (uint32_t)t->o.root;
+	struct proc_scan_opts so = {.tick = scan_tick, .tick_ctx = t->lc, .only_pid = only};
+	struct proc_scan_stats ss;
+	int e;
+
 	e = -proc_scan__run(t->reg, &so, &ss);
 	if (e) {
 		snprintf(err, err_len, "cannot scan /proc: %s", strerror(e));
-		goto err_free;
+		return -e;
 	}
-	if (opts->children) {
+	if (t->o.children) {
 		struct seed_ctx sc = {t, 0};
 		const struct process_info *root;
 
 		thread_registry__read_lock();
-		root = thread_registry__lookup_process(t->reg, opts->root);
+		root = thread_registry__lookup_process(t->reg, t->o.root);
 		if (root)
 			seed_tree(&sc, root);
 		thread_registry__read_unlock();
-		if (!tracked(t, opts->root))
-			track(t, opts->root);
+		if (!tracked(t, t->o.root))
+			track(t, t->o.root);
 	}
 	seed_states(t);
 	e = pthread_create(&t->thread, NULL, tracker_thread, t);
 	if (e) {
 		snprintf(err, err_len, "cannot start the tracking thread: %s", strerror(e));
-		goto err_free;
+		return -e;
 	}
 	t->started = true;
-	return t;
+	return 0;
+}
 
-err_free:
-	tracker__free(t);
-	errno = e;
-	return NULL;
+struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len)
+{
+	struct tracker *t = tracker__open(opts, err, err_len);
+	int e;
+
+	if (!t)
+		return NULL;
+	e = tracker__run(t, err, err_len);
+	if (e) {
+		tracker__free(t);
+		errno = -e;
+		return NULL;
+	}
+	return t;
+}
+
+uint64_t tracker__heartbeat(struct tracker *t)
+{
+	return atomic_load_explicit(&t->heartbeat, memory_order_relaxed);
 }
 
 void tracker__stats(struct tracker *t, struct tracker_stats *st)

@@ -30,6 +30,7 @@ struct tracker_opts {
 	const char *btf_path;	     /* kernel BTF override, may be NULL */
 	struct thread_registry *reg; /* filled by the tracker; freed by the caller after it */
 	struct process_states *states; /* the per-process states the registry keeps */
+	struct traces *tl; /* per-thread traces: exits of traced threads go there; NULL: none */
 };
 
 struct tracker_stats {
@@ -50,6 +51,27 @@ struct tracker_stats {
  * Pair with tracker__free().
  */
 struct tracker *tracker__start(const struct tracker_opts *opts, char *err, size_t err_len);
+
+/**
+ * tracker__open() - the first half of tracker__start(): load and attach the
+ * lifecycle programs (what needs CAP_BPF and CAP_PERFMON), no thread yet;
+ * events queue in the ring until tracker__run().
+ * Return: the tracker, or NULL with errno set and a reason in @err.
+ */
+struct tracker *tracker__open(const struct tracker_opts *opts, char *err, size_t err_len);
+
+/**
+ * tracker__run() - the second half: scan /proc, start the tracking thread.
+ * Registered registry thread; once.
+ * Return: 0 or -errno with a reason in @err (tracker__free() still due).
+ */
+int tracker__run(struct tracker *t, char *err, size_t err_len);
+
+/**
+ * tracker__heartbeat() - a count the tracking thread bumps at every poll of
+ * the lifecycle ring (at least every 20 ms while it runs).  Any thread.
+ */
+uint64_t tracker__heartbeat(struct tracker *t);
 
 /** tracker__wants() - whether process @pid is profiled (mode and tree). */
 bool tracker__wants(struct tracker *t, uint32_t pid);

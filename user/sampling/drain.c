@@ -10,6 +10,7 @@
 #include "appctx/otel_thread_ctx.h"
 #include "processes/process_state.h"
 #include "sampling/drain.h"
+#include "traces/trace_event.h"
 
 struct drain {
 	struct drains *set;
@@ -22,7 +23,9 @@ struct drain {
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
-	uint64_t cpu_ns; /* the thread's CPU time, set when it exits */
+	_Atomic uint64_t heartbeat; /* bumped at each poll of its rings */
+	uint64_t cpu_ns;	    /* the thread's CPU time, set when it exits */
+	struct trace_writer *tw;    /* its per-thread traces; NULL: none kept */
 	/* processes sampled lately whose mappings the collector has not read
 	 * yet, lossy (a slot per pid hash): the main thread takes them */
 	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
@@ -86,6 +89,24 @@ static bool maps_due(struct thread_registry *reg, const struct sample_record *re
 	return due;
 }
 
+/* the sample into this drain's trace of its thread, after the thread's name when new */
+static void trace_sample(struct trace_writer *tw, const struct sample_record *rec,
+			 uint64_t trace_id)
+{
+	struct trace *t = trace_writer__get(tw, rec->pid, rec->tid, true);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	unsigned int n;
+
+	if (t && trace__renamed(t, rec->comm)) {
+		n = trace_ev_thread_name(ev, rec->time_ns, rec->comm);
+		trace__append(tw, t, ev, n);
+	}
+	n = trace_ev_sample(ev, rec->time_ns, rec->cpu,
+			    rec->flags & (SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE), trace_id,
+			    rec->span_id);
+	trace__append(tw, t, ev, n);
+}
+
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	const struct otel_thread_record *otel = NULL;
@@ -108,7 +129,10 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || maps_due(d->set->reg, rec)))
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
 	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
-					  rec->nr_kframes, rec->nr_uframes, rec->flags);
+					  rec->nr_kframes, rec->nr_uframes,
+					  SAMPLE_STACK_FLAGS(rec->flags));
+	if (d->tw)
+		trace_sample(d->tw, rec, trace_id);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;
@@ -134,12 +158,23 @@ static void *drain_thread(void *arg)
 {
 	struct drain *d = arg;
 	struct drains *set = d->set;
+	uint64_t now, last_sweep = 0;
 	struct timespec ts;
 	int n;
 
 	thread_registry__register_thread();
 	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
 		serve_flip(d);
+		if (d->tw) {
+			/* vDSO, no syscall: a sweep a second lets idle traces go */
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+			if (now - last_sweep >= 1000000000ull) {
+				trace_writer__sweep(d->tw);
+				last_sweep = now;
+			}
+		}
+		atomic_fetch_add_explicit(&d->heartbeat, 1, memory_order_relaxed);
 		n = sampler__poll(set->sampler, d->part, set->poll_ms);
 		if (n < 0 && n != -EINTR) {
 			int expected = 0;
@@ -189,6 +224,16 @@ err_free:
 	drains__free(set);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int drains__trace(struct drains *set, struct traces *tl)
+{
+	for (int i = 0; i < set->nr_alloc; i++) {
+		set->d[i].tw = traces__writer(tl);
+		if (!set->d[i].tw)
+			return -errno;
+	}
+	return 0;
 }
 
 void *const *drains__ctxs(const struct drains *d)
@@ -276,6 +321,16 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 			out->drops[j] +=
 				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
 	}
+}
+
+int drains__nr(const struct drains *set)
+{
+	return set->n;
+}
+
+uint64_t drains__heartbeat(const struct drains *set, int i)
+{
+	return atomic_load_explicit(&set->d[i].heartbeat, memory_order_relaxed);
 }
 
 void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid), void *ctx)

@@ -8,8 +8,10 @@
  * its thread up in the RCU registry (wait-free) to learn whether its
  * process's mappings are due a read; if so, or if the sample found no unwind
  * tables for it, the process goes into a lossy "to map" set the main thread
- * empties.  No allocation, lock or
- * syscall per record.
+ * empties.  With per-thread traces on (drains__trace()), it also appends
+ * the sample to its own trace of the sampled thread (traces/trace.h).  No
+ * allocation, lock or syscall per record (a trace's part switch, every
+ * ~126 samples of a thread, takes the trace's mutex).
  *
  * Every drain owns two sample tables: it writes the active one while the
  * exporter reads the other.  drains__flip() asks every thread to switch and
@@ -24,6 +26,7 @@
 #include "sampling/sample_table.h"
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
+#include "traces/trace.h"
 
 /* reasons a drain drops a record the BPF side emitted */
 enum drain_drop {
@@ -54,6 +57,13 @@ struct drains;
  */
 struct drains *drains__new(int n, struct calltrace_storage *traces, struct thread_registry *reg,
 			   size_t max_rows);
+
+/**
+ * drains__trace() - append every sample to per-thread traces in @tl, a
+ * writer per drain.  Before drains__start().
+ * Return: 0 or -errno.
+ */
+int drains__trace(struct drains *d, struct traces *tl);
 
 /** drains__ctxs() - the per-part callback arguments for sampler__open(). */
 void *const *drains__ctxs(const struct drains *d);
@@ -92,6 +102,15 @@ void drains__stop(struct drains *d);
 
 /** drains__counters() - sum of every drain's counters (relaxed reads). */
 void drains__counters(const struct drains *d, struct drain_counters *out);
+
+/** drains__nr() - how many drains (threads once started) there are. */
+int drains__nr(const struct drains *d);
+
+/**
+ * drains__heartbeat() - a count drain @i's thread bumps at every poll of its
+ * rings (at least once per poll period while it runs).  Any thread.
+ */
+uint64_t drains__heartbeat(const struct drains *d, int i);
 
 /**
  * drains__recent_pids() - call @fn with each process sampled since the last

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -34,6 +36,16 @@ struct sampler {
 	struct bpf_link **links; /* one per online CPU */
 	int *ring_fds;		 /* one per possible CPU */
 	int nr_links;
+	/* the cpu-clock events sampler__prepare() opened, one per online CPU,
+	 * each owned by its link once attached (nr_events = nr_links then) */
+	int *event_fds;
+	int *event_cpus;
+	int nr_events;
+	bool enabled;
+	/* each ring's consumer and producer positions, mapped read-only for
+	 * sampler__ring_fill(); NULL entries where the mapping failed */
+	const unsigned long **ring_pos;
+	size_t ring_bytes;
 	int nr_possible;
 	sampler_record_fn fn;
 };
@@ -99,6 +111,8 @@ static int open_cpu_clock(int cpu, unsigned int frequency)
 		/* a fixed period, not freq mode: cpu-clock is an hrtimer, so
 		 * every sample then stands for exactly 1e9/frequency ns */
 		.sample_period = 1000000000ull / frequency,
+		/* enabled by the attach, once the program is on it */
+		.disabled = 1,
 	};
 
 	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -158,7 +172,8 @@ err_consumer:
 	return err;
 }
 
-static int attach_cpus(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
+/* the privileged half of attaching: perf_event_open() on every online CPU */
+static int open_events(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
 {
 	bool *online;
 	int i, fd, err = 0;
@@ -184,23 +199,61 @@ static int attach_cpus(struct sampler *s, unsigned int frequency, char *err_msg,
 					: "");
 			goto out;
 		}
-		s->links[s->nr_links] = bpf_program__attach_perf_event(s->skel->progs.sample, fd);
-		if (!s->links[s->nr_links]) {
-			err = -errno;
-			close(fd);
-			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s",
-				i, strerror(errno));
-			goto out;
-		}
-		s->nr_links++;
+		s->event_cpus[s->nr_events] = i;
+		s->event_fds[s->nr_events++] = fd;
 	}
-	if (!s->nr_links) {
+	if (!s->nr_events) {
 		err = -ENODEV;
 		set_err(err_msg, err_len, "no online CPU to sample");
 	}
 out:
 	free(online);
 	return err;
+}
+
+static void close_events(struct sampler *s)
+{
+	int i;
+
+	/* the first nr_links belong to their links */
+	for (i = s->nr_links; i < s->nr_events; i++)
+		close(s->event_fds[i]);
+	s->nr_events = 0;
+}
+
+/* the program onto each opened event; libbpf enables it, and the link owns it */
+static int attach_cpus(struct sampler *s, char *err_msg, size_t err_len)
+{
+	int i, err;
+
+	for (i = s->nr_links; i < s->nr_events; i++) {
+		s->links[i] =
+			bpf_program__attach_perf_event(s->skel->progs.sample, s->event_fds[i]);
+		if (!s->links[i]) {
+			err = -errno;
+			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s",
+				s->event_cpus[i], strerror(errno));
+			return err;
+		}
+		s->nr_links++;
+	}
+	return 0;
+}
+
+/* pause or resume every attached event: an ioctl on our own fd, no capability */
+static int enable_events(struct sampler *s, bool on, char *err_msg, size_t err_len)
+{
+	int i;
+
+	for (i = 0; i < s->nr_links; i++)
+		if (ioctl(s->event_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+			  0)) {
+			set_err(err_msg, err_len, "cannot %s the perf event on cpu %d: %s",
+				on ? "enable" : "pause", s->event_cpus[i], strerror(errno));
+			return -errno;
+		}
+	s->enabled = on;
+	return 0;
 }
 
 struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn,
@@ -225,12 +278,17 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	if (s->nr_parts > s->nr_possible)
 		s->nr_parts = s->nr_possible;
 	s->links = calloc(s->nr_possible, (sizeof(struct bpf_link *)));
+	s->event_fds = calloc(s->nr_possible, sizeof(*s->event_fds));
+	s->event_cpus = calloc(s->nr_possible, sizeof(*s->event_cpus));
+	s->ring_pos = calloc(s->nr_possible, sizeof(*s->ring_pos));
+	s->ring_bytes = opts->ring_bytes;
 	s->ring_fds = malloc(s->nr_possible * sizeof(*s->ring_fds));
 	/* before anything can fail: sampler__free() closes the fds it finds */
 	for (i = 0; s->ring_fds && i < s->nr_possible; i++)
 		s->ring_fds[i] = -1;
 	s->parts = calloc(s->nr_parts, sizeof(*s->parts));
-	if (!s->links || !s->ring_fds || !s->parts) {
+	if (!s->links || !s->ring_fds || !s->parts || !s->event_fds || !s->event_cpus ||
+	    !s->ring_pos) {
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -283,9 +341,62 @@ err_free:
 	return NULL;
 }
 
+int sampler__prepare(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
+{
+	int err;
+
+	if (s->nr_links)
+		return 0;
+	err = open_events(s, frequency, err_msg, err_len);
+	if (!err)
+		err = attach_cpus(s, err_msg, err_len);
+	/* libbpf enabled each event: the drains do not run yet */
+	if (!err)
+		err = enable_events(s, false, err_msg, err_len);
+	return err;
+}
+
 int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
 {
-	return attach_cpus(s, frequency, err_msg, err_len);
+	int err;
+
+	if (!s->nr_links) {
+		err = open_events(s, frequency, err_msg, err_len);
+		return err ? err : attach_cpus(s, err_msg, err_len);
+	}
+	return s->enabled ? 0 : enable_events(s, true, err_msg, err_len);
+}
+
+/* a ring map's first page is the consumer position, the second the
+ * producer's; both may be mapped read-only by anyone holding the fd */
+static const unsigned long *map_ring_pos(int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int sampler__ring_fill(struct sampler *s, double *fill, int n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long cons, prod;
+	int i;
+
+	for (i = 0; i < n && i < s->nr_possible; i++) {
+		const unsigned long *pos = s->ring_pos[i];
+
+		if (!pos && s->ring_fds[i] >= 0)
+			pos = s->ring_pos[i] = map_ring_pos(s->ring_fds[i]);
+		if (!pos) {
+			fill[i] = -1;
+			continue;
+		}
+		cons = __atomic_load_n(&pos[0], __ATOMIC_ACQUIRE);
+		prod = __atomic_load_n(&pos[page / sizeof(long)], __ATOMIC_ACQUIRE);
+		fill[i] = prod >= cons ? (double)(prod - cons) / s->ring_bytes : 0;
+	}
+	return i;
 }
 
 int sampler__poll(struct sampler *s, int part, int timeout_ms)
@@ -314,6 +425,7 @@ int sampler__stop(struct sampler *s)
 		s->links[i] = NULL;
 	}
 	s->nr_links = 0;
+	s->nr_events = 0;
 	/* closing a cpu-clock event cancels its hrtimer and waits for a running
 	 * handler; still, sweep until every record the BPF side counted as
 	 * emitted has arrived, so the counters reconcile (bounded: 1 s) */
@@ -380,6 +492,11 @@ int sampler__nr_parts(const struct sampler *s)
 	return s->nr_parts;
 }
 
+int sampler__nr_possible(const struct sampler *s)
+{
+	return s->nr_possible;
+}
+
 int sampler__nr_cpus(const struct sampler *s)
 {
 	return s->nr_links;
@@ -399,6 +516,12 @@ void sampler__free(struct sampler *s)
 	if (s->links)
 		for (i = 0; i < s->nr_links; i++)
 			bpf_link__destroy(s->links[i]);
+	if (s->event_fds)
+		close_events(s);
+	if (s->ring_pos)
+		for (i = 0; i < s->nr_possible; i++)
+			if (s->ring_pos[i])
+				munmap((void *)s->ring_pos[i], 2 * sysconf(_SC_PAGESIZE));
 	if (s->parts)
 		for (i = 0; i < s->nr_parts; i++)
 			ring_buffer__free(s->parts[i].rb);
@@ -409,6 +532,9 @@ void sampler__free(struct sampler *s)
 	sampler_bpf__destroy(s->skel);
 	free(s->parts);
 	free(s->links);
+	free(s->event_fds);
+	free(s->event_cpus);
+	free(s->ring_pos);
 	free(s->ring_fds);
 	free(s);
 }

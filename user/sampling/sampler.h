@@ -59,11 +59,31 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 			      void *const *ctxs, char *err_msg, size_t err_len);
 
 /**
+ * sampler__prepare() - what sampler__attach() does that needs a capability
+ * (CAP_PERFMON for perf_event_open, CAP_BPF for the attach), ahead of it: a
+ * cpu-clock event at @frequency on every online CPU with the program
+ * attached, then paused.  A sample may land between attach and pause.
+ * Return: 0 or -errno, with a one-line reason in @err_msg.
+ */
+int sampler__prepare(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len);
+
+/**
  * sampler__attach() - start sampling: a cpu-clock perf event at @frequency
- * on every online CPU, with the program attached.
+ * on every online CPU, with the program attached; after sampler__prepare(),
+ * only resumes its events (an ioctl on fds the sampler holds: no capability).
  * Return: 0 or -errno, with a one-line reason in @err_msg.
  */
 int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len);
+
+/**
+ * sampler__ring_fill() - how full each CPU's ring is, 0 to 1 (-1: unknown),
+ * for the first @n possible CPUs.  Lock-free; any one thread at a time.
+ * Return: how many entries were written.
+ */
+int sampler__ring_fill(struct sampler *s, double *fill, int n);
+
+/** sampler__nr_possible() - possible CPUs: one ring each. */
+int sampler__nr_possible(const struct sampler *s);
 
 /**
  * sampler__poll() - wait up to @timeout_ms for a watermark wakeup on one of
