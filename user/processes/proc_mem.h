@@ -15,8 +15,9 @@
  * anonymous, a memfd or other shmem file, or a private writable mapping (an
  * ELF file's data, copied on write at start-up).  The maps can change
  * between that check and the read: a process that unmaps the range and maps
- * a file there within microseconds can still make one read wait; see
- * docs/ARCHITECTURE.md.
+ * a file there within the microseconds between them can still make one read
+ * wait on that file (a residual risk: closing it needs the reads off the
+ * main thread).
  * Any thread; one proc_mem per thread at a time.
  */
 #ifndef CTXPROF_PROC_MEM_H
