@@ -40,28 +40,24 @@ one() { # workload command, collector options... -> ns per run
 	kill $wl 2> /dev/null || true
 	wait $wl 2> /dev/null || true
 }
-measure() { # name, workload, collector options...
-	local v=()
-	for _ in $(seq "$REPS"); do v+=("$(one "$2" "${@:3}")"); done
-	M[$1]=$(printf '%s\n' "${v[@]}" | median)
-	R[$1]="${v[*]}"
-}
-declare -A M R
+declare -A V
 OTEL="$W/otel_service --threads 2"
 REQ="$W/requests --threads 2"
-# interleaved, so that a change in the machine's load hits every variant alike
-for _ in 1; do
-	measure otel "$OTEL"
-	measure otel_none "$OTEL" --no-context
-	measure slot "$REQ"
-	measure slot_none "$REQ" --no-context
+# interleaved, each context read next to its no-read run, so that the
+# machine's load drifting hits every variant alike; the cost is the median
+# of the per-repetition differences
+for _ in $(seq "$REPS"); do
+	V[otel]+="$(one "$OTEL") "
+	V[otel_none]+="$(one "$OTEL" --no-context) "
+	V[slot]+="$(one "$REQ") "
+	V[slot_none]+="$(one "$REQ" --no-context) "
 done
-otel_reads=$(grep -o 'otel_ok=[0-9]*' "$B/ctxread.log" || true)
-d() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+d", a - b }'; }
+med() { printf '%s\n' $1 | median; }
+diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
 cat <<EOT
 
-| sampler run (999 Hz, $SECS s, medians of $REPS) | ns per sample | no context read, same workload | context read costs |
+| sampler run (999 Hz, $SECS s, $REPS interleaved runs each) | ns per sample, median (runs) | same workload, --no-context: no context read | context read costs (median of paired differences) |
 |---|---|---|---|
-| OpenTelemetry thread context (otel_service: TLS pointer, record, attributes) | ${M[otel]} (runs: ${R[otel]}) | ${M[otel_none]} (runs: ${R[otel_none]}) | $(d "${M[otel]}" "${M[otel_none]}") ns |
-| libctxprof context slot (requests) | ${M[slot]} (runs: ${R[slot]}) | ${M[slot_none]} (runs: ${R[slot_none]}) | $(d "${M[slot]}" "${M[slot_none]}") ns |
+| OpenTelemetry thread context (otel_service: TLS pointer, record, attributes) | $(med "${V[otel]}") (${V[otel]% }) | $(med "${V[otel_none]}") (${V[otel_none]% }) | $(diffs "${V[otel]}" "${V[otel_none]}") ns |
+| libctxprof context slot (requests) | $(med "${V[slot]}") (${V[slot]% }) | $(med "${V[slot_none]}") (${V[slot_none]% }) | $(diffs "${V[slot]}" "${V[slot_none]}") ns |
 EOT
