@@ -205,8 +205,7 @@ static void span_end(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t t, 
 	append(f->app, pid, tid, ev, trace_ev_span_end(ev, t, id));
 }
 
-static void thread_name(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t t,
-			const char *name)
+static void thread_name(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t t, const char *name)
 {
 	uint64_t ev[TRACE_EV_MAX_WORDS];
 
@@ -362,8 +361,9 @@ static bool same_key(const struct tev *a, const struct tev *b)
 	const char *ia = json_str(json_get(a->args, "span_id"));
 	const char *ib = json_str(json_get(b->args, "span_id"));
 
-	return a->name->len == b->name->len && !memcmp(a->name->text, b->name->text, a->name->len) &&
-	       !strcmp(a->cat, b->cat) && (!ia || !ib || !strcmp(ia, ib));
+	return a->name->len == b->name->len &&
+	       !memcmp(a->name->text, b->name->text, a->name->len) && !strcmp(a->cat, b->cat) &&
+	       (!ia || !ib || !strcmp(ia, ib));
 }
 
 /*
@@ -375,7 +375,8 @@ static bool same_key(const struct tev *a, const struct tev *b)
  */
 static void check_nesting(const struct doc *d, uint32_t pid, uint32_t tid)
 {
-	const struct tev **s = calloc(d->nr + 1, sizeof(*s)), **open = calloc(d->nr + 1, sizeof(*s));
+	const struct tev **s = calloc(d->nr + 1, sizeof(*s)),
+			 **open = calloc(d->nr + 1, sizeof(*s));
 	size_t n = 0, depth = 0;
 
 	assert_non_null(s);
@@ -594,8 +595,8 @@ static bool flag(const struct tev *e, const char *name)
  * root @root, and exactly the flags named in @flags ("continued",
  * "unfinished", "begin_lost", "end_lost", comma-separated).
  */
-static void assert_span(const struct doc *d, uint32_t pid, uint32_t tid, uint64_t id,
-			uint64_t root, uint64_t begin, uint64_t end, const char *flags)
+static void assert_span(const struct doc *d, uint32_t pid, uint32_t tid, uint64_t id, uint64_t root,
+			uint64_t begin, uint64_t end, const char *flags)
 {
 	static const char *const all[] = {"continued", "unfinished", "begin_lost", "end_lost"};
 	const struct tev *e = NULL;
@@ -646,8 +647,8 @@ static size_t slices_at(const struct doc *d, uint32_t pid, uint32_t tid, const c
  * which is span @span (0: none holds it).  The frame slices go to @out
  * (when not NULL, room for as many).
  */
-static void assert_sample(const struct doc *d, uint32_t tid, uint64_t t,
-			  const char *const *frames, uint64_t span, const struct tev **out)
+static void assert_sample(const struct doc *d, uint32_t tid, uint64_t t, const char *const *frames,
+			  uint64_t span, const struct tev **out)
 {
 	const struct tev *st[8], *sp[8];
 	size_t n = slices_at(d, PID, tid, "stack", t, st, 8);
@@ -850,13 +851,13 @@ static void assert_name(const struct doc *d, const char *what, uint32_t pid, uin
 	len = json_utf8_replaced((const unsigned char *)input, strnlen(input, TRACE_EV_NAME_LEN),
 				 want);
 	if (name->len != len || memcmp(name->text, want, len))
-		fail_msg("%s: %s of %u/%u: %zu bytes, want %zu", d->path, what, pid, tid,
-			 name->len, len);
+		fail_msg("%s: %s of %u/%u: %zu bytes, want %zu", d->path, what, pid, tid, name->len,
+			 len);
 }
 
-#define TID_B  4301
-#define TID_C  4302
-#define PID_H  4400 /* a process named by the registry only */
+#define TID_B 4301
+#define TID_C 4302
+#define PID_H 4400 /* a process named by the registry only */
 
 /* quotes, backslash, control bytes, a byte that is never UTF-8, an accented
  * letter, the euro sign, an encoded surrogate, an overlong lead: 15 bytes */
@@ -933,7 +934,8 @@ static void timeline__write__hostile_mapping_name__escaped_and_replaced(void **s
 	w += json_utf8_replaced((const unsigned char *)file, strlen(file), w);
 	*w++ = ']';
 	*w = '\0';
-	if (sl[0]->name->len != (size_t)(w - want) || memcmp(sl[0]->name->text, want, sl[0]->name->len))
+	if (sl[0]->name->len != (size_t)(w - want) ||
+	    memcmp(sl[0]->name->text, want, sl[0]->name->len))
 		fail_msg("%s: the frame is named %s, want %s", d.path, sl[0]->name->text, want);
 	doc_free(&d);
 }
