@@ -183,7 +183,8 @@ int main(int argc, char **argv)
 			replay = v;
 	}
 	printf("| measure | ours | baseline | ratio |\n|---|---|---|---|\n");
-	printf("| append one sample event (4 words), one writer | %.2f ns | mutex + vector: %.2f ns "
+	printf("| append one sample event (4 words), one writer | %.2f ns | mutex + vector: %.2f "
+	       "ns "
 	       "| %.2f |\n",
 	       ours, mutex, ours / mutex);
 	printf("| replay a span's %d events (cut, copy, sort, hand over) | %.0f us | | |\n",

@@ -185,6 +185,46 @@ uint64_t fixture_mono_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* the /proc/self/maps line of the mapping holding @addr, without its newline */
+static void maps_line_of(uint64_t addr, char *line, size_t size)
+{
+	unsigned long long start, end;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	assert_non_null(f);
+	while (fgets(line, size, f)) {
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && addr >= start && addr < end) {
+			line[strcspn(line, "\n")] = '\0';
+			fclose(f);
+			return;
+		}
+	}
+	fail_msg("no mapping holds %#llx", (unsigned long long)addr);
+}
+
+void fixture_map_code(struct symbolizer *sym, struct process_state *st, uint64_t addr,
+		      int64_t shift, const char *path)
+{
+	unsigned long long start, end;
+	char line[PATH_MAX + 128], text[2 * PATH_MAX + 160], *file;
+	int rest, len;
+
+	maps_line_of(addr, line, sizeof(line));
+	/* "start-end perms offset dev inode   path": @path replaces the last field */
+	assert_int_equal(sscanf(line, "%llx-%llx %n", &start, &end, &rest), 2);
+	assert_non_null(strstr(line, " r-xp "));
+	file = strchr(line, '/');
+	assert_non_null(file);
+	if (path)
+		snprintf(file, sizeof(line) - (size_t)(file - line), "%s", path);
+	len = snprintf(text, sizeof(text), "%llx-%llx %s\n", start + shift, end + shift,
+		       line + rest);
+	pthread_mutex_lock(&st->lock);
+	/* our own pid: the file is opened through /proc/self/root */
+	assert_int_equal(maps_history__add_text(&st->maps, sym, getpid(), text, len, 1), 1);
+	pthread_mutex_unlock(&st->lock);
+}
+
 uint64_t fixture_kallsyms_addr(const char *name)
 {
 	unsigned long long addr, found = 0;

@@ -103,6 +103,18 @@ struct fixture_thread fixture_look(struct thread_registry *r, uint32_t tid);
 /** fixture_mono_ns() - CLOCK_MONOTONIC now, the clock of sample and retire times. */
 uint64_t fixture_mono_ns(void);
 
+/* --- process states */
+
+/**
+ * fixture_map_code() - give @st one mapping snapshot: the executable mapping
+ * of this process that holds @addr, moved by @shift bytes (the same file at
+ * another address: another image's layout), its file opened through @sym as
+ * our own pid's.
+ * @path: the mapping's path as written in the snapshot; NULL: the real one
+ */
+void fixture_map_code(struct symbolizer *sym, struct process_state *st, uint64_t addr,
+		      int64_t shift, const char *path);
+
 /* --- /proc/kallsyms */
 
 /** fixture_kallsyms_addr() - the address /proc/kallsyms prints for @name, or 0. */

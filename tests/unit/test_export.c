@@ -233,44 +233,6 @@ static uint64_t fn_b(void)
 	return (uint64_t)(uintptr_t)export_fixture_b;
 }
 
-/* the /proc/self/maps line of the mapping holding @addr, without its newline */
-static void maps_line_of(uint64_t addr, char *line, size_t size)
-{
-	unsigned long long start, end;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	assert_non_null(f);
-	while (fgets(line, size, f)) {
-		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && addr >= start && addr < end) {
-			line[strcspn(line, "\n")] = '\0';
-			fclose(f);
-			return;
-		}
-	}
-	fail_msg("no mapping holds %#llx", (unsigned long long)addr);
-}
-
-/*
- * Give @st one snapshot: this binary's code mapping, moved by @shift bytes
- * (the same file at another address: another image's layout).
- */
-static void fill_maps(struct fixture *f, struct process_state *st, int64_t shift)
-{
-	unsigned long long start, end;
-	char line[PATH_MAX + 128], text[PATH_MAX + 160];
-	int rest, len;
-
-	maps_line_of(fn_a(), line, sizeof(line));
-	assert_int_equal(sscanf(line, "%llx-%llx %n", &start, &end, &rest), 2);
-	assert_non_null(strstr(line, " r-xp "));
-	len = snprintf(text, sizeof(text), "%llx-%llx %s\n", start + shift, end + shift,
-		       line + rest);
-	pthread_mutex_lock(&st->lock);
-	/* our own pid: the file is opened through /proc/self/root */
-	assert_int_equal(maps_history__add_text(&st->maps, f->sym, getpid(), text, len, 1), 1);
-	pthread_mutex_unlock(&st->lock);
-}
-
 /* process PID in a registry whose images keep states, with this binary mapped */
 static int with_process_setup(void **state)
 {
@@ -287,7 +249,7 @@ static int with_process_setup(void **state)
 			 0);
 	st = process_states__get(f->states, f->reg, PID);
 	assert_non_null(st);
-	fill_maps(f, st, 0);
+	fixture_map_code(f->sym, st, fn_a(), 0, NULL);
 	return 0;
 }
 
@@ -437,7 +399,7 @@ static void add_samples__exec_id_of_retired_image__named_from_that_image(void **
 	st = process_states__get(f->states, f->reg, PID);
 	assert_non_null(st);
 	assert_int_equal(st->exec_id, NEW_EXEC);
-	fill_maps(f, st, (int64_t)(fn_a() - fn_b()));
+	fixture_map_code(f->sym, st, fn_a(), (int64_t)(fn_a() - fn_b()), NULL);
 
 	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 1), 1, 3);
 	count_pid(f, put_user(f, NEW_EXEC, 0, frames, 1), 2, 5);

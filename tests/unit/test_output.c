@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "export/output.h"
 #include "fixtures.h"
@@ -180,6 +182,78 @@ static void output_dir_check__file__enotdir(void **state)
 	assert_int_equal(output_dir_check(dir, err, sizeof(err)), 0);
 }
 
+struct pieces {
+	bool gz;
+	size_t n;
+};
+
+/* a document larger than the stream's buffer, in uneven pieces */
+static void piece(size_t i, char *buf, size_t *len)
+{
+	*len = (size_t)snprintf(buf, 64, "piece %zu;", i) + (i % 7) * 3;
+	memset(buf + *len - (i % 7) * 3, 'a' + (int)(i % 26), (i % 7) * 3);
+}
+
+static int fill_pieces(void *ctx, int fd)
+{
+	const struct pieces *pc = ctx;
+	struct output_stream *o = output_stream__open(fd, pc->gz);
+	char buf[64];
+	size_t len;
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < pc->n && !err; i++) {
+		piece(i, buf, &len);
+		err = output_stream__write(o, buf, len);
+	}
+	return err ? (output_stream__close(o), err) : output_stream__close(o);
+}
+
+static void check_pieces(const char *p, size_t n)
+{
+	gzFile g = gzopen(p, "rb");
+	char want[64], got[64];
+	size_t len;
+
+	assert_non_null(g);
+	for (size_t i = 0; i < n; i++) {
+		piece(i, want, &len);
+		assert_int_equal(gzread(g, got, (unsigned)len), (int)len);
+		assert_memory_equal(got, want, len);
+	}
+	assert_int_equal(gzread(g, got, 1), 0);
+	gzclose(g);
+}
+
+static void output_stream__pieces__read_back_whole(void **state)
+{
+	struct pieces plain = {false, 200000}, gz = {true, 200000};
+	char p[128], q[128];
+	unsigned char magic[2];
+	FILE *f;
+
+	path_in(p, sizeof(p), "plain.json");
+	path_in(q, sizeof(q), "doc.json.gz");
+	assert_int_equal(output_write(p, fill_pieces, &plain), 0);
+	assert_int_equal(output_write(q, fill_pieces, &gz), 0);
+	check_pieces(p, plain.n);
+	check_pieces(q, gz.n);
+	f = fopen(q, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(magic, 1, 2, f), 2);
+	fclose(f);
+	assert_true(magic[0] == 0x1f && magic[1] == 0x8b);
+}
+
+static void output_stream__full_device__error_sticks(void **state)
+{
+	struct pieces gz = {true, 200000};
+
+	assert_int_equal(output_write("/dev/full", fill_pieces, &gz), -ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +275,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(output_write__fifo_without_reader__epipe_not_a_hang,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(output_dir_check__file__enotdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(output_stream__pieces__read_back_whole, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(output_stream__full_device__error_sticks, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("output", tests, NULL, NULL);

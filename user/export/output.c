@@ -246,45 +246,97 @@ int output_write(const char *path, int (*fill)(void *ctx, int fd), void *ctx)
 	}
 }
 
-int output_write_gz(int fd, const void *buf, size_t len)
+struct output_stream {
+	int fd;
+	bool gz;
+	z_stream zs;
+	uint8_t *out;
+	int err;
+};
+
+struct output_stream *output_stream__open(int fd, bool gz)
+{
+	struct output_stream *o = calloc(1, sizeof(*o));
+	int ret;
+
+	if (!o)
+		return NULL;
+	o->fd = fd;
+	o->gz = gz;
+	if (!gz)
+		return o;
+	o->out = malloc(GZ_CHUNK);
+	/* windowBits 15 + 16 asks zlib for a gzip header and trailer */
+	ret = o->out ? deflateInit2(&o->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+				    Z_DEFAULT_STRATEGY)
+		     : Z_MEM_ERROR;
+	if (ret != Z_OK) {
+		free(o->out);
+		free(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* run deflate over what it holds with @flush, writing its output */
+static int stream_deflate(struct output_stream *o, int flush)
+{
+	int ret;
+
+	do {
+		o->zs.next_out = o->out;
+		o->zs.avail_out = GZ_CHUNK;
+		ret = deflate(&o->zs, flush);
+		if (ret == Z_STREAM_ERROR)
+			return -EINVAL;
+		o->err = output_write_all(o->fd, o->out, GZ_CHUNK - o->zs.avail_out);
+		if (o->err)
+			return o->err;
+	} while (o->zs.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+	return 0;
+}
+
+int output_stream__write(struct output_stream *o, const void *buf, size_t len)
 {
 	const uint8_t *data = buf;
-	z_stream zs = {};
-	uint8_t *out;
 	size_t chunk;
-	int ret, flush, err = 0;
 
-	out = malloc(GZ_CHUNK);
-	if (!out)
-		return -ENOMEM;
-	/* windowBits 15 + 16 asks zlib for a gzip header and trailer */
-	ret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (ret != Z_OK) {
-		free(out);
-		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+	if (o->err || !o->gz)
+		return o->err ? o->err : (o->err = output_write_all(o->fd, buf, len));
+	while (len && !o->err) {
+		/* avail_in is a uInt: feed large inputs in pieces */
+		chunk = len < (1U << 30) ? len : (1U << 30);
+		o->zs.next_in = (Bytef *)data;
+		o->zs.avail_in = (uInt)chunk;
+		data += chunk;
+		len -= chunk;
+		o->err = stream_deflate(o, Z_NO_FLUSH);
 	}
-	do {
-		/* avail_in is a uInt: feed inputs over 4 GiB in pieces */
-		if (!zs.avail_in && len) {
-			chunk = len < (1U << 30) ? len : (1U << 30);
-			zs.next_in = (Bytef *)data;
-			zs.avail_in = chunk;
-			data += chunk;
-			len -= chunk;
-		}
-		flush = len ? Z_NO_FLUSH : Z_FINISH;
-		zs.next_out = out;
-		zs.avail_out = GZ_CHUNK;
-		ret = deflate(&zs, flush);
-		if (ret == Z_STREAM_ERROR) {
-			err = -EINVAL;
-			break;
-		}
-		err = output_write_all(fd, out, GZ_CHUNK - zs.avail_out);
-		if (err)
-			break;
-	} while (ret != Z_STREAM_END);
-	deflateEnd(&zs);
-	free(out);
+	return o->err;
+}
+
+int output_stream__close(struct output_stream *o)
+{
+	int err = o->err;
+
+	if (o->gz) {
+		if (!err)
+			err = stream_deflate(o, Z_FINISH);
+		deflateEnd(&o->zs);
+		free(o->out);
+	}
+	free(o);
+	return err;
+}
+
+int output_write_gz(int fd, const void *buf, size_t len)
+{
+	struct output_stream *o = output_stream__open(fd, true);
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	err = output_stream__write(o, buf, len);
+	err = output_stream__close(o) ?: err;
 	return err;
 }

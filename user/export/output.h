@@ -20,6 +20,7 @@
 #ifndef CTXPROF_OUTPUT_H
 #define CTXPROF_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* how long a write to a FIFO or device may make no progress */
@@ -60,5 +61,21 @@ int output_write_all(int fd, const void *buf, size_t len);
  * Return: 0 or -errno.
  */
 int output_write_gz(int fd, const void *buf, size_t len);
+
+/*
+ * output_stream - a document written piece by piece into @fd (inside a
+ * @fill of output_write()), gzipped or not: memory stays one buffer
+ * whatever its size.  The first error sticks: later writes return it.
+ */
+struct output_stream;
+
+/** output_stream__open() - Return: the stream, or NULL (ENOMEM). */
+struct output_stream *output_stream__open(int fd, bool gz);
+
+/** output_stream__write() - Return: 0 or -errno (the first error). */
+int output_stream__write(struct output_stream *o, const void *buf, size_t len);
+
+/** output_stream__close() - finish the gzip stream, free @o. Return: 0 or the first -errno. */
+int output_stream__close(struct output_stream *o);
 
 #endif /* CTXPROF_OUTPUT_H */

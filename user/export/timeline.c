@@ -59,11 +59,16 @@ struct open_frame {
 	uint64_t key, loc, start, end;
 };
 
+/* JSON text, flushed to @out past JB_FLUSH_AT: memory stays bounded */
 struct jbuf {
 	char *s;
 	size_t len, cap;
 	int err;
+	struct output_stream *out;
+	uint64_t written;
 };
+
+#define JB_FLUSH_AT (1u << 20)
 
 struct timeline {
 	struct carry *carry;
@@ -101,6 +106,16 @@ static void jb_grow(struct jbuf *j, size_t more)
 {
 	if (!j->err && array_grow((void **)&j->s, &j->cap, j->len + more + 1, 1, 1 << 16))
 		j->err = -ENOMEM;
+}
+
+/* hand what is buffered to the output (when there is one) */
+static void jb_flush(struct jbuf *j)
+{
+	if (j->err || !j->out || !j->len)
+		return;
+	j->err = output_stream__write(j->out, j->s, j->len);
+	j->written += j->len;
+	j->len = 0;
 }
 
 static void jb_puts(struct jbuf *j, const char *s)
@@ -638,8 +653,11 @@ static void finish_thread(struct writer *w, struct carry *c)
 	qsort(w->slices, w->nr_slices, sizeof(*w->slices), slice_order);
 	name_process(w);
 	name_thread(w);
-	for (size_t i = 0; i < w->nr_slices; i++)
+	for (size_t i = 0; i < w->nr_slices && !w->j.err; i++) {
 		write_slice(w, &w->slices[i]);
+		if (w->j.len >= JB_FLUSH_AT)
+			jb_flush(&w->j);
+	}
 	w->res->threads++;
 }
 
@@ -733,18 +751,34 @@ static void replay_quiet(struct writer *w)
 	}
 }
 
-static int fill_plain(void *ctx, int fd)
+struct fill_ctx {
+	struct writer *w;
+	struct traces *ts;
+	bool gz;
+};
+
+/* the whole document, replayed straight into the file (output_write()'s @fill) */
+static int fill(void *ctx, int fd)
 {
-	const struct jbuf *j = ctx;
+	struct fill_ctx *f = ctx;
+	struct writer *w = f->w;
+	int err, close_err;
 
-	return output_write_all(fd, j->s, j->len);
-}
-
-static int fill_gz(void *ctx, int fd)
-{
-	const struct jbuf *j = ctx;
-
-	return output_write_gz(fd, j->s, j->len);
+	w->j.out = output_stream__open(fd, f->gz);
+	if (!w->j.out)
+		return -ENOMEM;
+	jb_puts(&w->j, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
+		       "\"traceEvents\":[");
+	err = traces__replay(f->ts, replay_thread, w);
+	if (!err)
+		replay_quiet(w);
+	jb_puts(&w->j, "\n]}\n");
+	jb_flush(&w->j);
+	if (!err)
+		err = w->j.err;
+	close_err = output_stream__close(w->j.out);
+	w->j.out = NULL;
+	return err ? err : close_err;
 }
 
 int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
@@ -752,25 +786,15 @@ int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
 {
 	struct writer w = {.tl = tl, .o = o, .res = res, .first_event = true};
 	size_t len = strlen(path);
+	struct fill_ctx f = {&w, ts, len > 3 && !strcmp(path + len - 3, ".gz")};
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	if (++tl->epoch == 0)
 		tl->epoch = 1;
-	jb_puts(&w.j, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
-		      "\"traceEvents\":[");
-	err = traces__replay(ts, replay_thread, &w);
-	if (!err)
-		replay_quiet(&w);
+	err = output_write(path, fill, &f);
 	carry_compact(tl);
-	jb_puts(&w.j, "\n]}\n");
-	if (!err)
-		err = w.j.err;
-	res->bytes = w.j.len;
-	if (!err)
-		err = output_write(path,
-				   len > 3 && !strcmp(path + len - 3, ".gz") ? fill_gz : fill_plain,
-				   &w.j);
+	res->bytes = w.j.written;
 	free(w.j.s);
 	free(w.slices);
 	free(w.pids);

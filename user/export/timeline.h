@@ -71,6 +71,8 @@ void timeline__free(struct timeline *tl);
  * timeline__write() - replay @ts up to its cut (traces__cut(), taken before
  * the exporter rotated the storage) and write the document to @path, the
  * way export/output.h writes profiles; gzipped when @path ends in ".gz".
+ * The text is streamed to the file as it is made (a 1 MiB buffer): memory
+ * does not grow with the document.
  * Return: 0 or -errno; @res filled either way.
  */
 int timeline__write(struct timeline *tl, struct traces *ts, const char *path,

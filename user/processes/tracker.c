@@ -104,6 +104,8 @@ static void *tracker_thread(void *arg)
 	int n;
 
 	thread_registry__register_thread();
+	/* top -H and /proc/PID/task name what uses the CPU */
+	pthread_setname_np(pthread_self(), "ctxprof-track");
 	while (!atomic_load(&t->stop)) {
 		atomic_fetch_add_explicit(&t->heartbeat, 1, memory_order_relaxed);
 		n = lifecycle__poll(t->lc, POLL_MS);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,6 +163,10 @@ static void *drain_thread(void *arg)
 	struct timespec ts;
 	int n;
 
+	char name[16];
+
+	snprintf(name, sizeof(name), "ctxprof-drain%d", d->part);
+	pthread_setname_np(pthread_self(), name);
 	thread_registry__register_thread();
 	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
 		serve_flip(d);

@@ -758,6 +758,7 @@ static void *unwinder_thread(void *arg)
 	uint32_t *batch = NULL, n, i;
 	struct timespec ts;
 
+	pthread_setname_np(pthread_self(), "ctxprof-unwind");
 	thread_registry__register_thread();
 	batch = malloc(MAX_PENDING * sizeof(*batch));
 	pthread_mutex_lock(&u->lock);
