@@ -700,9 +700,12 @@ static void scan_app_due(void *ctx, uint32_t pid)
 	if (pid != (uint32_t)getpid())
 		app_context__scan(c->app, pid, &st->app);
 	atomic_store_explicit(&st->app_seen, true, memory_order_relaxed);
+	if (c->otel)
+		otel_context__refresh(c->otel, st);
 }
 
-/* processes whose mappings showed a libctxprof region (any mode) */
+/* processes whose mappings showed a libctxprof region or an OpenTelemetry
+ * context (any mode) */
 static void scan_apps_due(struct collector *c)
 {
 	process_states__app_due(c->states, scan_app_due, c);

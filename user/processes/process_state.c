@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "ctxprof_abi.h"
+#include "otel_abi.h"
 #include "processes/process_state.h"
 
 /* lossy: a process whose slot another took waits for its next refresh */
@@ -206,7 +207,11 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
-	app = ret >= 0 && app_region_new(st);
+	/* an OpenTelemetry context mapping: looked at when the mappings change,
+	 * so that the first read of a process that runs already finds it */
+	app = ret >= 0 && (app_region_new(st) ||
+			   (ret > 0 && memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME,
+					      sizeof(OTEL_CTX_NAME) - 1)));
 	pthread_mutex_unlock(&st->lock);
 	if (app)
 		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,

@@ -173,11 +173,12 @@ void process_states__set_hooks(struct process_states *ps, const struct process_s
 /**
  * process_states__app_due() - call @fn with each process whose mappings,
  * read since the last call, showed a libctxprof region its state's
- * @app_seen does not say was looked at: --all and --children find the
+ * @app_seen does not say was looked at, or changed and show an
+ * OpenTelemetry context mapping ("OTEL_CTX"): --all and --children find the
  * applications to read trace context from this way (at the /proc scan, at
- * exec, at a first sample, at each periodic re-read).  @fn sets @app_seen
- * once it looked.  Main thread.  Lossy (64 slots by pid): a process missed
- * comes again at its next re-read.
+ * exec, at a first sample, at each periodic re-read), before the periodic
+ * re-reads would.  @fn sets @app_seen once it looked.  Main thread.  Lossy (64 slots by pid): a
+ * process missed comes again at its next re-read.
  */
 void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
 			     void *ctx);
