@@ -11,7 +11,9 @@
 #     frame-pointer build;
 #  3. where the collector's share of the slowdown goes: its CPU time per
 #     thread over the work phase;
-#  4. the BPF cost of reading the trace context (with and without --no-context);
+#  4. the BPF cost of reading the trace context (with and without --no-context),
+#     and bench/context_read.sh: the OpenTelemetry thread context read next
+#     to the libctxprof slot read and to no context read, in one run;
 #  5. unwind tables: building the largest library's, and every process's
 #     under --all (rows, memory of the BPF maps and of the collector);
 #  6. the micro-benchmarks of the hot data structures, each with its baseline.
@@ -169,6 +171,10 @@ CFI run, how its stacks ended: ${stops_cfi}
 collector threads' CPU over the 999 Hz work phase: ${cpu_threads}
 $(grep 'collector CPU' "$B/cpu.log" || true)
 EOT
+
+echo
+echo "== context reads (bench/context_read.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/context_read.sh"
 
 # unwind tables: the largest library here with CFI, and the whole host
 echo

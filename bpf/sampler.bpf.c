@@ -43,7 +43,7 @@ struct {
 
 /* the record is assembled here: too big for the 512-byte BPF stack */
 struct scratch {
-	__u8 buf[SAMPLE_RECORD_MAX_SIZE];
+	__u8 buf[SAMPLE_RECORD_OTEL_MAX_SIZE];
 	/*
 	 * The user stack walk's state.  In a map, not on the stack: the
 	 * verifier treats what it loads from a map as unknown, so it checks
@@ -77,6 +77,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ctx_slot_ref);
 } ctx_slots SEC(".maps");
+
+/* pid -> where its threads' OpenTelemetry context pointer (otel_thread_ctx_v1)
+ * lies, kept by the collector for the processes it located it in */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct otel_tls_ref);
+} otel_tls SEC(".maps");
 
 static __always_inline void inc_stat(__u32 stat)
 {
@@ -236,6 +245,99 @@ static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
 	inc_stat(SAMPLER_STAT_CTX_OK);
 }
 
+/*
+ * Read the thread's OpenTelemetry context (OTEP 4947) into the record at
+ * byte @off (just past its frames): the thread pointer (fsbase) locates
+ * otel_thread_ctx_v1, which points at the record; then the record's 28
+ * bytes and, when it is valid, its attributes.  As with the libctxprof
+ * slot, we run between two instructions of the writer, on its CPU: the
+ * OTEP's signal-handler reading, so valid == 1 means a whole record.
+ * Every read is a bpf_probe_read_user of the current task's memory, so
+ * whatever the process put in its TLS or its record, the sampler reads
+ * nothing but that process.
+ * Return: the bytes appended to the record (0: no context).
+ */
+/* what the first read of a thread record takes: its header and 36 bytes of attributes */
+#define OTEL_READ_FIRST 64
+
+static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
+{
+	struct otel_thread_record *r;
+	struct otel_tls_ref *ref;
+	__u64 tp, var, ptr, block;
+	__u32 n, head, rest;
+
+	ref = bpf_map_lookup_elem(&otel_tls, &rec->pid);
+	if (!ref)
+		return 0;
+	if (ref->exec_id && ref->exec_id != rec->exec_id) {
+		inc_stat(SAMPLER_STAT_OTEL_STALE);
+		return 0;
+	}
+	tp = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
+	if (ref->mode == OTEL_TLS_DTV) {
+		if (bpf_probe_read_user(&block, sizeof(block), (const void *)(tp + ref->dtv_ptr)) ||
+		    bpf_probe_read_user(&block, sizeof(block),
+					(const void *)(block + ref->dtv_slot))) {
+			inc_stat(SAMPLER_STAT_OTEL_READ_ERR);
+			return 0;
+		}
+		/* glibc's TLS_DTV_UNALLOCATED: the thread never touched the module's TLS */
+		if (!block || block == (__u64)-1) {
+			inc_stat(SAMPLER_STAT_OTEL_NO_BLOCK);
+			return 0;
+		}
+		var = block + ref->offset;
+	} else {
+		var = tp + ref->offset;
+	}
+	if (bpf_probe_read_user(&ptr, sizeof(ptr), (const void *)var)) {
+		inc_stat(SAMPLER_STAT_OTEL_READ_ERR);
+		return 0;
+	}
+	if (!ptr) {
+		inc_stat(SAMPLER_STAT_OTEL_NONE);
+		return 0;
+	}
+	/* the bound is for the verifier: the frames never end past it */
+	if (off > SAMPLE_RECORD_MAX_SIZE)
+		return 0;
+	r = (void *)((__u8 *)rec + off);
+	/* one read for the record and short attributes; the header alone when
+	 * the record ends a mapping */
+	head = OTEL_READ_FIRST;
+	if (bpf_probe_read_user(r, OTEL_READ_FIRST, (const void *)ptr)) {
+		head = sizeof(*r);
+		if (bpf_probe_read_user(r, sizeof(*r), (const void *)ptr)) {
+			inc_stat(SAMPLER_STAT_OTEL_READ_ERR);
+			return 0;
+		}
+	}
+	if (r->valid != 1) {
+		inc_stat(SAMPLER_STAT_OTEL_INVALID);
+		return 0;
+	}
+	n = r->attrs_size;
+	if (n > OTEL_THREAD_ATTRS_MAX) {
+		/* part of the attributes could be a wrong label (a later entry
+		 * overrides an earlier one): none rather than some */
+		inc_stat(SAMPLER_STAT_OTEL_ATTRS_BIG);
+		n = 0;
+	} else if (sizeof(*r) + n > head) {
+		rest = sizeof(*r) + n - head;
+		/* the bounds are for the verifier: head is one of two constants */
+		if (rest > OTEL_THREAD_ATTRS_MAX || head > OTEL_READ_FIRST ||
+		    bpf_probe_read_user((__u8 *)r + head, rest, (const void *)(ptr + head))) {
+			inc_stat(SAMPLER_STAT_OTEL_ATTRS_ERR);
+			n = 0;
+		}
+	}
+	r->attrs_size = n;
+	rec->flags |= SAMPLE_F_OTEL;
+	inc_stat(SAMPLER_STAT_OTEL_OK);
+	return sizeof(*r) + n;
+}
+
 _Static_assert(SAMPLER_NR_TAGS == CTXPROF_MAX_TAGS, "a sample carries every tag of a slot");
 /* the slot copy fits in the frame area it borrows */
 _Static_assert(CTXPROF_SLOT_SAMPLER_READ <= SAMPLER_MAX_FRAMES * sizeof(__u64),
@@ -311,8 +413,10 @@ int sample(struct bpf_perf_event_data *ctx)
 	rec->nr_kframes = nk;
 	rec->nr_uframes = nu;
 	size = sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
-	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
-		size = SAMPLE_RECORD_MAX_SIZE;
+	if (read_context)
+		size += read_otel(rec, size);
+	if (size > SAMPLE_RECORD_OTEL_MAX_SIZE) /* for the verifier */
+		size = SAMPLE_RECORD_OTEL_MAX_SIZE;
 
 	if (wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 #endif
 #include "unwind.h"
+#include "otel_abi.h"
 
 /* kernel frames kept per sample; the kernel's own limit is 127 */
 #define SAMPLER_MAX_KSTACK 64
@@ -30,8 +31,9 @@
 /* the thread's slot was read and holds no context: it is in no span (or,
  * for an instant, its context is being written) */
 #define SAMPLE_F_CONTEXT_NONE (1u << 3)
+#define SAMPLE_F_OTEL	      (1u << 4) /* an OpenTelemetry thread record follows the frames */
 /* the flags that describe the stack (a stored trace's), not the context */
-#define SAMPLE_STACK_FLAGS(f) ((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE))
+#define SAMPLE_STACK_FLAGS(f) ((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL))
 /* bits 8-15: why the user stack ends (enum unwind_stop) */
 #define SAMPLE_USTOP_SHIFT  8
 #define SAMPLE_USTOP_MASK   (0xffu << SAMPLE_USTOP_SHIFT)
@@ -83,6 +85,17 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
 #define SAMPLE_RECORD_MAX_SIZE (sizeof(struct sample_record) + SAMPLER_MAX_FRAMES * sizeof(__u64))
 
 /*
+ * With SAMPLE_F_OTEL, the frames are followed by the thread's OpenTelemetry
+ * context record (include/otel_abi.h) as the sampler read it, valid == 1,
+ * and its attrs_size attribute bytes, at most OTEL_THREAD_ATTRS_MAX (a
+ * record announcing more, or whose attributes could not be read, comes with
+ * attrs_size 0: its ids are right, its attributes unknown).  The record
+ * size covers it.
+ */
+#define SAMPLE_OTEL_MAX_SIZE	    (sizeof(struct otel_thread_record) + OTEL_THREAD_ATTRS_MAX)
+#define SAMPLE_RECORD_OTEL_MAX_SIZE (SAMPLE_RECORD_MAX_SIZE + SAMPLE_OTEL_MAX_SIZE)
+
+/*
  * Per-CPU counters kept by the sampler, indexed by enum sampler_stat.
  * SAMPLER_STAT_SAMPLES counts every sample of a profiled task; each of those
  * either reaches a ring (SAMPLER_STAT_EMITTED) or is dropped with exactly one
@@ -117,6 +130,17 @@ enum sampler_stat {
 	SAMPLER_STAT_UFRAMES_PLT,    /* a PLT stub's rule */
 	SAMPLER_STAT_UFRAMES_SIGNAL, /* through a signal frame */
 	SAMPLER_STAT_UFRAMES_FP,     /* by frame pointer (no CFI for that code) */
+	/* OpenTelemetry thread context (OTEP 4947), for samples of processes
+	 * whose TLS variable the collector located; the sample is kept in
+	 * every case, with the record only when OTEL_OK */
+	SAMPLER_STAT_OTEL_OK,	     /* a record with valid == 1 was read */
+	SAMPLER_STAT_OTEL_NONE,	     /* the TLS pointer is NULL: no context attached */
+	SAMPLER_STAT_OTEL_INVALID,   /* the record's valid byte is not 1 */
+	SAMPLER_STAT_OTEL_READ_ERR,  /* the TLS variable or the record is unreadable */
+	SAMPLER_STAT_OTEL_NO_BLOCK,  /* dynamic TLS not allocated for the thread yet */
+	SAMPLER_STAT_OTEL_STALE,     /* the location is from another image of the pid */
+	SAMPLER_STAT_OTEL_ATTRS_BIG, /* attrs_size past OTEL_THREAD_ATTRS_MAX: ids only */
+	SAMPLER_STAT_OTEL_ATTRS_ERR, /* the attributes are unreadable: ids only */
 	SAMPLER_STAT_MAX,
 };
 
@@ -139,6 +163,28 @@ struct ctx_slot_ref {
 };
 
 _Static_assert(sizeof(struct ctx_slot_ref) == 16, "ctx_slot_ref ABI");
+
+/* how the sampler finds a thread's otel_thread_ctx_v1 from its thread pointer */
+enum otel_tls_mode {
+	OTEL_TLS_STATIC = 1, /* static TLS: the variable is at tp + offset */
+	OTEL_TLS_DTV,	     /* dynamic TLS: at (*(*(tp + dtv_ptr) + dtv_slot)) + offset */
+};
+
+/*
+ * Value of the sampler's otel_tls map (key: the host pid), written by
+ * user/appctx/otel_context.c once it located the process's TLS variable
+ * (user/appctx/otel_tls.c).  The thread pointer is the task's fsbase
+ * (x86-64, TLS variant II).
+ */
+struct otel_tls_ref {
+	__s64 offset;	/* see enum otel_tls_mode */
+	__u32 exec_id;	/* the image it was located in (sample_record.exec_id); 0: any */
+	__u32 mode;	/* enum otel_tls_mode */
+	__u32 dtv_ptr;	/* OTEL_TLS_DTV: where the thread's DTV pointer is, from tp */
+	__u32 dtv_slot; /* OTEL_TLS_DTV: the module's DTV entry, bytes from the DTV */
+};
+
+_Static_assert(sizeof(struct otel_tls_ref) == 24, "otel_tls_ref ABI");
 
 /*
  * Thread lifecycle records, written by bpf/lifecycle.bpf.c and applied by

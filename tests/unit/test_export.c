@@ -82,7 +82,7 @@ static void count(struct fixture *f, uint64_t trace_id, uint32_t tid, int times)
 	struct sample_record rec = {.pid = tid, .tid = tid};
 
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
 }
 
 static void write_profile(struct fixture *f, struct exporter *e, struct export_result *res)
@@ -269,7 +269,7 @@ static void count_pid(struct fixture *f, uint64_t trace_id, uint32_t tid, int ti
 
 	snprintf(rec.comm, sizeof(rec.comm), "t%u", tid);
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
 }
 
 /*
@@ -496,6 +496,54 @@ static void add_samples__exact_frame__looked_up_without_minus_one(void **state)
  * cxx_fixture.cpp): Function.name is the demangled name, system_name the
  * mangled one, as `pprof -raw` prints them: "name ... (system_name)".
  */
+/* a sample of thread @tid with libctxprof span @span (0: none) and an OTel record of @ids */
+static void count_otel(struct fixture *f, uint64_t trace_id, uint32_t tid, uint64_t span,
+		       uint8_t ids)
+{
+	struct sample_record rec = {.pid = tid, .tid = tid};
+	struct {
+		struct otel_thread_record r;
+		uint8_t attrs[3];
+	} o = {.r = {.valid = 1, .attrs_size = 3}, .attrs = {0, 1, 'x'}};
+
+	if (span) {
+		rec.flags = SAMPLE_F_CONTEXT;
+		rec.span_id = span;
+		rec.local_root_span_id = span + 1;
+	}
+	memset(o.r.trace_id, ids, sizeof(o.r.trace_id));
+	memset(o.r.span_id, ids ? ids + 1 : 0, sizeof(o.r.span_id));
+	assert_int_equal(sample_table__add(f->rows, trace_id, &rec, &o.r), 0);
+}
+
+/*
+ * The policy between the two sources: an OTel record naming a trace
+ * replaces libctxprof's span_id and local_root_span_id; one with zero ids
+ * leaves them; an attribute whose key index no key map names is no label.
+ */
+static void add_samples__otel_record_and_libctxprof_slot__otel_ids_win(void **state)
+{
+	struct fixture *f = *state;
+	struct export_result res;
+	char *samples, *line;
+
+	count_otel(f, put(f, 300, 1), 300, 5, 0x11);
+	count_otel(f, put(f, 301, 2), 301, 7, 0);
+	samples = export_samples(f, false, &res);
+	line = sample_line(samples, "thread_id:[300]");
+	assert_non_null(strstr(line, "trace_id:[11111111111111111111111111111111]"));
+	assert_non_null(strstr(line, "span_id:[1212121212121212]"));
+	assert_null(strstr(line, "local_root_span_id"));
+	assert_null(strstr(line, "0000000000000005"));
+	free(line);
+	line = sample_line(samples, "thread_id:[301]");
+	assert_null(strstr(line, "trace_id"));
+	assert_non_null(strstr(line, "span_id:[0000000000000007]"));
+	assert_non_null(strstr(line, "local_root_span_id:[0000000000000008]"));
+	free(line);
+	free(samples);
+}
+
 static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(void **state)
 {
 	static const char spin_sym[] = "_ZN10ctxprof_fx6Widget4spinEi";
@@ -587,6 +635,7 @@ int main(void)
 #define P(fn) cmocka_unit_test_setup_teardown(fn, with_process_setup, teardown)
 		P(add_samples__process_mappings__user_frames_named),
 		P(add_samples__proc_labels__comm_and_container_id_only_then),
+		P(add_samples__otel_record_and_libctxprof_slot__otel_ids_win),
 		P(add_samples__exec_id_of_retired_image__named_from_that_image),
 		P(add_samples__return_address_outside_mappings__cut_marked_counted),
 		P(add_samples__unwind_stop_reason__its_marker_frame_last),

@@ -274,9 +274,12 @@ static void process_states__retire__last_thread_removed__hook_under_lock_state_k
 static struct app_region *freed_app;
 static int apps_freed;
 
-static void count_free_app(struct app_region *app)
+/* the collector's release: only states with an app region have one to free */
+static void count_free_app(struct process_state *st)
 {
-	freed_app = app;
+	if (!st->app)
+		return;
+	freed_app = st->app;
 	apps_freed++;
 }
 

@@ -49,10 +49,10 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct sum s = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0), NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(s.rows, 3);
 	assert_int_equal(s.samples, 4);
@@ -69,7 +69,7 @@ static void add__unterminated_comm__terminated(void **state)
 	struct sum s = {};
 
 	memset(r.comm, 'x', sizeof(r.comm));
-	assert_int_equal(sample_table__add(t, 7, &r), 0);
+	assert_int_equal(sample_table__add(t, 7, &r, NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(strlen(s.comm_of_7_100), SAMPLER_COMM_LEN - 1);
 	sample_table__free(t);
@@ -81,14 +81,14 @@ static void add__full__enospc_existing_rows_still_count(void **state)
 	int i, full = 0;
 
 	for (i = 0; i < 20; i++)
-		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0)) == -ENOSPC)
+		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0), NULL) == -ENOSPC)
 			full++;
 	assert_int_equal(full, 8);
 	assert_int_equal(sample_table__nr_rows(t), 12);
-	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0), NULL), 0);
 	sample_table__clear(t);
 	assert_int_equal(sample_table__nr_rows(t), 0);
-	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0)), 0);
+	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0), NULL), 0);
 	sample_table__free(t);
 }
 
@@ -118,11 +118,11 @@ static void add__context__rows_split_by_span_and_tags(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct ctx_rows c = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3)), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4)), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4), NULL), 0);
 	assert_int_equal(sample_table__nr_rows(t), 4);
 	sample_table__for_each(t, count_ctx_rows, &c);
 	assert_int_equal(c.no_ctx, 1);
@@ -132,12 +132,80 @@ static void add__context__rows_split_by_span_and_tags(void **state)
 	sample_table__free(t);
 }
 
+/* an OTel record with span byte @span and attribute bytes @attrs */
+static const struct otel_thread_record *otel(uint8_t span, const char *attrs)
+{
+	static struct {
+		struct otel_thread_record r;
+		uint8_t attrs[OTEL_THREAD_ATTRS_MAX];
+	} o;
+
+	memset(&o, 0, sizeof(o));
+	o.r.valid = 1;
+	o.r.span_id[7] = span;
+	o.r.attrs_size = strlen(attrs);
+	memcpy(o.attrs, attrs, o.r.attrs_size);
+	return &o.r;
+}
+
+static void count_otel_rows(void *ctx, const struct sample_row *r)
+{
+	uint64_t *by_span = ctx;
+
+	if (r->otel)
+		by_span[r->otel->span_id[7] + 10 * r->otel->attrs_size] += r->count;
+	else
+		by_span[0] += r->count;
+}
+
+static void add__otel_records__rows_split_by_ids_and_attributes(void **state)
+{
+	struct sample_table *t = sample_table__new(64);
+	uint64_t by_span[100] = {};
+
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, "")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, "")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1a")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1b")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__nr_rows(t), 5);
+	sample_table__for_each(t, count_otel_rows, by_span);
+	assert_int_equal(by_span[1], 2);
+	assert_int_equal(by_span[2], 1);
+	assert_int_equal(by_span[32], 2); /* two rows of three attribute bytes */
+	assert_int_equal(by_span[0], 1);
+	sample_table__free(t);
+}
+
+static void add__otel_pool_full__enospc_then_clear_frees_it(void **state)
+{
+	struct sample_table *t = sample_table__new(16);
+	char attrs[OTEL_THREAD_ATTRS_MAX];
+	int i, full = 0;
+
+	/* 12 rows: a pool of 12 * SAMPLE_TABLE_OTEL_BYTES_PER_ROW bytes; big records fill it */
+	memset(attrs, 'a', sizeof(attrs) - 1);
+	attrs[sizeof(attrs) - 1] = '\0';
+	for (i = 0; i < 12; i++)
+		if (sample_table__add(t, 1, rec(100, "w", 0, 0), otel((uint8_t)i, attrs)) ==
+		    -ENOSPC)
+			full++;
+	assert_true(full > 0);
+	assert_int_equal(sample_table__nr_samples(t), 12 - full);
+	sample_table__clear(t);
+	assert_int_equal(sample_table__add(t, 1, rec(100, "w", 0, 0), otel(1, attrs)), 0);
+	sample_table__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(add__same_trace_and_thread__one_row_counted),
 		cmocka_unit_test(add__unterminated_comm__terminated),
 		cmocka_unit_test(add__full__enospc_existing_rows_still_count),
+		cmocka_unit_test(add__otel_records__rows_split_by_ids_and_attributes),
+		cmocka_unit_test(add__otel_pool_full__enospc_then_clear_frees_it),
 		cmocka_unit_test(add__context__rows_split_by_span_and_tags),
 	};
 

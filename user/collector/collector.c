@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
+#include "appctx/otel_context.h"
 #include "collector/cli.h"
 #include "collector/health.h"
 #include "collector/privileges.h"
@@ -65,7 +66,8 @@ struct collector {
 	struct symbolizer *sym;
 	struct process_states *states;
 	struct outfiles *files;
-	struct app_context *app; /* NULL with --no-context */
+	struct app_context *app;   /* NULL with --no-context */
+	struct otel_context *otel; /* NULL with --no-context */
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
@@ -312,6 +314,42 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		us.store.bytes / 1048576.0);
 }
 
+/* what was read of OpenTelemetry's process and thread context; nothing when none */
+static void print_otel_summary(const struct collector *c, const uint64_t *st)
+{
+	struct otel_context_stats os;
+	uint64_t bpf = 0;
+	int i;
+
+	otel_context__stats(c->otel, &os);
+	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
+		bpf += st[i];
+	if (!bpf && !os.processes && !os.bad_header && !os.bad_payload && !os.read_errors &&
+	    !os.updating)
+		return;
+	fprintf(stderr,
+		"ctxprof: OpenTelemetry process context: %llu processes, %llu reads, %llu refused "
+		"headers, %llu bad payloads, %llu read errors, %llu found mid-update, %llu values "
+		"skipped, %llu unknown "
+		"thread schemas; thread context located in %llu (no symbol %llu, unsupported %llu, "
+		"unreadable %llu, map full %llu)\n",
+		(unsigned long long)os.processes, (unsigned long long)os.reads,
+		(unsigned long long)os.bad_header, (unsigned long long)os.bad_payload,
+		(unsigned long long)os.read_errors, (unsigned long long)os.updating,
+		(unsigned long long)os.skipped_values, (unsigned long long)os.other_schema,
+		(unsigned long long)os.tls_found, (unsigned long long)os.tls_no_symbol,
+		(unsigned long long)os.tls_unsupported, (unsigned long long)os.tls_unreadable,
+		(unsigned long long)os.map_full);
+	fprintf(stderr, "ctxprof: OpenTelemetry thread context:");
+	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
+		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
+	fprintf(stderr,
+		"; attributes: %llu unknown keys (%llu key map refreshes), %llu truncated "
+		"records, %llu bad values\n",
+		(unsigned long long)os.unknown_keys, (unsigned long long)os.key_refreshes,
+		(unsigned long long)os.attrs_truncated, (unsigned long long)os.bad_values);
+}
+
 /* what the per-thread traces held and what the last timeline shows */
 static void print_timeline_summary(const struct collector *c)
 {
@@ -410,6 +448,8 @@ static void print_summary(const struct collector *c, const uint64_t *st,
 				(unsigned long long)as.span_events,
 				(unsigned long long)as.lane_errors);
 	}
+	if (c->otel)
+		print_otel_summary(c, st);
 	fprintf(stderr,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
@@ -454,6 +494,13 @@ static double self_cpu_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* what the main thread attached to a process state, released with it */
+static void release_state(struct process_state *st)
+{
+	app_context__release(st->app);
+	otel_context__release(st->otel);
 }
 
 static void add_table(void *ctx, struct sample_table *t)
@@ -583,7 +630,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->last = res;
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
-		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, app_context__release);
+		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
 out:
 	exporter__free(e);
 	c->last_export_failed = err != 0;
@@ -620,8 +667,12 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, pid);
-	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9))
+	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9)) {
 		process_states__refresh(c->states, st);
+		/* an OpenTelemetry process context published or updated since */
+		if (c->otel)
+			otel_context__refresh(c->otel, st);
+	}
 	/* a no-table-yet sample: installed unless its tables are current */
 	if (st && c->unwinder)
 		unwinder__request(c->unwinder, pid);
@@ -649,9 +700,12 @@ static void scan_app_due(void *ctx, uint32_t pid)
 	if (pid != (uint32_t)getpid())
 		app_context__scan(c->app, pid, &st->app);
 	atomic_store_explicit(&st->app_seen, true, memory_order_relaxed);
+	if (c->otel)
+		otel_context__refresh(c->otel, st);
 }
 
-/* processes whose mappings showed a libctxprof region (any mode) */
+/* processes whose mappings showed a libctxprof region or an OpenTelemetry
+ * context (any mode) */
 static void scan_apps_due(struct collector *c)
 {
 	process_states__app_due(c->states, scan_app_due, c);
@@ -1005,9 +1059,18 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		return err;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
+	if (o->context) {
+		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
+		if (!c->otel) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	if (o->pid) {
 		st = process_states__get(c->states, c->reg, o->pid);
 		err = st ? process_states__refresh(c->states, st) : -ESRCH;
+		if (!err && c->otel)
+			otel_context__refresh(c->otel, st);
 		if (err == -ESRCH) {
 			snprintf(err_msg, err_len, "no process with pid %d", o->pid);
 			return err;
@@ -1148,6 +1211,8 @@ int main(int argc, char **argv)
 			/* a libctxprof region created since */
 			if (c.app && o->pid)
 				scan_app(&c);
+			if (c.otel)
+				otel_context__poll(c.otel);
 			last_tick = elapsed;
 		}
 		if (c.app)
@@ -1219,9 +1284,10 @@ cleanup:
 	thread_registry__unregister_thread();
 	unwinder__free(c.unwinder);
 	if (c.states)
-		process_states__collect(c.states, UINT64_MAX, app_context__release);
+		process_states__collect(c.states, UINT64_MAX, release_state);
 	process_states__free(c.states);
 	app_context__free(c.app);
+	otel_context__free(c.otel);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);

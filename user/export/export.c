@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "appctx/app_context.h"
+#include "appctx/otel_context.h"
 #include "export/export.h"
 #include "export/pprof.h"
 #include "symbols/maps_history.h"
@@ -218,13 +219,40 @@ static void add_trace(void *ctx, const struct calltrace *t)
 	st->res->traces++;
 }
 
-/* labels of a row: thread, process, and its trace context when it has one */
-static size_t row_labels(const struct exporter *st, const struct sample_row *row,
-			 const struct process_state *ps, struct pprof_label *labels,
-			 char (*hex)[17])
+/* a row's labels at most: ours, libctxprof's, OpenTelemetry's */
+#define ROW_MAX_LABELS (11 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS)
+
+/* add a string label unless one of that key is there (the first one wins) */
+static void add_str_label(struct pprof_label *labels, size_t *n, const char *key, const char *value)
 {
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(labels[i].key, key))
+			return;
+	labels[(*n)++] = (struct pprof_label){.key = key, .str = value};
+}
+
+/*
+ * Labels of a row: thread, process, and its trace context when it has one.
+ * Policy between a thread's OpenTelemetry record and its libctxprof slot
+ * (OTEP 4947 asks readers to document it): the OpenTelemetry record is
+ * authoritative for what it carries.  When it names a trace, its trace_id
+ * and span_id are the sample's and libctxprof's span_id and
+ * local_root_span_id are left out (they would name another span); its
+ * attributes win over a libctxprof tag of the same key, and over a
+ * resource attribute of the same key.  A record that is absent or not
+ * valid leaves the libctxprof context as it was.
+ */
+static size_t row_labels(const struct exporter *st, const struct sample_row *row,
+			 struct process_state *ps, struct pprof_label *labels, char (*hex)[17],
+			 struct otel_label_buf *obuf)
+{
+	struct otel_label ol[OTEL_CONTEXT_MAX_LABELS];
+	struct otel_proc *otel = ps ? ps->otel : NULL;
+	bool otel_ids = row->otel && otel_thread_ctx__has_ids(row->otel);
 	const char *key, *value;
-	size_t n = 0;
+	size_t n = 0, no, j;
 	int i;
 
 	labels[n++] = (struct pprof_label){.key = "thread_id", .num = row->tid};
@@ -245,26 +273,35 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	}
 	if (st->node)
 		labels[n++] = (struct pprof_label){.key = "node", .str = st->node};
-	if (!row->has_context)
-		return n;
-	if (row->span_id) {
-		snprintf(hex[0], sizeof(hex[0]), "%016llx", (unsigned long long)row->span_id);
-		labels[n++] = (struct pprof_label){.key = "span_id", .str = hex[0]};
+	if (row->otel) {
+		no = otel_context__thread_labels(otel, row->otel, ol, obuf);
+		for (j = 0; j < no; j++)
+			add_str_label(labels, &n, ol[j].key, ol[j].value);
 	}
-	if (row->local_root_span_id) {
-		snprintf(hex[1], sizeof(hex[1]), "%016llx",
-			 (unsigned long long)row->local_root_span_id);
-		labels[n++] = (struct pprof_label){.key = "local_root_span_id", .str = hex[1]};
+	if (row->has_context) {
+		if (row->span_id && !otel_ids) {
+			snprintf(hex[0], sizeof(hex[0]), "%016llx",
+				 (unsigned long long)row->span_id);
+			add_str_label(labels, &n, "span_id", hex[0]);
+		}
+		if (row->local_root_span_id && !otel_ids) {
+			snprintf(hex[1], sizeof(hex[1]), "%016llx",
+				 (unsigned long long)row->local_root_span_id);
+			add_str_label(labels, &n, "local_root_span_id", hex[1]);
+		}
+		for (i = 0; i < SAMPLER_NR_TAGS; i++) {
+			if (!row->tags[i])
+				continue;
+			if (ps && !app_context__tag(ps->app, row->tags[i], &key, &value))
+				add_str_label(labels, &n, key, value);
+			else
+				labels[n++] = (struct pprof_label){.key = "ctxprof_tag_id",
+								   .num = row->tags[i]};
+		}
 	}
-	for (i = 0; i < SAMPLER_NR_TAGS; i++) {
-		if (!row->tags[i])
-			continue;
-		if (ps && !app_context__tag(ps->app, row->tags[i], &key, &value))
-			labels[n++] = (struct pprof_label){.key = key, .str = value};
-		else
-			labels[n++] =
-				(struct pprof_label){.key = "ctxprof_tag_id", .num = row->tags[i]};
-	}
+	no = otel_context__resource_labels(otel, ol);
+	for (j = 0; j < no; j++)
+		add_str_label(labels, &n, ol[j].key, ol[j].value);
 	return n;
 }
 
@@ -274,7 +311,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 	const struct trace_locs *tl;
 	const uint64_t *locs;
 	size_t nr_locs;
-	struct pprof_label labels[11 + SAMPLER_NR_TAGS];
+	struct pprof_label labels[ROW_MAX_LABELS];
+	struct otel_label_buf obuf;
 	char hex[2][17];
 	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
 	size_t n;
@@ -287,7 +325,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 		return;
 	}
 	tl = map_get(st, row->trace_id);
-	n = row_labels(st, row, tl->ps, labels, hex);
+	n = row_labels(st, row, tl->ps, labels, hex, &obuf);
 	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
 	if (st->err)
 		return;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "ctxprof_abi.h"
+#include "otel_abi.h"
 #include "processes/process_state.h"
 
 /* lossy: a process whose slot another took waits for its next refresh */
@@ -41,17 +42,17 @@ struct process_states *process_states__new(struct symbolizer *sym)
 	return ps;
 }
 
-static void state_free(struct process_state *st, void (*free_app)(struct app_region *))
+static void state_free(struct process_state *st, void (*release)(struct process_state *st))
 {
-	if (st->app && free_app)
-		free_app(st->app);
+	if (release)
+		release(st);
 	maps_history__release(&st->maps);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
 
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
-				     void (*free_app)(struct app_region *))
+				     void (*release)(struct process_state *st))
 {
 	struct process_state **pp, *st, *done = NULL;
 	unsigned int n = 0;
@@ -71,7 +72,7 @@ unsigned int process_states__collect(struct process_states *ps, uint64_t before_
 	pthread_mutex_unlock(&ps->retired_lock);
 	for (; done; done = st, n++) {
 		st = done->next_retired;
-		state_free(done, free_app);
+		state_free(done, release);
 	}
 	return n;
 }
@@ -206,7 +207,11 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
-	app = ret >= 0 && app_region_new(st);
+	/* an OpenTelemetry context mapping: looked at when the mappings change,
+	 * so that the first read of a process that runs already finds it */
+	app = ret >= 0 && (app_region_new(st) ||
+			   (ret > 0 && memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME,
+					      sizeof(OTEL_CTX_NAME) - 1)));
 	pthread_mutex_unlock(&st->lock);
 	if (app)
 		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,

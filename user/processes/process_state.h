@@ -23,8 +23,8 @@
  * immutable: set before the state is installed.  @maps is refreshed by the
  * tracking thread (exec, fork) and the main thread (first sample, periodic
  * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
- * read without it (the drain threads' "due a read?" test).  @app belongs to
- * the main thread.
+ * read without it (the drain threads' "due a read?" test).  @app and @otel
+ * belong to the main thread.
  */
 #ifndef CTXPROF_PROCESS_STATE_H
 #define CTXPROF_PROCESS_STATE_H
@@ -38,6 +38,7 @@
 #include "symbols/maps_history.h"
 
 struct app_region;
+struct otel_proc;
 struct unwind_proc_state;
 
 /*
@@ -67,6 +68,7 @@ struct process_state {
 	bool retired;		   /* under @lock: the image is gone */
 	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
 	_Atomic bool app_seen;	   /* the main thread looked at its region (app_due) */
+	struct otel_proc *otel;	   /* its OpenTelemetry context, NULL when none (main thread) */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
@@ -139,11 +141,12 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 /**
  * process_states__collect() - free states retired before @before_ns
  * (CLOCK_MONOTONIC) and not pinned.  Exporter's thread, after an export.
- * @free_app: releases a state's app region (NULL when there are none)
+ * @release: releases what the main thread attached to a state (@app,
+ * @otel) before it is freed; NULL when it attaches nothing
  * Return: how many were freed.
  */
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
-				     void (*free_app)(struct app_region *));
+				     void (*release)(struct process_state *st));
 
 /*
  * Hooks for the module that keeps per-image data outside the collector (the
@@ -170,11 +173,12 @@ void process_states__set_hooks(struct process_states *ps, const struct process_s
 /**
  * process_states__app_due() - call @fn with each process whose mappings,
  * read since the last call, showed a libctxprof region its state's
- * @app_seen does not say was looked at: --all and --children find the
+ * @app_seen does not say was looked at, or changed and show an
+ * OpenTelemetry context mapping ("OTEL_CTX"): --all and --children find the
  * applications to read trace context from this way (at the /proc scan, at
- * exec, at a first sample, at each periodic re-read).  @fn sets @app_seen
- * once it looked.  Main thread.  Lossy (64 slots by pid): a process missed
- * comes again at its next re-read.
+ * exec, at a first sample, at each periodic re-read), before the periodic
+ * re-reads would.  @fn sets @app_seen once it looked.  Main thread.  Lossy (64 slots by pid): a
+ * process missed comes again at its next re-read.
  */
 void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
 			     void *ctx);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "appctx/otel_thread_ctx.h"
 #include "processes/process_state.h"
 #include "sampling/drain.h"
 #include "traces/trace_event.h"
@@ -109,6 +110,7 @@ static void trace_sample(struct trace_writer *tw, const struct sample_record *re
 
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
+	const struct otel_thread_record *otel = NULL;
 	struct drain *d = ctx;
 	struct sample_table *t;
 	uint64_t trace_id;
@@ -117,7 +119,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	bump(&d->received);
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
 	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
-	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64)) {
+	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64) ||
+	    otel_thread_ctx__from_sample(rec, size, &otel) < 0) {
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
 		return;
 	}
@@ -136,7 +139,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		return;
 	}
 	t = d->tables[atomic_load_explicit(&d->active, memory_order_relaxed)];
-	if (sample_table__add(t, trace_id, rec))
+	if (sample_table__add(t, trace_id, rec, otel))
 		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
 }
 

@@ -13,6 +13,12 @@ struct sample_table {
 	struct sample_row *rows; /* nr_rows used, in the order of their first sample */
 	size_t nr_rows;
 	uint64_t nr_samples;
+	/* distinct OpenTelemetry records, each 8-byte aligned in @pool */
+	struct htable otel_index; /* fixed, as many entries as rows */
+	uint32_t *otel_at;	  /* entry -> offset in @pool */
+	size_t nr_otel;
+	uint8_t *pool;
+	size_t pool_used, pool_size;
 };
 
 /* what identifies a row, in the sample's terms */
@@ -20,6 +26,7 @@ struct row_key {
 	uint64_t trace_id;
 	const struct sample_record *rec;
 	bool ctx;
+	const struct otel_thread_record *otel; /* interned: equal records, equal pointers */
 };
 
 /* span_id, local_root_span_id and tags: the record's last words before frames */
@@ -36,6 +43,8 @@ static uint32_t row_hash(const struct row_key *k)
 
 	if (k->ctx)
 		h = hash_words(h, &k->rec->span_id, CTX_WORDS);
+	if (k->otel)
+		h = hash_u64(h ^ (uintptr_t)k->otel);
 	return h;
 }
 
@@ -44,7 +53,8 @@ static bool row_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct sample_row *r = (const struct sample_row *)ctx + idx;
 	const struct row_key *k = key;
 
-	if (r->trace_id != k->trace_id || r->tid != k->rec->tid || r->has_context != k->ctx)
+	if (r->trace_id != k->trace_id || r->tid != k->rec->tid || r->has_context != k->ctx ||
+	    r->otel != k->otel)
 		return false;
 	return !k->ctx || (r->span_id == k->rec->span_id &&
 			   r->local_root_span_id == k->rec->local_root_span_id &&
@@ -58,6 +68,7 @@ static void row_init(struct sample_row *r, const struct row_key *k)
 		.pid = k->rec->pid,
 		.tid = k->rec->tid,
 		.has_context = k->ctx,
+		.otel = k->otel,
 	};
 	if (k->ctx) {
 		r->span_id = k->rec->span_id;
@@ -86,7 +97,16 @@ struct sample_table *sample_table__new(size_t capacity)
 	if (err)
 		goto err_free;
 	t->rows = calloc(cap / 4 * 3, sizeof(*t->rows));
-	if (!t->rows) {
+	err = htable__init(&t->otel_index, cap / 4 * 3, HTABLE_FIXED);
+	if (err)
+		goto err_free;
+	/* untouched pages of the pool cost no memory: most processes publish no record */
+	t->pool_size = (size_t)cap / 4 * 3 * SAMPLE_TABLE_OTEL_BYTES_PER_ROW;
+	if (t->pool_size > UINT32_MAX) /* offsets are 32-bit */
+		t->pool_size = UINT32_MAX;
+	t->pool = calloc(1, t->pool_size);
+	t->otel_at = calloc(cap / 4 * 3, sizeof(*t->otel_at));
+	if (!t->rows || !t->pool || !t->otel_at) {
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -104,17 +124,60 @@ void sample_table__free(struct sample_table *t)
 		return;
 	htable__destroy(&t->index);
 	free(t->rows);
+	htable__destroy(&t->otel_index);
+	free(t->otel_at);
+	free(t->pool);
 	free(t);
 }
 
-int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec)
+struct otel_key {
+	const struct sample_table *t;
+	const struct otel_thread_record *rec;
+};
+
+static bool otel_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT};
-	uint32_t hash = row_hash(&key), idx;
+	const struct otel_key *k = key;
+	const struct otel_thread_record *r = (const void *)(k->t->pool + k->t->otel_at[idx]);
+
+	return r->attrs_size == k->rec->attrs_size &&
+	       !memcmp(r, k->rec, sizeof(*r) + k->rec->attrs_size);
+}
+
+/* the table's copy of @rec, stored on first sight; NULL when the pool is full */
+static const struct otel_thread_record *otel_intern(struct sample_table *t,
+						    const struct otel_thread_record *rec)
+{
+	struct otel_key key = {t, rec};
+	size_t size = sizeof(*rec) + rec->attrs_size;
+	uint32_t hash = (uint32_t)hash_bytes(rec, size), idx;
+
+	idx = htable__find(&t->otel_index, hash, otel_eq, &key, &key);
+	if (idx != HTABLE_NONE)
+		return (const void *)(t->pool + t->otel_at[idx]);
+	if (t->pool_size - t->pool_used < size || htable__insert(&t->otel_index, hash, t->nr_otel))
+		return NULL;
+	memcpy(t->pool + t->pool_used, rec, size);
+	t->otel_at[t->nr_otel++] = t->pool_used;
+	t->pool_used += (size + 7) & ~(size_t)7;
+	return (const void *)(t->pool + t->otel_at[t->nr_otel - 1]);
+}
+
+int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
+		      const struct otel_thread_record *otel)
+{
+	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT, NULL};
+	uint32_t hash, idx;
 	struct sample_row *r;
 	size_t n;
 	int err;
 
+	if (otel) {
+		key.otel = otel_intern(t, otel);
+		if (!key.otel)
+			return -ENOSPC;
+	}
+	hash = row_hash(&key);
 	idx = htable__find(&t->index, hash, row_eq, t->rows, &key);
 	if (idx == HTABLE_NONE) {
 		/* the fixed index refuses a row past the table's size: -ENOSPC */
@@ -148,6 +211,11 @@ void sample_table__clear(struct sample_table *t)
 	htable__clear(&t->index);
 	t->nr_rows = 0;
 	t->nr_samples = 0;
+	/* clearing touches every slot: not for a table that never held a record */
+	if (t->nr_otel)
+		htable__clear(&t->otel_index);
+	t->nr_otel = 0;
+	t->pool_used = 0;
 }
 
 size_t sample_table__nr_rows(const struct sample_table *t)

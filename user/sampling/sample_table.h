@@ -7,6 +7,10 @@
  * Fixed capacity, allocated up front (a fixed util/htable.h index over a row
  * array): adding a sample is a hash and a probe, never an allocation.  A full
  * table refuses the sample and counts it.
+ * A sample's OpenTelemetry thread record (ids and attribute bytes) is part
+ * of its row's identity: each distinct record is stored once per table, in
+ * a fixed pool beside the rows (SAMPLE_TABLE_OTEL_BYTES_PER_ROW bytes per
+ * row), and the rows point at it; a full pool refuses the sample too.
  * One writer (the drain thread); read by the exporter when no writer runs.
  */
 #ifndef CTXPROF_SAMPLE_TABLE_H
@@ -16,7 +20,10 @@
 #include <stdint.h>
 #include "records.h"
 
-/* a row's identity is (trace_id, tid, span_id, local_root_span_id, tags) */
+/* the OpenTelemetry records a table can hold: this many bytes per row on average */
+#define SAMPLE_TABLE_OTEL_BYTES_PER_ROW 96
+
+/* a row's identity is (trace_id, tid, span_id, local_root_span_id, tags, otel) */
 struct sample_row {
 	uint64_t trace_id;
 	uint64_t count;
@@ -27,6 +34,9 @@ struct sample_row {
 	uint64_t local_root_span_id;
 	uint32_t tags[SAMPLER_NR_TAGS];
 	uint32_t has_context; /* the samples carried a valid context */
+	/* the samples' OpenTelemetry thread record, its attributes after it
+	 * (in the table's pool); NULL: none */
+	const struct otel_thread_record *otel;
 };
 
 struct sample_table;
@@ -42,10 +52,13 @@ void sample_table__free(struct sample_table *t);
 
 /**
  * sample_table__add() - count sample @rec, whose stack is @trace_id: its
- * thread, name and (when SAMPLE_F_CONTEXT) trace context come from @rec.
+ * thread, name and (when SAMPLE_F_CONTEXT) trace context come from @rec;
+ * @otel is its OpenTelemetry thread record (otel_thread_ctx__from_sample(),
+ * attributes included), NULL when none.
  * Return: 0, or -ENOSPC when the table is full (the sample is not counted).
  */
-int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec);
+int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
+		      const struct otel_thread_record *otel);
 
 /** sample_table__for_each() - call @fn on every row, in the order of their first sample. */
 void sample_table__for_each(const struct sample_table *t,

@@ -78,6 +78,14 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_UFRAMES_PLT] = "frames_plt",
 	[SAMPLER_STAT_UFRAMES_SIGNAL] = "frames_signal",
 	[SAMPLER_STAT_UFRAMES_FP] = "frames_fp",
+	[SAMPLER_STAT_OTEL_OK] = "otel_ok",
+	[SAMPLER_STAT_OTEL_NONE] = "otel_none",
+	[SAMPLER_STAT_OTEL_INVALID] = "otel_invalid",
+	[SAMPLER_STAT_OTEL_READ_ERR] = "otel_read_error",
+	[SAMPLER_STAT_OTEL_NO_BLOCK] = "otel_no_tls_block",
+	[SAMPLER_STAT_OTEL_STALE] = "otel_stale",
+	[SAMPLER_STAT_OTEL_ATTRS_BIG] = "otel_attrs_too_big",
+	[SAMPLER_STAT_OTEL_ATTRS_ERR] = "otel_attrs_unreadable",
 };
 
 const char *sampler_stat_name(enum sampler_stat stat)
@@ -453,6 +461,11 @@ int sampler__pid_map_fd(const struct sampler *s)
 int sampler__ctx_map_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.ctx_slots);
+}
+
+int sampler__otel_map_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.otel_tls);
 }
 
 void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out)

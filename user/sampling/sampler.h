@@ -41,7 +41,7 @@ struct sampler_opts {
 	size_t ring_bytes;	 /* per-CPU ring size; a power of two >= page size */
 	const char *btf_path;	 /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
 	int nr_parts;		 /* ring consumers (drain threads); capped at the CPU count */
-	bool read_context;	 /* read the libctxprof context slots in sampler__ctx_map_fd() */
+	bool read_context;	 /* read libctxprof slots and OpenTelemetry thread records */
 	enum unwind_mode unwind; /* how user stacks are walked */
 	/* sizes of the unwinder's maps (unwind != UNWIND_MODE_FP) */
 	uint32_t unwind_rows, unwind_rules, unwind_mappings, unwind_procs;
@@ -111,6 +111,13 @@ int sampler__read_stats(struct sampler *s, uint64_t *out);
  * context slot (u32 -> struct ctx_slot_ref in records.h) the sampler reads.
  */
 int sampler__ctx_map_fd(const struct sampler *s);
+
+/**
+ * sampler__otel_map_fd() - the BPF hash map pid -> where its threads'
+ * OpenTelemetry context pointer lies (u32 -> struct otel_tls_ref in
+ * records.h), read when opts->read_context.
+ */
+int sampler__otel_map_fd(const struct sampler *s);
 
 /**
  * sampler__pid_map_fd() - with opts->filter_pids, the BPF hash map of the

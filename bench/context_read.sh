@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# BPF run time per sample of the trace-context reads, in one run: the
+# OpenTelemetry thread context (otel_service: fsbase, the TLS pointer, the
+# 28-byte record and its attributes), the libctxprof slot (requests: one
+# 64-byte read and its checksum), each next to the same workload profiled
+# with --no-context (no context read at all).  kernel.bpf_stats_enabled;
+# medians of BENCH_REPS runs (default 3) of BENCH_SECONDS (default 5) at
+# 999 Hz.  Run by bench/run.sh, or alone as root after make bench.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUTPUT=${OUTPUT:-build}
+case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
+B=$OUTPUT/bench
+W=$OUTPUT/workloads
+REPS=${BENCH_REPS:-3}
+SECS=${BENCH_SECONDS:-5}
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF)"; exit 1; }
+for b in "$B/progstat" "$W/otel_service" "$W/requests"; do
+	[ -x "$b" ] || { echo "bench: $b missing (make bench builds it)"; exit 1; }
+done
+mkdir -p "$B"
+was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q -w kernel.bpf_stats_enabled=1
+trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# ns per run of the perf_event programs loaded since the ids in $1
+prog_ns() {
+	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { printf "%.0f\n", c ? t / c : 0 }' "$1" -
+}
+one() { # workload command, collector options... -> ns per run
+	"$B/progstat" > "$B/ids.before"
+	$1 > /dev/null & local wl=$!
+	sleep 0.5
+	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration "$SECS" "${@:2}" \
+		-o "$B/ctxread.pb.gz" 2> "$B/ctxread.log" & local c=$!
+	sleep $((SECS - 1))
+	prog_ns "$B/ids.before"
+	wait $c || true
+	kill $wl 2> /dev/null || true
+	wait $wl 2> /dev/null || true
+}
+declare -A V
+OTEL="$W/otel_service --threads 2"
+REQ="$W/requests --threads 2"
+# interleaved, each context read next to its no-read run, so that the
+# machine's load drifting hits every variant alike; the cost is the median
+# of the per-repetition differences
+for _ in $(seq "$REPS"); do
+	V[otel]+="$(one "$OTEL") "
+	V[otel_none]+="$(one "$OTEL" --no-context) "
+	V[slot]+="$(one "$REQ") "
+	V[slot_none]+="$(one "$REQ" --no-context) "
+done
+med() { printf '%s\n' $1 | median; }
+diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
+cat <<EOT
+
+| sampler run (999 Hz, $SECS s, $REPS interleaved runs each) | ns per sample, median (runs) | same workload, --no-context: no context read | context read costs (median of paired differences) |
+|---|---|---|---|
+| OpenTelemetry thread context (otel_service: TLS pointer, record, attributes) | $(med "${V[otel]}") (${V[otel]% }) | $(med "${V[otel_none]}") (${V[otel_none]% }) | $(diffs "${V[otel]}" "${V[otel_none]}") ns |
+| libctxprof context slot (requests) | $(med "${V[slot]}") (${V[slot]% }) | $(med "${V[slot_none]}") (${V[slot_none]% }) | $(diffs "${V[slot]}" "${V[slot_none]}") ns |
+EOT
