@@ -197,6 +197,15 @@ static bool app_region_new(const struct process_state *st)
 		      sizeof(CTXPROF_REGION_MAPS_NAME) - 1);
 }
 
+/* an OpenTelemetry context mapping: looked at when the mappings change, so
+ * that the first read of a process that runs already finds it */
+static bool otel_ctx_mapped(const struct process_state *st)
+{
+	const struct maps_history *h = &st->maps;
+
+	return h->text && memmem(h->text, h->text_len, OTEL_CTX_NAME, sizeof(OTEL_CTX_NAME) - 1);
+}
+
 int process_states__refresh(struct process_states *ps, struct process_state *st)
 {
 	uint64_t now = mono_ns();
@@ -207,11 +216,7 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
-	/* an OpenTelemetry context mapping: looked at when the mappings change,
-	 * so that the first read of a process that runs already finds it */
-	app = ret >= 0 && (app_region_new(st) ||
-			   (ret > 0 && memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME,
-					      sizeof(OTEL_CTX_NAME) - 1)));
+	app = ret >= 0 && (app_region_new(st) || (ret > 0 && otel_ctx_mapped(st)));
 	pthread_mutex_unlock(&st->lock);
 	if (app)
 		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,
