@@ -71,6 +71,7 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
+# the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \

@@ -53,7 +53,8 @@ grep -q "readOnlyRootFilesystem must be boolean" "$TMP/broken.log" && grep -q "n
 
 # --- the image (cached: built again only when a source changes)
 start=$(date +%s)
-IMAGE=$(OUTPUT=$OUTPUT deploy/image.sh | tail -1) || { fail "deploy/image.sh failed"; finish; }
+IMAGE=$(OUTPUT=$OUTPUT deploy/image.sh) && IMAGE=${IMAGE##*$'\n'} && [ -n "$IMAGE" ] ||
+	{ fail "deploy/image.sh failed"; finish; }
 ok "image $IMAGE ready in $(($(date +%s) - start)) s ($(podman image inspect --format '{{.Size}}' "$IMAGE") bytes)"
 mkdir -p "$B/rootfs" "$B/out" "$B/logs/pods" "$B/logs/containers"
 c=$(podman create "$IMAGE") && podman export "$c" | tar -x -C "$B/rootfs" && podman rm "$c" > /dev/null

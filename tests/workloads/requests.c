@@ -19,55 +19,11 @@
 #include <string.h>
 #include <time.h>
 #include "ctxprof.h"
+#include "handlers.h"
 
-static volatile uint64_t sink;
 static volatile int done;
 static double seconds;
 static uint32_t endpoint_tag[4];
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __attribute__((noinline)) void burn(double ms)
-{
-	volatile uint64_t x = 0;
-	double end = now() + ms / 1e3;
-
-	while (now() < end)
-		x = x + 1;
-	sink += x;
-}
-
-static __attribute__((noinline)) void handle_checkout(void)
-{
-	burn(3);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void handle_search(void)
-{
-	burn(2);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void handle_login(void)
-{
-	burn(1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void between_requests(void)
-{
-	burn(1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static void (*const handlers[4])(void) = {NULL, handle_checkout, handle_search, handle_login};
 
 static void *worker(void *arg)
 {

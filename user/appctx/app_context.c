@@ -20,6 +20,7 @@
 #include "traces/trace.h"
 #include "traces/trace_event.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
@@ -641,11 +642,9 @@ void app_context__poll(struct app_context *a)
 		.tag = on_tag,
 	};
 	struct drain_ctx d = {.a = a};
-	struct timespec ts;
 	struct app_region *r;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	d.now_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	d.now_ns = mono_ns();
 	/* epoch 0 marks "never seen" */
 	if (++a->epoch == 0)
 		a->epoch = 1;
@@ -653,8 +652,7 @@ void app_context__poll(struct app_context *a)
 	for (r = a->regions; r; r = r->next) {
 		sync_slots(a, r);
 		d.r = r;
-		ctxprof_region__drain(r->base, &r->geom, ts.tv_sec * 1000000000ull + ts.tv_nsec,
-				      &ops, &d, &r->st);
+		ctxprof_region__drain(r->base, &r->geom, d.now_ns, &ops, &d, &r->st);
 	}
 }
 

@@ -12,6 +12,7 @@
 #include "processes/proc_maps.h"
 #include "processes/proc_mem.h"
 #include "processes/process_state.h"
+#include "util/clock.h"
 #include "util/utf8.h"
 
 /* an unknown key index makes a process context be read again at most this often */
@@ -45,14 +46,6 @@ struct otel_context {
 	struct otel_proc *procs;
 	struct otel_context_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct otel_context *otel_context__new(int tls_map_fd, int verbose)
 {

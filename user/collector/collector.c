@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,8 +28,11 @@
 #include "appctx/app_context.h"
 #include "appctx/otel_context.h"
 #include "collector/cli.h"
+#include "collector/collector.h"
 #include "collector/health.h"
+#include "collector/metrics_feed.h"
 #include "collector/privileges.h"
+#include "collector/report.h"
 #include "export/export.h"
 #include "export/metrics.h"
 #include "export/output.h"
@@ -46,6 +48,7 @@
 #include "symbols/symbolizer.h"
 #include "traces/trace.h"
 #include "unwind/unwinder.h"
+#include "util/clock.h"
 
 #define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: /proc/PID/stat's flags */
@@ -57,43 +60,6 @@
 /* at start, how long to wait for the tables of what runs, silently, then in all */
 #define UNWIND_START_WAIT_MS 1000
 #define UNWIND_START_MAX_MS  30000
-
-struct collector {
-	struct collector_opts opts;
-	struct calltrace_storage *traces;
-	struct drains *drains;
-	struct sampler *sampler;
-	struct symbolizer *sym;
-	struct process_states *states;
-	struct outfiles *files;
-	struct app_context *app;   /* NULL with --no-context */
-	struct otel_context *otel; /* NULL with --no-context */
-	struct thread_registry *reg;
-	struct tracker *tracker;
-	struct unwinder *unwinder; /* NULL with --unwind fp */
-	/* per-thread traces and their timelines; NULL without --timeline(s) */
-	struct traces *tl;
-	struct timeline *timeline;
-	struct trace_writer *tw_main; /* the main thread's: span events */
-	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current interval */
-	uint64_t stopped_ns;	      /* when sampling stopped, 0 before */
-	struct timeline_result tl_last;
-	uint64_t tl_written;
-	uint64_t exported; /* samples written into profiles so far */
-	uint64_t no_trace; /* samples left out: their trace was not handed over */
-	uint64_t traces_exported;
-	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
-	struct export_result last; /* the latest file's counts */
-	char node[256];		   /* the node label: $NODE_NAME, else the host name */
-	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */
-	struct health *health;	   /* with --metrics-addr */
-	struct metrics_server *metrics;
-	struct metrics_snapshot *snap; /* filled by the main thread, then published */
-	double start_time;	       /* Unix time */
-	uint64_t files_written, exports_ok, exports_failed;
-	double last_export_time, last_export_duration;
-	bool last_export_failed;
-};
 
 /* how far behind the samples span events may come (see timeline_cut()) */
 #define TIMELINE_HOLD_NS 300000000l
@@ -156,7 +122,7 @@ static int check_outputs(const struct collector_opts *o)
 			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
 	}
 	if (!err && o->timeline) {
-		if (!strcmp(o->timeline, o->output)) {
+		if (o->output && !strcmp(o->timeline, o->output)) {
 			fprintf(stderr, "collector: --timeline and --output name the same file\n");
 			return -EINVAL;
 		}
@@ -234,268 +200,6 @@ static int open_target(pid_t pid)
 	return fd;
 }
 
-static double now_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t sum_drops(const uint64_t *bpf, const struct drain_counters *dc,
-			  const struct collector *c)
-{
-	uint64_t n = c->no_trace;
-	int i;
-
-	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
-		n += bpf[i];
-	for (i = 0; i < DRAIN_DROP_MAX; i++)
-		n += dc->drops[i];
-	return n;
-}
-
-static void print_status(const struct collector *c, double elapsed, uint64_t *last_samples,
-			 double *last_t)
-{
-	uint64_t st[SAMPLER_STAT_MAX];
-	struct calltrace_storage_stats cs;
-	struct drain_counters dc;
-	double dt = elapsed - *last_t;
-
-	if (sampler__read_stats(c->sampler, st))
-		return;
-	drains__counters(c->drains, &dc);
-	calltrace_storage__stats(c->traces, &cs);
-	fprintf(stderr,
-		"\r\033[Kctxprof: %6.1fs  %7.0f samples/s  %llu samples  %llu dropped  "
-		"%llu stacks",
-		elapsed, dt > 0 ? (st[SAMPLER_STAT_SAMPLES] - *last_samples) / dt : 0.0,
-		(unsigned long long)st[SAMPLER_STAT_SAMPLES],
-		(unsigned long long)sum_drops(st, &dc, c), (unsigned long long)cs.traces);
-	if (c->files)
-		fprintf(stderr, "  %lu files", outfiles__count(c->files));
-	*last_samples = st[SAMPLER_STAT_SAMPLES];
-	*last_t = elapsed;
-}
-
-/* how user stacks ended, how their frames were found, what the tables hold */
-static void print_unwind_summary(const struct collector *c, const uint64_t *st)
-{
-	struct unwinder_stats us;
-	int i;
-
-	fprintf(stderr, "ctxprof: user stacks by how they end:");
-	for (i = 0; i < UNWIND_STOP_MAX; i++)
-		if (st[SAMPLER_STAT_USTOP_FIRST + i] || i == UNWIND_STOP_COMPLETE)
-			fprintf(stderr, " %s=%llu", sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
-				(unsigned long long)st[SAMPLER_STAT_USTOP_FIRST + i]);
-	fprintf(stderr, "; cut at a return address outside executable mappings=%llu\n",
-		(unsigned long long)c->stacks_cut);
-	if (!c->unwinder)
-		return;
-	unwinder__stats(c->unwinder, &us);
-	fprintf(stderr,
-		"ctxprof: unwinding: frames by CFI %llu, PLT %llu, signal %llu, frame pointer "
-		"%llu; tables built %llu (%llu with a debug file's CFI; %.0f ms, longest %.0f ms), "
-		"shared %llu, no CFI %llu, "
-		"unreadable %llu, failed %llu, no room %llu, evicted %llu; %llu rows in %u "
-		"tables, %.1f of %.1f MiB\n",
-		(unsigned long long)st[SAMPLER_STAT_UFRAMES_CFI],
-		(unsigned long long)st[SAMPLER_STAT_UFRAMES_PLT],
-		(unsigned long long)st[SAMPLER_STAT_UFRAMES_SIGNAL],
-		(unsigned long long)st[SAMPLER_STAT_UFRAMES_FP],
-		(unsigned long long)us.tables_built, (unsigned long long)us.tables_from_debug_file,
-		us.build_ns / 1e6, us.build_max_ns / 1e6, (unsigned long long)us.tables_shared,
-		(unsigned long long)us.files_no_cfi, (unsigned long long)us.files_unreadable,
-		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_no_room,
-		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
-		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
-		us.store.bytes / 1048576.0);
-}
-
-/* what was read of OpenTelemetry's process and thread context; nothing when none */
-static void print_otel_summary(const struct collector *c, const uint64_t *st)
-{
-	struct otel_context_stats os;
-	uint64_t bpf = 0;
-	int i;
-
-	otel_context__stats(c->otel, &os);
-	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
-		bpf += st[i];
-	if (!bpf && !os.processes && !os.bad_header && !os.bad_payload && !os.read_errors &&
-	    !os.updating)
-		return;
-	fprintf(stderr,
-		"ctxprof: OpenTelemetry process context: %llu processes, %llu reads, %llu refused "
-		"headers, %llu bad payloads, %llu read errors, %llu found mid-update, %llu values "
-		"skipped, %llu unknown "
-		"thread schemas; thread context located in %llu (no symbol %llu, unsupported %llu, "
-		"unreadable %llu, map full %llu)\n",
-		(unsigned long long)os.processes, (unsigned long long)os.reads,
-		(unsigned long long)os.bad_header, (unsigned long long)os.bad_payload,
-		(unsigned long long)os.read_errors, (unsigned long long)os.updating,
-		(unsigned long long)os.skipped_values, (unsigned long long)os.other_schema,
-		(unsigned long long)os.tls_found, (unsigned long long)os.tls_no_symbol,
-		(unsigned long long)os.tls_unsupported, (unsigned long long)os.tls_unreadable,
-		(unsigned long long)os.map_full);
-	fprintf(stderr, "ctxprof: OpenTelemetry thread context:");
-	for (i = SAMPLER_STAT_OTEL_OK; i <= SAMPLER_STAT_OTEL_ATTRS_ERR; i++)
-		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
-	fprintf(stderr,
-		"; attributes: %llu unknown keys (%llu key map refreshes), %llu truncated "
-		"records, %llu bad values\n",
-		(unsigned long long)os.unknown_keys, (unsigned long long)os.key_refreshes,
-		(unsigned long long)os.attrs_truncated, (unsigned long long)os.bad_values);
-}
-
-/* what the per-thread traces held and what the last timeline shows */
-static void print_timeline_summary(const struct collector *c)
-{
-	const struct timeline_result *r = &c->tl_last;
-	struct app_context_stats as = {0};
-	struct traces_stats ts;
-
-	if (!c->tl)
-		return;
-	traces__stats(c->tl, &ts);
-	if (c->app)
-		app_context__stats(c->app, &as);
-	fprintf(stderr,
-		"ctxprof: timeline: %llu threads, %llu spans (%llu ends without a begin; from the "
-		"samples: %llu begins and %llu ends whose events were lost), %llu "
-		"stack slices from %llu samples (%llu stacks no longer stored)%s; events: %llu "
-		"recorded, %llu in timelines, %llu recycled unwritten (--timeline-memory), %llu "
-		"dropped (no memory); span events left out: %llu from unverified threads, %llu "
-		"with a time far from ours; %llu parts of 4 KiB, most one thread took %.1f KiB\n",
-		(unsigned long long)r->threads, (unsigned long long)r->spans,
-		(unsigned long long)r->spans_unmatched, (unsigned long long)r->spans_begin_lost,
-		(unsigned long long)r->spans_end_lost, (unsigned long long)r->slices,
-		(unsigned long long)r->samples, (unsigned long long)r->no_stack,
-		c->files ? " in the last file" : "", (unsigned long long)ts.events,
-		(unsigned long long)ts.events_replayed, (unsigned long long)ts.events_recycled,
-		(unsigned long long)ts.events_dropped,
-		(unsigned long long)as.span_events_unattributed,
-		(unsigned long long)as.span_events_bad_time, (unsigned long long)ts.parts,
-		ts.replay_bytes / 1024.0);
-	if (!c->files)
-		fprintf(stderr, "ctxprof: wrote the timeline %s\n", c->opts.timeline);
-}
-
-static void print_summary(const struct collector *c, const uint64_t *st,
-			  const struct drain_counters *dc, double elapsed, const char *why,
-			  double cpu_s)
-{
-	const struct export_result *res = &c->last;
-	struct symbolizer_stats ss;
-	int i;
-
-	symbolizer__stats(c->sym, &ss);
-	fprintf(stderr, "ctxprof: stopped after %.1fs (%s)\n", elapsed, why);
-	fprintf(stderr, "ctxprof: samples: %llu taken, %llu in profile, %llu dropped\n",
-		(unsigned long long)st[SAMPLER_STAT_SAMPLES], (unsigned long long)c->exported,
-		(unsigned long long)sum_drops(st, dc, c));
-	fprintf(stderr, "ctxprof: dropped by reason:");
-	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
-		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
-	for (i = 0; i < DRAIN_DROP_MAX; i++)
-		fprintf(stderr, " %s=%llu", drain_drop_name(i), (unsigned long long)dc->drops[i]);
-	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)c->no_trace);
-	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
-		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
-		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
-	print_unwind_summary(c, st);
-	if (c->opts.all || c->opts.children) {
-		struct tracker_stats ts;
-
-		tracker__stats(c->tracker, &ts);
-		fprintf(stderr,
-			"ctxprof: processes: %llu live, %llu threads; %llu lifecycle events, "
-			"%llu lost; %llu exec/fork snapshots\n",
-			(unsigned long long)ts.processes, (unsigned long long)ts.threads,
-			(unsigned long long)ts.events, (unsigned long long)ts.dropped,
-			(unsigned long long)ts.snapshots);
-		if (c->opts.children)
-			fprintf(stderr, "ctxprof: %llu processes followed in the tree of pid %d\n",
-				(unsigned long long)ts.tracked, c->opts.pid);
-	}
-	if (c->app) {
-		struct app_context_stats as;
-
-		app_context__stats(c->app, &as);
-		/* an application that never used libctxprof: nothing to say */
-		if (as.regions || as.regions_rejected || st[SAMPLER_STAT_CTX_OK] ||
-		    st[SAMPLER_STAT_CTX_EMPTY] || st[SAMPLER_STAT_CTX_TORN] ||
-		    st[SAMPLER_STAT_CTX_READ_ERR] || st[SAMPLER_STAT_CTX_STALE])
-			fprintf(stderr,
-				"ctxprof: trace context: %llu samples with a valid context, "
-				"%llu empty, %llu torn (rejected), %llu unreadable, "
-				"%llu stale (slot changed hands); %llu regions (%llu refused), "
-				"%llu threads (%llu claims refused), %llu tags "
-				"(%llu dictionary replays requested), %llu span events, "
-				"%llu lane errors\n",
-				(unsigned long long)st[SAMPLER_STAT_CTX_OK],
-				(unsigned long long)st[SAMPLER_STAT_CTX_EMPTY],
-				(unsigned long long)st[SAMPLER_STAT_CTX_TORN],
-				(unsigned long long)st[SAMPLER_STAT_CTX_READ_ERR],
-				(unsigned long long)st[SAMPLER_STAT_CTX_STALE],
-				(unsigned long long)as.regions,
-				(unsigned long long)as.regions_rejected,
-				(unsigned long long)as.threads,
-				(unsigned long long)as.threads_rejected,
-				(unsigned long long)as.tags, (unsigned long long)as.dict_replays,
-				(unsigned long long)as.span_events,
-				(unsigned long long)as.lane_errors);
-	}
-	if (c->otel)
-		print_otel_summary(c, st);
-	fprintf(stderr,
-		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
-		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
-		(unsigned long long)c->traces_exported, res->locations, res->functions,
-		res->mappings, c->files ? " in the last file" : "", (unsigned long long)ss.unnamed,
-		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
-		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed);
-	fprintf(stderr,
-		"ctxprof: symbols: %llu names from debug files, %llu from MiniDebugInfo, %llu from "
-		"the vDSO; %llu demangled, %llu left mangled; debug files: %llu used, %llu "
-		"missing, %llu refused (%llu build id, %llu CRC, %llu unusable); MiniDebugInfo: "
-		"%llu merged, %llu bad, %llu too big; %llu ELF files by path (map_files "
-		"refused), %llu refused as not the mapped inode\n",
-		(unsigned long long)ss.names_debug_file, (unsigned long long)ss.names_minidebug,
-		(unsigned long long)ss.names_vdso, (unsigned long long)ss.demangled,
-		(unsigned long long)ss.demangle_failed, (unsigned long long)ss.debug_files,
-		(unsigned long long)ss.debug_missing,
-		(unsigned long long)ss.debug_build_id_bad + ss.debug_crc_bad + ss.debug_unusable,
-		(unsigned long long)ss.debug_build_id_bad, (unsigned long long)ss.debug_crc_bad,
-		(unsigned long long)ss.debug_unusable, (unsigned long long)ss.minidebug_files,
-		(unsigned long long)ss.minidebug_bad, (unsigned long long)ss.minidebug_too_big,
-		(unsigned long long)ss.elf_by_path, (unsigned long long)ss.elf_mismatch);
-	print_timeline_summary(c);
-	fprintf(stderr,
-		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
-		"%.3f s, %.2f us per sample\n",
-		cpu_s, dc->cpu_ns / 1e9, dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
-	if (c->files)
-		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
-			c->opts.output_dir ? c->opts.output_dir : ".");
-	else if (!strcmp(c->opts.output, "-"))
-		fprintf(stderr, "ctxprof: wrote the profile to standard output\n");
-	else
-		fprintf(stderr, "ctxprof: wrote %s\n", c->opts.output);
-}
-
-/* user + system CPU time the collector itself has used */
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 /* what the main thread attached to a process state, released with it */
 static void release_state(struct process_state *st)
 {
@@ -531,8 +235,8 @@ static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
 		nanosleep(&hold, NULL);
 		app_context__poll(c->app);
 	}
-	*end_ns =
-		final ? c->stopped_ns : (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9) - TIMELINE_HOLD_NS;
+	*end_ns = final ? c->stopped_ns
+			: (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9) - TIMELINE_HOLD_NS;
 	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
 }
 
@@ -579,7 +283,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	uint64_t begin_ns, tl_end_ns = 0;
 	int err;
 
-	begin_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
+	begin_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
 	sampler__read_stats(c->sampler, st);
 	/* the timeline goes up to here; the storage keeps what is past it */
 	if (c->tl)
@@ -615,8 +319,8 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	if (err)
 		goto out;
 	c->files_written++;
-	c->last_export_duration = now_s(CLOCK_MONOTONIC) - begin_ns / 1e9;
-	c->last_export_time = now_s(CLOCK_REALTIME);
+	c->last_export_duration = clock_s(CLOCK_MONOTONIC) - begin_ns / 1e9;
+	c->last_export_time = clock_s(CLOCK_REALTIME);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
 	if (c->tl) {
 		err = write_timeline(c, e, tl_end_ns);
@@ -667,7 +371,8 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, pid);
-	if (st && atomic_load(&st->refresh_after_ns) <= (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9)) {
+	if (st &&
+	    atomic_load(&st->refresh_after_ns) <= (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9)) {
 		process_states__refresh(c->states, st);
 		/* an OpenTelemetry process context published or updated since */
 		if (c->otel)
@@ -713,7 +418,7 @@ static void scan_apps_due(struct collector *c)
 
 static int64_t wall_ns(void)
 {
-	return (int64_t)(now_s(CLOCK_REALTIME) * 1e9);
+	return (int64_t)(clock_s(CLOCK_REALTIME) * 1e9);
 }
 
 /* wait up to POLL_MS for the target to exit (just sleep without one, -1);
@@ -807,134 +512,6 @@ static void file_safe(char *dst, size_t len, const char *src)
 				 ? '_'
 				 : src[i];
 	dst[i] = '\0';
-}
-
-static void add_counter(struct metrics_family *f, const char *label, uint64_t v)
-{
-	if (f->n < METRICS_MAX_LABELLED)
-		f->v[f->n++] = (struct metrics_counter){label, v};
-}
-
-static uint64_t self_rss_bytes(void)
-{
-	unsigned long size = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-
-	if (f) {
-		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-			resident = 0;
-		fclose(f);
-	}
-	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
-}
-
-static double self_cpu_s(void);
-
-/* what /metrics serves, from every module's counters (main thread) */
-static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
-{
-	uint64_t st[SAMPLER_STAT_MAX] = {};
-	struct symbolizer_stats ss;
-	struct drain_counters dc;
-	int i;
-
-	memset(m, 0, sizeof(*m));
-	m->version = CTXPROF_VERSION;
-	m->node = c->node;
-	m->mode = c->opts.all ? "all" : c->opts.children ? "children" : "pid";
-	sampler__read_stats(c->sampler, st);
-	drains__counters(c->drains, &dc);
-	m->samples_taken = st[SAMPLER_STAT_SAMPLES];
-	m->samples_in_profile = c->exported;
-	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
-		add_counter(&m->dropped, sampler_stat_name(i), st[i]);
-	for (i = 0; i < DRAIN_DROP_MAX; i++)
-		add_counter(&m->dropped, drain_drop_name(i), dc.drops[i]);
-	add_counter(&m->dropped, "no_trace", c->no_trace);
-	for (i = 0; i < UNWIND_STOP_MAX; i++)
-		add_counter(&m->stack_end, sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
-			    st[SAMPLER_STAT_USTOP_FIRST + i]);
-	add_counter(&m->stack_end, "cut_outside_mappings", c->stacks_cut);
-	add_counter(&m->frames, "cfi", st[SAMPLER_STAT_UFRAMES_CFI]);
-	add_counter(&m->frames, "plt", st[SAMPLER_STAT_UFRAMES_PLT]);
-	add_counter(&m->frames, "signal", st[SAMPLER_STAT_UFRAMES_SIGNAL]);
-	add_counter(&m->frames, "frame_pointer", st[SAMPLER_STAT_UFRAMES_FP]);
-	m->user_stack_errors = st[SAMPLER_STAT_USTACK_ERR];
-	m->kernel_stack_errors = st[SAMPLER_STAT_KSTACK_ERR];
-	add_counter(&m->context, "ok", st[SAMPLER_STAT_CTX_OK]);
-	add_counter(&m->context, "empty", st[SAMPLER_STAT_CTX_EMPTY]);
-	add_counter(&m->context, "torn", st[SAMPLER_STAT_CTX_TORN]);
-	add_counter(&m->context, "unreadable", st[SAMPLER_STAT_CTX_READ_ERR]);
-	if (c->unwinder) {
-		struct unwinder_stats us;
-
-		unwinder__stats(c->unwinder, &us);
-		m->tables_built = us.tables_built;
-		m->tables_shared = us.tables_shared;
-		m->tables_evicted = us.tables_evicted;
-		m->tables_cached = us.tables_cached;
-		m->table_rows = us.rows;
-		m->table_build_seconds = us.build_ns / 1e9;
-		m->table_bytes = us.rows * sizeof(struct unwind_row);
-		m->table_bytes_limit = us.store.bytes;
-		add_counter(&m->table_errors, "no_cfi", us.files_no_cfi);
-		add_counter(&m->table_errors, "unreadable", us.files_unreadable);
-		add_counter(&m->table_errors, "failed", us.tables_failed);
-		add_counter(&m->table_errors, "no_room", us.tables_no_room);
-	}
-	symbolizer__stats(c->sym, &ss);
-	add_counter(&m->symbol_errors, "unnamed", ss.unnamed);
-	add_counter(&m->symbol_errors, "unmapped", ss.unmapped);
-	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
-	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
-	m->elf_files_read = ss.elf_opened;
-	m->nr_rings = sampler__ring_fill(c->sampler, m->ring_fill, METRICS_MAX_RINGS);
-	if (c->tracker) {
-		struct tracker_stats ts;
-
-		tracker__stats(c->tracker, &ts);
-		m->processes = ts.processes;
-		m->threads = ts.threads;
-		m->lifecycle_events = ts.events;
-		m->lifecycle_lost = ts.dropped;
-		m->mapping_snapshots = ts.snapshots;
-	}
-	m->cpu_seconds = self_cpu_s();
-	m->rss_bytes = self_rss_bytes();
-	m->start_time = c->start_time;
-	m->files_written = c->files_written;
-	m->exports_ok = c->exports_ok;
-	m->exports_failed = c->exports_failed;
-	m->last_export_time = c->last_export_time;
-	m->last_export_duration = c->last_export_duration;
-	m->last_export_failed = c->last_export_failed;
-}
-
-static void publish_metrics(struct collector *c)
-{
-	if (!c->metrics)
-		return;
-	fill_metrics(c, c->snap);
-	metrics_server__publish(c->metrics, c->snap);
-}
-
-/* /metrics and /healthz, once every thread they watch runs */
-static int start_metrics(struct collector *c, char *err_msg, size_t err_len)
-{
-	c->snap = malloc(sizeof(*c->snap));
-	c->health = health__new(c->drains, c->tracker, c->opts.interval);
-	if (!c->snap || !c->health) {
-		snprintf(err_msg, err_len, "out of memory");
-		return -ENOMEM;
-	}
-	c->metrics = metrics_server__start(c->opts.metrics_addr, health__check, c->health, err_msg,
-					   err_len);
-	if (!c->metrics)
-		return -errno;
-	publish_metrics(c);
-	fprintf(stderr, "ctxprof: metrics at http://%s/metrics, health at /healthz\n",
-		c->opts.metrics_addr);
-	return 0;
 }
 
 /*
@@ -1109,11 +686,11 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (err)
 		return err;
 	/* the first timeline covers what is sampled */
-	c->interval_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
+	c->interval_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
 	err = sampler__attach(c->sampler, o->frequency, err_msg, err_len);
 	if (err || !o->metrics_addr)
 		return err;
-	return start_metrics(c, err_msg, err_len);
+	return metrics_feed__start(c, err_msg, err_len);
 }
 
 int main(int argc, char **argv)
@@ -1135,7 +712,7 @@ int main(int argc, char **argv)
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
 	node_name(c.node, sizeof(c.node));
-	c.start_time = now_s(CLOCK_REALTIME);
+	c.start_time = clock_s(CLOCK_REALTIME);
 	if (!o->output && !o->interval) {
 		file_safe(node_file, sizeof(node_file), c.node);
 		if (o->all)
@@ -1174,7 +751,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	wall_start = wall_interval = wall_ns();
-	start = now_s(CLOCK_MONOTONIC);
+	start = clock_s(CLOCK_MONOTONIC);
 	if (o->all)
 		fprintf(stderr, "ctxprof: profiling all processes");
 	else
@@ -1188,7 +765,7 @@ int main(int argc, char **argv)
 		/* --children outlives its root: the tree may go on without it */
 		bool exited = wait_target(pidfd) && !o->children;
 
-		elapsed = now_s(CLOCK_MONOTONIC) - start;
+		elapsed = clock_s(CLOCK_MONOTONIC) - start;
 		if (exited)
 			break;
 		if (stop_signal) {
@@ -1236,9 +813,9 @@ int main(int argc, char **argv)
 			wall_interval = wall_ns();
 		}
 		if (status && elapsed - last_status >= 1.0)
-			print_status(&c, elapsed, &last_samples, &last_status);
+			report__status(&c, elapsed, &last_samples, &last_status);
 		if (c.metrics && elapsed - last_publish >= 1.0) {
-			publish_metrics(&c);
+			metrics_feed__publish(&c);
 			last_publish = elapsed;
 		}
 	}
@@ -1248,7 +825,7 @@ int main(int argc, char **argv)
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
-	c.stopped_ns = (uint64_t)(now_s(CLOCK_MONOTONIC) * 1e9);
+	c.stopped_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
 	/* samples of processes never mapped yet: try while they may live */
 	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)
@@ -1269,7 +846,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	drains__counters(c.drains, &dc);
-	print_summary(&c, st, &dc, elapsed, why, self_cpu_s());
+	report__summary(&c, st, &dc, elapsed, why);
 
 cleanup:
 	/* the HTTP thread reads the drains, the tracker and the health checker */

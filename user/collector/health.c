@@ -10,6 +10,7 @@
 #include "collector/health.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
+#include "util/clock.h"
 
 /* a heartbeat: its last value and when it last moved */
 struct beat {
@@ -31,14 +32,6 @@ struct health {
 	_Atomic bool stopping;
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct health *health__new(struct drains *drains, struct tracker *tracker, double interval)
 {
 	struct health *h = calloc(1, sizeof(*h));
@@ -49,7 +42,7 @@ struct health *health__new(struct drains *drains, struct tracker *tracker, doubl
 	h->drains = drains;
 	h->tracker = tracker;
 	h->interval = interval;
-	h->started_at = mono_s();
+	h->started_at = clock_s(CLOCK_MONOTONIC);
 	h->nr_beats = drains__nr(drains) + 1;
 	h->beats = calloc(h->nr_beats, sizeof(*h->beats));
 	if (!h->beats) {
@@ -68,7 +61,7 @@ void health__exported(struct health *h, int err)
 		return;
 	atomic_store(&h->export_err, err);
 	if (!err)
-		atomic_store(&h->export_ms, (uint64_t)(mono_s() * 1000));
+		atomic_store(&h->export_ms, (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1000));
 }
 
 void health__stopping(struct health *h)
@@ -80,7 +73,7 @@ void health__stopping(struct health *h)
 bool health__check(void *ctx, char *why, size_t why_len)
 {
 	struct health *h = ctx;
-	double now = mono_s(), last;
+	double now = clock_s(CLOCK_MONOTONIC), last;
 	uint64_t v, ms;
 	int i, err;
 	bool ok = true;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "processes/pod_meta.h"
 #include "util/array.h"
+#include "util/clock.h"
 
 #define RESCAN_NS 1000000000ull
 
@@ -129,14 +130,6 @@ struct pod_index *pod_index__new(const char *logs_dir)
 		return errno = ENOMEM, NULL;
 	}
 	return pi;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static int by_id(const void *a, const void *b)

@@ -8,6 +8,7 @@
 #include "ctxprof_abi.h"
 #include "otel_abi.h"
 #include "processes/process_state.h"
+#include "util/clock.h"
 
 /* lossy: a process whose slot another took waits for its next refresh */
 #define APP_DUE_SLOTS 64
@@ -22,14 +23,6 @@ struct process_states {
 	/* processes a refresh saw map a libctxprof region: the main thread's */
 	_Atomic uint32_t app_due[APP_DUE_SLOTS];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct process_states *process_states__new(struct symbolizer *sym)
 {

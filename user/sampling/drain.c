@@ -12,6 +12,7 @@
 #include "processes/process_state.h"
 #include "sampling/drain.h"
 #include "traces/trace_event.h"
+#include "util/clock.h"
 
 struct drain {
 	struct drains *set;
@@ -160,7 +161,6 @@ static void *drain_thread(void *arg)
 	struct drain *d = arg;
 	struct drains *set = d->set;
 	uint64_t now, last_sweep = 0;
-	struct timespec ts;
 	int n;
 
 	char name[16];
@@ -172,8 +172,7 @@ static void *drain_thread(void *arg)
 		serve_flip(d);
 		if (d->tw) {
 			/* vDSO, no syscall: a sweep a second lets idle traces go */
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+			now = mono_ns();
 			if (now - last_sweep >= 1000000000ull) {
 				trace_writer__sweep(d->tw);
 				last_sweep = now;
@@ -191,8 +190,7 @@ static void *drain_thread(void *arg)
 	/* a flip asked for while stopping must not hang the exporter */
 	serve_flip(d);
 	thread_registry__unregister_thread();
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	d->cpu_ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	d->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "storage/calltrace_storage.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
@@ -198,14 +199,6 @@ static inline void counter_inc(_Atomic uint64_t *c)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static size_t trace_size(unsigned int nr_frames)
@@ -489,7 +482,7 @@ static void hazard_release(struct calltrace_storage *s, long slot)
  */
 static void note_wait(struct calltrace_storage *s, uint64_t start)
 {
-	uint64_t ns = now_ns() - start;
+	uint64_t ns = mono_ns() - start;
 
 	if (ns > atomic_load_explicit(&s->hazard_wait_max_ns, memory_order_relaxed))
 		atomic_store_explicit(&s->hazard_wait_max_ns, ns, memory_order_relaxed);
@@ -508,7 +501,7 @@ static bool hazard_wait(struct calltrace_storage *s, const struct ct_table *t)
 				cpu_relax();
 				continue;
 			}
-			now = now_ns();
+			now = mono_ns();
 			if (!start) {
 				atomic_fetch_add_explicit(&s->hazard_waits, 1,
 							  memory_order_relaxed);

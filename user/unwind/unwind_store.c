@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "unwind/unwind_store.h"
+#include "util/clock.h"
 #include "util/extents.h"
 #include "util/hash.h"
 #include "util/htable.h"
@@ -27,14 +28,6 @@ struct unwind_store {
 	uint32_t *rule_map; /* scratch: a table's rule -> global rule */
 	size_t rule_map_cap;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static size_t page_round(size_t n)
 {

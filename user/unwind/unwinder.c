@@ -19,6 +19,7 @@
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
@@ -99,14 +100,6 @@ struct unwinder {
 	struct unwind_mapping *scratch;
 	size_t scratch_cap;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void count(struct unwinder *u, uint64_t *c, uint64_t n)
 {

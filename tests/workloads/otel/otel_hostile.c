@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "otel_sdk.h"
+#include "../handlers.h"
 
-static volatile uint64_t sink;
 static volatile int done;
 static const char *mode = "";
 /* below mmap_min_addr: nothing is ever mapped there */
@@ -37,36 +37,6 @@ static void *const unmapped_page = (void *)0x1000;
 
 static const struct otel_sdk_attr resource[] = {{"service.name", "hostile"}};
 static const char *const keys[] = {"http.route", "http.method"};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __attribute__((noinline)) void burn(double ms)
-{
-	volatile uint64_t x = 0;
-	double end = now() + ms / 1e3;
-
-	while (now() < end)
-		x = x + 1;
-	sink += x;
-}
-
-static __attribute__((noinline)) void handle_checkout(void)
-{
-	burn(3);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void between_requests(void)
-{
-	burn(1);
-	__asm__ volatile("" ::: "memory");
-}
 
 /* a record whose 28-byte header ends a page followed by an inaccessible one */
 static struct otel_sdk_record *record_at_page_end(void)

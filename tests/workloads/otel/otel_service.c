@@ -27,8 +27,8 @@
 #include <string.h>
 #include <time.h>
 #include "otel_sdk.h"
+#include "../handlers.h"
 
-static volatile uint64_t sink;
 static volatile int done;
 static volatile int late_key_on;
 static double seconds, late_key = -1;
@@ -41,50 +41,6 @@ static const struct otel_sdk_attr resource[] = {
 static const char *const keys[] = {"http.route", "http.method", "user.tier"};
 static const char *const routes[4] = {NULL, "/checkout", "/search", "/login"};
 static const char *const methods[4] = {NULL, "POST", "GET", "POST"};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __attribute__((noinline)) void burn(double ms)
-{
-	volatile uint64_t x = 0;
-	double end = now() + ms / 1e3;
-
-	while (now() < end)
-		x = x + 1;
-	sink += x;
-}
-
-static __attribute__((noinline)) void handle_checkout(void)
-{
-	burn(3);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void handle_search(void)
-{
-	burn(2);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void handle_login(void)
-{
-	burn(1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void between_requests(void)
-{
-	burn(1);
-	__asm__ volatile("" ::: "memory");
-}
-
-static void (*const handlers[4])(void) = {NULL, handle_checkout, handle_search, handle_login};
 
 static void fill(struct otel_sdk_record *r, uint64_t span, unsigned int kind)
 {

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * collector - the collector program's state, shared by its main
+ * (collector.c: set-up, the main loop, exports) and the modules that show
+ * it (report.c: the status line and the summary; metrics_feed.c: what
+ * /metrics serves).  Private to user/collector/.
+ *
+ * Main thread only: the other threads (drains, tracker, unwinder, the HTTP
+ * server) see the modules it points at, never this struct.
+ */
+#ifndef CTXPROF_COLLECTOR_H
+#define CTXPROF_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "collector/cli.h"
+#include "export/export.h"
+#include "export/metrics.h"
+#include "export/timeline.h"
+
+struct app_context;
+struct calltrace_storage;
+struct drains;
+struct health;
+struct otel_context;
+struct outfiles;
+struct pod_index;
+struct process_states;
+struct sampler;
+struct symbolizer;
+struct thread_registry;
+struct trace_writer;
+struct traces;
+struct tracker;
+struct unwinder;
+
+struct collector {
+	struct collector_opts opts;
+	struct calltrace_storage *traces;
+	struct drains *drains;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	struct process_states *states;
+	struct outfiles *files;
+	struct app_context *app;   /* NULL with --no-context */
+	struct otel_context *otel; /* NULL with --no-context */
+	struct thread_registry *reg;
+	struct tracker *tracker;
+	struct unwinder *unwinder; /* NULL with --unwind fp */
+	/* per-thread traces and their timelines; NULL without --timeline(s) */
+	struct traces *tl;
+	struct timeline *timeline;
+	struct trace_writer *tw_main; /* the main thread's: span events */
+	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current interval */
+	uint64_t stopped_ns;	      /* when sampling stopped, 0 before */
+	struct timeline_result tl_last;
+	uint64_t tl_written;
+	uint64_t exported; /* samples written into profiles so far */
+	uint64_t no_trace; /* samples left out: their trace was not handed over */
+	uint64_t traces_exported;
+	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
+	struct export_result last; /* the latest file's counts */
+	char node[256];		   /* the node label: $NODE_NAME, else the host name */
+	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */
+	struct health *health;	   /* with --metrics-addr */
+	struct metrics_server *metrics;
+	struct metrics_snapshot *snap; /* filled by the main thread, then published */
+	double start_time;	       /* Unix time */
+	uint64_t files_written, exports_ok, exports_failed;
+	double last_export_time, last_export_duration;
+	bool last_export_failed;
+};
+
+#endif /* CTXPROF_COLLECTOR_H */
