@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -711,6 +712,14 @@ int main(int argc, char **argv)
 	err = cli__parse(argc, argv, o, stdout, stderr);
 	if (err)
 		return err == CLI_EXIT_OK ? 0 : 2;
+	/*
+	 * Buffers of 32 KiB and more (mappings text, ELF sections, table
+	 * builds) come and go with every process; from the heap they left
+	 * holes between long-lived objects and --all's RSS kept growing under
+	 * churn (51 -> 76 MiB anonymous in 40 s at 1000 spawns/s, against 28 ->
+	 * 34 MiB with this).  As mappings they go back whole when freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 * 1024);
 	node_name(c.node, sizeof(c.node));
 	c.start_time = clock_s(CLOCK_REALTIME);
 	if (!o->output && !o->interval) {
