@@ -128,11 +128,14 @@ thread_ticks() { # pid -> "comm ticks" per thread
 			sed "s|^|$(tr ' ' _ < "$t/comm" 2> /dev/null) |"
 	done
 }
+# a window inside the work phase: once the target exits, the collector's
+# threads stop and their counts go with them
 thread_ticks $col > "$B/ticks.before"
 t0=$(date +%s.%N)
-wait $wl
-t1=$(date +%s.%N)
+sleep 2
 thread_ticks $col > "$B/ticks.after" || true
+t1=$(date +%s.%N)
+wait $wl
 wait $col || true
 hz=$(getconf CLK_TCK)
 cpu_threads=$(awk -v hz="$hz" -v dt="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" '
