@@ -1156,6 +1156,42 @@ static void timeline__write__many_threads__each_named_and_nested(void **state)
 	doc_free(&d);
 }
 
+/* a path that cannot be opened loses that interval's timeline, not the next
+ * one's beginning: the interval is consumed all the same */
+static void timeline__write__unopenable_path__interval_still_consumed(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t end1 = T0 + INTERVAL, end2 = end1 + INTERVAL;
+	struct timeline_opts o = {.period_ns = PERIOD, .begin_ns = T0, .end_ns = end1};
+	struct export_opts eo = {.period_ns = PERIOD, .states = f->states, .reg = f->reg};
+	struct timeline_result res;
+	char path[PATH_MAX];
+	struct doc d;
+
+	span_begin(f, PID, TID_F, T0 + 1 * MS, 0xe1, 0xe0);
+	span_end(f, PID, TID_F, T0 + 2 * MS, 0xe1);
+	sample(f, TID_F, T0 + 1500 * US, f->stack_l, true, 0xe1);
+	snprintf(path, sizeof(path), "%s/no/such/dir/t.json", f->dir);
+	traces__cut(f->ts, end1);
+	o.names = exporter__begin(f->storage, f->sym, &eo);
+	assert_non_null(o.names);
+	o.reg = f->reg;
+	assert_true(timeline__write(f->tl, f->ts, path, &o, &res) < 0);
+	exporter__free(o.names);
+	/* the replay ran: the span was read, its sample too */
+	assert_int_equal(res.spans, 1);
+	assert_int_equal(res.samples, 1);
+	f->begin_ns = end1;
+
+	span_begin(f, PID, TID_F, end1 + 1 * MS, 0xe2, 0xe0);
+	span_end(f, PID, TID_F, end1 + 2 * MS, 0xe2);
+	write_interval(f, end2, end2, "e2.json", &res, &d);
+	assert_span(&d, PID, TID_F, 0xe2, 0xe0, end1 + 1 * MS, end1 + 2 * MS, "");
+	assert_int_equal(find_span(&d, PID, TID_F, 0xe1, NULL), 0);
+	assert_int_equal(res.samples, 0);
+	doc_free(&d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1167,6 +1203,7 @@ int main(void)
 		T(timeline__write__lost_span_events__reconciled_with_samples),
 		T(timeline__write__span_open_at_end__unfinished_then_continued),
 		T(timeline__write__events_past_end__carried_to_next_write),
+		T(timeline__write__unopenable_path__interval_still_consumed),
 		T(timeline__write__many_threads__each_named_and_nested),
 	};
 #undef T

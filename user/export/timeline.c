@@ -65,6 +65,7 @@ struct jbuf {
 	size_t len, cap;
 	int err;
 	struct output_stream *out;
+	bool discard; /* no file: the text is dropped as it is flushed */
 	uint64_t written;
 };
 
@@ -111,6 +112,8 @@ static void jb_grow(struct jbuf *j, size_t more)
 /* hand what is buffered to the output (when there is one) */
 static void jb_flush(struct jbuf *j)
 {
+	if (j->discard)
+		j->len = 0;
 	if (j->err || !j->out || !j->len)
 		return;
 	j->err = output_stream__write(j->out, j->s, j->len);
@@ -755,27 +758,36 @@ struct fill_ctx {
 	struct writer *w;
 	struct traces *ts;
 	bool gz;
+	bool ran;
 };
 
-/* the whole document, replayed straight into the file (output_write()'s @fill) */
+/* the whole document, replayed into w->j */
+static int replay_doc(struct writer *w, struct traces *ts)
+{
+	int err;
+
+	jb_puts(&w->j, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
+		       "\"traceEvents\":[");
+	err = traces__replay(ts, replay_thread, w);
+	if (!err)
+		replay_quiet(w);
+	jb_puts(&w->j, "\n]}\n");
+	jb_flush(&w->j);
+	return err ? err : w->j.err;
+}
+
+/* the document streamed straight into the file (output_write()'s @fill) */
 static int fill(void *ctx, int fd)
 {
 	struct fill_ctx *f = ctx;
 	struct writer *w = f->w;
 	int err, close_err;
 
+	f->ran = true;
 	w->j.out = output_stream__open(fd, f->gz);
 	if (!w->j.out)
 		return -ENOMEM;
-	jb_puts(&w->j, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
-		       "\"traceEvents\":[");
-	err = traces__replay(f->ts, replay_thread, w);
-	if (!err)
-		replay_quiet(w);
-	jb_puts(&w->j, "\n]}\n");
-	jb_flush(&w->j);
-	if (!err)
-		err = w->j.err;
+	err = replay_doc(w, f->ts);
 	close_err = output_stream__close(w->j.out);
 	w->j.out = NULL;
 	return err ? err : close_err;
@@ -786,13 +798,19 @@ int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
 {
 	struct writer w = {.tl = tl, .o = o, .res = res, .first_event = true};
 	size_t len = strlen(path);
-	struct fill_ctx f = {&w, ts, len > 3 && !strcmp(path + len - 3, ".gz")};
+	struct fill_ctx f = {.w = &w, .ts = ts, .gz = len > 3 && !strcmp(path + len - 3, ".gz")};
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	if (++tl->epoch == 0)
 		tl->epoch = 1;
 	err = output_write(path, fill, &f);
+	if (!f.ran) {
+		/* no file (the path could not be opened): the interval is still
+		 * consumed, so that the next timeline starts where this one ends */
+		w.j.discard = true;
+		replay_doc(&w, ts);
+	}
 	carry_compact(tl);
 	res->bytes = w.j.written;
 	free(w.j.s);
