@@ -87,7 +87,7 @@ static void usage(FILE *f, const char *prog)
 		"\n"
 		"Application context (off with --no-context):\n"
 		"  libctxprof             span_id, local_root_span_id and tag labels on the\n"
-		"                         samples of threads serving a span (--pid only)\n"
+		"                         samples of threads serving a span, in every mode\n"
 		"  OpenTelemetry          in every mode: a process that publishes its process\n"
 		"                         context (OTEP 4719) gets its string resource\n"
 		"                         attributes (service.name, ...) on every sample; one\n"
