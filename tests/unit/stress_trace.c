@@ -26,15 +26,17 @@
 #include "storage/calltrace_storage.h"
 #include "traces/trace.h"
 #include "traces/trace_event.h"
+#include "util/clock.h"
 
-#define WRITERS	    3
-#define THREADS	    12
-#define BUDGET	    (WRITERS * THREADS * MIN_PARTS + 16)
-#define MIN_PARTS   2
-#define SWEEP_EVERY 4096	  /* appends between a writer's sweeps */
-#define IDLE_THREAD (THREADS - 1) /* written only in bursts: gets retired */
+#define WRITERS	     3
+#define THREADS	     12
+#define BUDGET	     (WRITERS * THREADS * MIN_PARTS + 16)
+#define MIN_PARTS    2
+#define SWEEP_EVERY  4096	   /* appends between a writer's sweeps */
+#define IDLE_THREAD  (THREADS - 1) /* written only in bursts: gets retired */
+#define STRESS_MAX_S 60
 
-static _Atomic uint64_t clock_ns = 1;
+static _Atomic uint64_t fake_ns = 1;
 static _Atomic int stop;
 static struct traces *ts;
 static int failures;
@@ -74,7 +76,7 @@ static void *writer_main(void *arg)
 			tid = 0;
 		t = trace_writer__get(wr->w, 1, tid + 1, true);
 		/* the clock read while the trace is ours: per-trace times rise */
-		nw = trace_ev_sample(ev, atomic_fetch_add(&clock_ns, 1), wr->idx, true,
+		nw = trace_ev_sample(ev, atomic_fetch_add(&fake_ns, 1), wr->idx, true,
 				     (uint64_t)wr->idx << 56 | ++wr->seq[tid], tid);
 		if (trace__append(wr->w, t, ev, nw))
 			wr->dropped++;
@@ -125,6 +127,8 @@ int main(void)
 	struct trace_id_set *preserve = trace_id_set__new(1024);
 	uint64_t appended = 0, dropped = 0;
 	struct traces_stats st;
+	uint64_t t0 = mono_ns();
+	long r;
 
 	ts = traces__new(&(struct traces_opts){.part_budget = BUDGET, .min_parts = MIN_PARTS});
 	if (!ts || !preserve) {
@@ -139,7 +143,12 @@ int main(void)
 			return 1;
 		}
 	}
-	for (long r = 0; r < replays; r++) {
+	/* at least @replays, and on until the pool recycled: on a busy machine
+	 * the writers may not have run yet when the replays are done (bounded:
+	 * STRESS_MAX_S seconds) */
+	memset(&st, 0, sizeof(st));
+	for (r = 0; r < replays || (!st.recycled && mono_ns() - t0 < STRESS_MAX_S * 1000000000ull);
+	     r++) {
 		traces__cut(ts, UINT64_MAX);
 		trace_id_set__clear(preserve);
 		traces__liveness(ts, preserve);
@@ -173,7 +182,7 @@ int main(void)
 		failf("nothing recycled: the stress did not stress", 0, 0);
 	printf("stress_trace: %s: %ld replays, %llu events appended, %llu replayed, %llu recycled "
 	       "(%llu parts), %llu dropped, %llu switches, %llu traces (%llu freed)\n",
-	       failures ? "FAIL" : "ok", replays, (unsigned long long)st.events,
+	       failures ? "FAIL" : "ok", r, (unsigned long long)st.events,
 	       (unsigned long long)st.events_replayed, (unsigned long long)st.events_recycled,
 	       (unsigned long long)st.recycled, (unsigned long long)st.events_dropped,
 	       (unsigned long long)st.switches, (unsigned long long)st.traces,
