@@ -327,7 +327,9 @@ static void span_slice(struct writer *w, const struct open_span *sp, uint64_t en
  * A sample says which span its thread was in (the context BPF read): where
  * the span events disagree, one was lost (a lane full before we came, or
  * an application that died mid-span).  Spans open above the sample's end
- * at it; a span the events never began begins at it.
+ * 1 ns before it, so that nothing ends where the sample's frames (or a span
+ * the events never began, which begins at it) begin: viewers (speedscope)
+ * may take a begin before an end at the same time and nest wrongly.
  */
 static void reconcile_spans(struct writer *w, uint64_t t, uint64_t span_id)
 {
@@ -341,9 +343,9 @@ static void reconcile_spans(struct writer *w, uint64_t t, uint64_t span_id)
 		keep++;
 	if ((!span_id && !w->nr_spans) || (found && keep == w->nr_spans))
 		return;
-	close_frames(w, 0, t);
+	close_frames(w, 0, t - 1);
 	while (w->nr_spans > keep) {
-		span_slice(w, &w->spans[--w->nr_spans], t, SLICE_F_END_LOST);
+		span_slice(w, &w->spans[--w->nr_spans], t - 1, SLICE_F_END_LOST);
 		w->res->spans_end_lost++;
 	}
 	if (!span_id || found || w->nr_spans == MAX_SPANS)
