@@ -236,8 +236,7 @@ static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
 		nanosleep(&hold, NULL);
 		app_context__poll(c->app);
 	}
-	*end_ns = final ? c->stopped_ns
-			: (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9) - TIMELINE_HOLD_NS;
+	*end_ns = final ? c->stopped_ns : mono_ns() - TIMELINE_HOLD_NS;
 	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
 }
 
@@ -284,7 +283,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	uint64_t begin_ns, tl_end_ns = 0;
 	int err;
 
-	begin_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
+	begin_ns = mono_ns();
 	sampler__read_stats(c->sampler, st);
 	/* the timeline goes up to here; the storage keeps what is past it */
 	if (c->tl)
@@ -320,7 +319,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	if (err)
 		goto out;
 	c->files_written++;
-	c->last_export_duration = clock_s(CLOCK_MONOTONIC) - begin_ns / 1e9;
+	c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
 	c->last_export_time = clock_s(CLOCK_REALTIME);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
 	if (c->tl) {
@@ -372,8 +371,7 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, pid);
-	if (st &&
-	    atomic_load(&st->refresh_after_ns) <= (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9)) {
+	if (st && atomic_load(&st->refresh_after_ns) <= mono_ns()) {
 		process_states__refresh(c->states, st);
 		/* an OpenTelemetry process context published or updated since */
 		if (c->otel)
@@ -419,7 +417,7 @@ static void scan_apps_due(struct collector *c)
 
 static int64_t wall_ns(void)
 {
-	return (int64_t)(clock_s(CLOCK_REALTIME) * 1e9);
+	return (int64_t)clock_ns(CLOCK_REALTIME);
 }
 
 /* wait up to POLL_MS for the target to exit (just sleep without one, -1);
@@ -687,7 +685,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (err)
 		return err;
 	/* the first timeline covers what is sampled */
-	c->interval_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
+	c->interval_ns = mono_ns();
 	err = sampler__attach(c->sampler, o->frequency, err_msg, err_len);
 	if (err || !o->metrics_addr)
 		return err;
@@ -834,7 +832,7 @@ int main(int argc, char **argv)
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
-	c.stopped_ns = (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1e9);
+	c.stopped_ns = mono_ns();
 	/* samples of processes never mapped yet: try while they may live */
 	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)
