@@ -231,8 +231,7 @@ void otel_context__refresh(struct otel_context *oc, struct process_state *st)
 	bool seen;
 
 	pthread_mutex_lock(&st->lock);
-	seen = st->maps.text &&
-	       memmem(st->maps.text, st->maps.text_len, OTEL_CTX_NAME, strlen(OTEL_CTX_NAME));
+	seen = process_state__maps_mention(st, OTEL_CTX_NAME);
 	if (seen && !st->retired)
 		maps = proc_maps__parse(st->maps.text, st->maps.text_len);
 	maps_gen = st->maps_gen;

@@ -177,26 +177,24 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 	return get(ps, reg, pid, true);
 }
 
-/*
- * Whether @st's mappings (just read, @lock held) show a libctxprof region
- * the main thread has not looked at yet: a line naming the region's memfd.
- */
-static bool app_region_new(const struct process_state *st)
+bool process_state__maps_mention(const struct process_state *st, const char *what)
 {
 	const struct maps_history *h = &st->maps;
 
-	return !atomic_load_explicit(&st->app_seen, memory_order_relaxed) && h->text &&
-	       memmem(h->text, h->text_len, CTXPROF_REGION_MAPS_NAME,
-		      sizeof(CTXPROF_REGION_MAPS_NAME) - 1);
+	return h->text && memmem(h->text, h->text_len, what, strlen(what));
 }
 
-/* an OpenTelemetry context mapping: looked at when the mappings change, so
- * that the first read of a process that runs already finds it */
-static bool otel_ctx_mapped(const struct process_state *st)
+/*
+ * Whether the main thread must look at @st's application context: a
+ * libctxprof region (a line naming its memfd) it has not looked at yet, or
+ * an OpenTelemetry context mapping in mappings that changed (@changed), so
+ * that the first read of a process that runs already finds it.
+ */
+static bool app_due(const struct process_state *st, bool changed)
 {
-	const struct maps_history *h = &st->maps;
-
-	return h->text && memmem(h->text, h->text_len, OTEL_CTX_NAME, sizeof(OTEL_CTX_NAME) - 1);
+	return (!atomic_load_explicit(&st->app_seen, memory_order_relaxed) &&
+		process_state__maps_mention(st, CTXPROF_REGION_MAPS_NAME)) ||
+	       (changed && process_state__maps_mention(st, OTEL_CTX_NAME));
 }
 
 int process_states__refresh(struct process_states *ps, struct process_state *st)
@@ -209,7 +207,7 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
 	if (ret > 0)
 		st->maps_gen++;
-	app = ret >= 0 && (app_region_new(st) || (ret > 0 && otel_ctx_mapped(st)));
+	app = ret >= 0 && app_due(st, ret > 0);
 	pthread_mutex_unlock(&st->lock);
 	if (app)
 		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,

@@ -130,6 +130,13 @@ static inline void process_states__unpin(struct process_state *st)
 int process_states__refresh(struct process_states *ps, struct process_state *st);
 
 /**
+ * process_state__maps_mention() - whether @st's last mappings text names
+ * @what anywhere (a mapping's name: "OTEL_CTX", the libctxprof memfd).
+ * With @st->lock held.
+ */
+bool process_state__maps_mention(const struct process_state *st, const char *what);
+
+/**
  * process_states__find() - the state of image (@pid, @exec_id), current or
  * retired: an exact match first, then an image whose exec_id is unknown (0:
  * found by the /proc scan).  Exporter's thread.
