@@ -93,6 +93,7 @@ int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *chi
 	if (!rec)
 		return 0;
 	rec->ptid = BPF_CORE_READ(parent, pid);
+	rec->ptgid = BPF_CORE_READ(parent, tgid);
 	record_submit(rec);
 	return 0;
 }

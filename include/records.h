@@ -234,7 +234,9 @@ struct lifecycle_record {
 	__u32 ppid;	 /* subject's parent process (real_parent's tgid) */
 	__u32 ptid;	 /* FORK/THREAD: creating thread; EXEC: tid before exec; else 0 */
 	__u32 exec_id;	 /* subject's self_exec_id, low 32 bits (sample_record.exec_id) */
-	__u32 pad;	 /* zero */
+	/* FORK/THREAD: the creating thread's thread group, whose address space
+	 * the child copied or shares (not ppid under CLONE_PARENT); else 0 */
+	__u32 ptgid;
 	char comm[LIFECYCLE_COMM_LEN];	       /* subject's comm; RENAME: the new one */
 	char filename[LIFECYCLE_FILENAME_LEN]; /* EXEC: bprm->filename, cut; else "" */
 };

@@ -202,7 +202,18 @@ static void maps_line_of(uint64_t addr, char *line, size_t size)
 	fail_msg("no mapping holds %#llx", (unsigned long long)addr);
 }
 
-void fixture_map_code(struct symbolizer *sym, struct process_state *st, uint64_t addr,
+struct process_states *fixture_states_new(struct symbolizer *sym)
+{
+	struct process_states *ps = process_states__new();
+	struct process_state_resolver r;
+
+	assert_non_null(ps);
+	symbolizer__resolver(sym, &r);
+	process_states__set_resolver(ps, &r);
+	return ps;
+}
+
+void fixture_map_code(struct process_states *ps, struct process_state *st, uint64_t addr,
 		      int64_t shift, const char *path)
 {
 	unsigned long long start, end;
@@ -219,10 +230,8 @@ void fixture_map_code(struct symbolizer *sym, struct process_state *st, uint64_t
 		snprintf(file, sizeof(line) - (size_t)(file - line), "%s", path);
 	len = snprintf(text, sizeof(text), "%llx-%llx %s\n", start + shift, end + shift,
 		       line + rest);
-	pthread_mutex_lock(&st->lock);
 	/* our own pid: the file is opened through /proc/self/root */
-	assert_int_equal(maps_history__add_text(&st->maps, sym, getpid(), text, len, 1), 1);
-	pthread_mutex_unlock(&st->lock);
+	assert_int_equal(process_states__add_text(ps, st, getpid(), text, len, 1), 1);
 }
 
 uint64_t fixture_kallsyms_addr(const char *name)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "processes/process_state.h"
 #include "processes/thread_registry.h"
+#include "symbols/symbolizer.h"
 
 /* --- privileges */
 
@@ -106,13 +107,19 @@ uint64_t fixture_mono_ns(void);
 /* --- process states */
 
 /**
+ * fixture_states_new() - a process state set whose snapshots get their files
+ * from @sym (the collector's wiring).  Pair with process_states__free().
+ */
+struct process_states *fixture_states_new(struct symbolizer *sym);
+
+/**
  * fixture_map_code() - give @st one mapping snapshot: the executable mapping
  * of this process that holds @addr, moved by @shift bytes (the same file at
- * another address: another image's layout), its file opened through @sym as
- * our own pid's.
+ * another address: another image's layout), its file opened as our own
+ * pid's through @ps's resolver.
  * @path: the mapping's path as written in the snapshot; NULL: the real one
  */
-void fixture_map_code(struct symbolizer *sym, struct process_state *st, uint64_t addr,
+void fixture_map_code(struct process_states *ps, struct process_state *st, uint64_t addr,
 		      int64_t shift, const char *path);
 
 /* --- /proc/kallsyms */

@@ -33,6 +33,7 @@
 #include "ctxprof_abi.h"
 #include "internal.h"
 #include "appctx/app_context.h"
+#include "processes/proc_maps.h"
 #include "appctx/ctxprof_region.h"
 #include "records.h"
 #include "fixtures.h"
@@ -462,15 +463,27 @@ static struct app_context_stats stats(struct fixture *f)
 	return st;
 }
 
+/* the child's mappings, as the collector hands them: read, then scanned */
+static int scan(struct fixture *f)
+{
+	struct proc_maps *pm = proc_maps__read(f->child);
+
+	if (!pm)
+		return -errno;
+	app_context__scan(f->a, f->child, pm, &f->regions);
+	proc_maps__free(pm);
+	return 0;
+}
+
 static void app_context__scan__valid_region__threads_mapped_to_their_slots(void **state)
 {
 	struct fixture *f = *state;
 
 	start(f, CHILD_VALID, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	assert_non_null(f->regions);
 	/* found once: a second scan maps nothing new */
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	assert_int_equal(stats(f).regions, 1);
 	assert_int_equal(stats(f).regions_rejected, 0);
 	assert_int_equal(map_count(f), 0); /* not before a poll */
@@ -491,7 +504,7 @@ static void app_context__tag__interned_in_the_child__named(void **state)
 	const char *key = NULL, *value = NULL;
 
 	start(f, CHILD_VALID, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	/* the dictionary record is read from the lanes by a poll */
 	assert_int_equal(app_context__tag(f->regions, f->rep.tag, &key, &value), -ENOENT);
 	app_context__poll(f->a);
@@ -508,7 +521,7 @@ static void app_context__poll__thread_unregistered__leaves_the_map(void **state)
 	struct fixture *f = *state;
 
 	start(f, CHILD_VALID, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	assert_int_equal(map_count(f), 2);
 
@@ -527,7 +540,7 @@ static void app_context__poll__slot_recycled__map_entry_carries_claim_and_genera
 	uint32_t gen;
 
 	start(f, CHILD_VALID, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	/* what the sampler checks the slot against: the claim as the slot holds it */
 	ref = map_ref(f, f->rep.tids[1]);
@@ -555,7 +568,7 @@ static void app_context__release__process_gone__every_tid_out_of_the_map(void **
 	struct fixture *f = *state;
 
 	start(f, CHILD_VALID, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	assert_int_equal(map_count(f), 2);
 
@@ -577,7 +590,7 @@ static void scan_logged(struct fixture *f, char *log, size_t len)
 	assert_non_null(err);
 	fflush(stderr);
 	dup2(fileno(err), 2);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -621,7 +634,7 @@ static void app_context__poll__slot_claims_a_foreign_tid__rejected_never_mapped(
 
 	start(f, CHILD_FOREIGN, 0);
 	assert_int_equal(f->rep.foreign, getpid());
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	app_context__poll(f->a);
 	assert_int_equal(map_slot(f, f->rep.foreign), 0);
@@ -638,7 +651,7 @@ static void app_context__poll__rejected_claim__resolved_once_per_generation(void
 	int i;
 
 	start(f, CHILD_FOREIGN, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	for (i = 0; i < 5; i++)
 		app_context__poll(f->a);
 	/* two claims (the main thread's, mapped, and the foreign one), each looked up once */
@@ -664,7 +677,7 @@ static void app_context__poll__many_bogus_claims__bounded_per_poll_and_counted_o
 	struct app_context_stats st;
 
 	start(f, CHILD_BOGUS_SLOTS, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	assert_non_null(f->regions);
 	/* MANY_SLOTS new claims: the two threads' and MANY_SLOTS - 2 bogus ones */
 	do {
@@ -701,7 +714,7 @@ static void app_context__poll__slots_claim_one_thread__counted_once(void **state
 	struct fixture *f = *state;
 
 	start(f, CHILD_DUP_CLAIMS, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	app_context__poll(f->a);
 	/* 62 more slots claim the main thread: it stays one thread, at its own slot */
@@ -732,7 +745,7 @@ app_context__poll__app_in_another_pid_namespace__claims_resolved_to_host_tids(vo
 	start(f, CHILD_NEW_PIDNS, 0);
 	/* the slots claim the namespace's tids, which are not ours */
 	assert_int_equal(f->rep.tids[0], 1);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	app_context__poll(f->a);
 	assert_int_equal(stats(f).claims_checked, 2);
@@ -762,7 +775,7 @@ static void app_context__poll__garbage_in_the_lanes__counted_no_crash(void **sta
 	int round;
 
 	start(f, CHILD_BAD_LANES, 0);
-	assert_int_equal(app_context__scan(f->a, f->child, &f->regions), 0);
+	assert_int_equal(scan(f), 0);
 	app_context__poll(f->a);
 	/* a submit queue of 1000 entries, a ring index past the pool */
 	assert_int_equal(stats(f).lane_errors, 2);

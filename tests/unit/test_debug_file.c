@@ -23,6 +23,8 @@
 #include "symbols/debug_file.h"
 #include "symbols/elf_syms.h"
 #include "symbols/safe_open.h"
+#include "processes/mappings.h"
+#include "processes/proc_maps.h"
 #include "symbols/symbolizer.h"
 
 #define TARGET "/bin/elf_fixture_debuglink"
@@ -85,16 +87,31 @@ static uint64_t local_helper_vaddr(void)
  */
 static const char *name_in_root(struct root *r, struct symbolizer *s, uint64_t vaddr)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], line[PATH_MAX + 128];
+	struct mappings *snap;
+	struct proc_maps *pm;
 	struct sym_frame f;
 	struct stat st;
-	struct sym_map m = {.start = 0x10000000, .end = 0x10100000, .path = TARGET};
+	int len;
 
 	snprintf(path, sizeof(path), "%s" TARGET, r->dir);
 	assert_int_equal(stat(path, &st), 0);
-	m.elf = symbolizer__file_at(s, r->fd, TARGET, st.st_ino);
-	assert_true(symbolizer__file_ok(m.elf));
-	assert_int_equal(symbolizer__user(s, &m, m.start + vaddr, false, &f), 0);
+	len = snprintf(line, sizeof(line), "10000000-10100000 r-xp 00000000 00:00 %llu %s\n",
+		       (unsigned long long)st.st_ino, TARGET);
+	pm = proc_maps__parse(line, len);
+	assert_non_null(pm);
+	snap = mappings__new(pm, 0, 1);
+	proc_maps__free(pm);
+	assert_non_null(snap);
+	assert_int_equal(snap->nr, 1);
+	/* no process: the path inside the root, kept as its inode is the one mapped */
+	symbolizer__attach(s, 0, r->fd, snap, NULL);
+	assert_non_null(snap->maps[0].file);
+	assert_int_equal(
+		symbolizer__user(s, &snap->maps[0], snap->maps[0].start + vaddr, false, &f), 0);
+	/* the name stays with the cached file, idle but not trimmed */
+	symbolizer__detach(s, snap);
+	mappings__put(snap);
 	return f.function;
 }
 
@@ -102,7 +119,7 @@ static void symbolizer__user__debug_file_by_build_id__static_function_named(void
 {
 	uint64_t vaddr = local_helper_vaddr();
 	struct symbolizer_stats st;
-	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	struct root r;
 	const char *name;
 
@@ -123,7 +140,7 @@ static void symbolizer__user__debug_file_by_debuglink__static_function_named(voi
 {
 	uint64_t vaddr = local_helper_vaddr();
 	struct symbolizer_stats st;
-	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	struct root r;
 	const char *name;
 
@@ -143,7 +160,7 @@ static void symbolizer__user__no_debug_file__static_function_unnamed(void **stat
 {
 	uint64_t vaddr = local_helper_vaddr();
 	struct symbolizer_stats st;
-	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	const char *name;
 	struct root r;
 
@@ -244,7 +261,7 @@ static void debug_file__open__debuglink_crc_mismatch__refused(void **state)
 	assert_int_equal(res.build_id_bad, 0);
 	elf_syms__free(es);
 
-	s = symbolizer__new(0);
+	s = symbolizer__new(0, 64 << 20);
 	assert_non_null(s);
 	name_in_root(&r, s, local_helper_vaddr());
 	symbolizer__stats(s, &st2);

@@ -44,7 +44,7 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	f->traces = calltrace_storage__new(16384);
-	f->sym = symbolizer__new(0);
+	f->sym = symbolizer__new(0, 64 << 20);
 	f->rows = sample_table__new(16384);
 	if (!f->traces || !f->sym || !f->rows)
 		return -1;
@@ -241,7 +241,7 @@ static int with_process_setup(void **state)
 
 	setup(state);
 	f = *state;
-	f->states = process_states__new(f->sym);
+	f->states = fixture_states_new(f->sym);
 	assert_non_null(f->states);
 	f->reg = fixture_registry_with_states(f->states);
 	assert_int_equal(fixture_add_process(f->reg, PID, START, "app",
@@ -249,7 +249,7 @@ static int with_process_setup(void **state)
 			 0);
 	st = process_states__get(f->states, f->reg, PID);
 	assert_non_null(st);
-	fixture_map_code(f->sym, st, fn_a(), 0, NULL);
+	fixture_map_code(f->states, st, fn_a(), 0, NULL);
 	return 0;
 }
 
@@ -399,7 +399,7 @@ static void add_samples__exec_id_of_retired_image__named_from_that_image(void **
 	st = process_states__get(f->states, f->reg, PID);
 	assert_non_null(st);
 	assert_int_equal(st->exec_id, NEW_EXEC);
-	fixture_map_code(f->sym, st, fn_a(), (int64_t)(fn_a() - fn_b()), NULL);
+	fixture_map_code(f->states, st, fn_a(), (int64_t)(fn_a() - fn_b()), NULL);
 
 	count_pid(f, put_user(f, OLD_EXEC, 0, frames, 1), 1, 3);
 	count_pid(f, put_user(f, NEW_EXEC, 0, frames, 1), 2, 5);
@@ -581,7 +581,7 @@ static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(
 
 	/* this process in a registry, its mappings read, as the collector keeps them */
 	strcpy(td.comm, "test_export");
-	states = process_states__new(f->sym);
+	states = fixture_states_new(f->sym);
 	assert_non_null(states);
 	reg = thread_registry__new(&(struct thread_registry_opts){
 		.state_free = process_states_retire, .state_ctx = states});

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "processes/proc_maps.h"
 #include "processes/process_state.h"
 
 #define CONTAINER_ID "3f9c2b1a4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8"
@@ -31,6 +32,11 @@ struct hook_log {
 	int retired_locked;   /* @lock was held during a retired call */
 	int retired_flag_set; /* st->retired was already true */
 	struct process_state *last_retired;
+	struct mappings *last_snap;
+	const struct proc_maps *last_all;
+	int delivered;
+	size_t delivered_maps;
+	struct process_state *last_delivered;
 };
 
 struct fixture {
@@ -49,12 +55,26 @@ static bool lock_held(struct process_state *st)
 	return false;
 }
 
-static void on_mapped(void *ctx, struct process_state *st)
+static void on_mapped(void *ctx, struct process_state *st, struct mappings *snap,
+		      const struct proc_maps *all)
 {
 	struct hook_log *log = ctx;
 
 	log->mapped++;
 	log->mapped_locked += lock_held(st);
+	log->last_snap = snap;
+	log->last_all = all;
+}
+
+/* a main-thread reader of libctxprof regions */
+static void on_region(void *ctx, struct process_state *st, struct mappings *snap,
+		      const struct proc_maps *all)
+{
+	struct hook_log *log = ctx;
+
+	log->delivered++;
+	log->delivered_maps = all ? all->nr : 0;
+	log->last_delivered = st;
 }
 
 static void on_retired(void *ctx, struct process_state *st)
@@ -70,15 +90,21 @@ static void on_retired(void *ctx, struct process_state *st)
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct process_state_hooks hooks = {.mapped = on_mapped, .retired = on_retired};
+	struct process_state_subscriber sub = {.changed = on_mapped, .gone = on_retired};
+	struct process_state_subscriber reader = {
+		.changed = on_region,
+		.main_thread = true,
+		.wants = MAPPINGS_F_CTXPROF_REGION,
+	};
 
 	assert_non_null(f);
-	f->sym = symbolizer__new(0);
+	f->sym = symbolizer__new(0, 64 << 20);
 	assert_non_null(f->sym);
-	f->ps = process_states__new(f->sym);
+	f->ps = fixture_states_new(f->sym);
 	assert_non_null(f->ps);
-	hooks.ctx = &f->log;
-	process_states__set_hooks(f->ps, &hooks);
+	sub.ctx = reader.ctx = &f->log;
+	assert_int_equal(process_states__subscribe(f->ps, &sub), 0);
+	assert_int_equal(process_states__subscribe(f->ps, &reader), 0);
 	f->r = fixture_registry_with_states(f->ps);
 	*state = f;
 	return 0;
@@ -118,7 +144,7 @@ static void process_states__get__same_image_twice__one_state_with_its_labels(voi
 	assert_int_equal(st->exec_id, 7);
 	assert_string_equal(st->comm, "app");
 	assert_string_equal(st->container_id, CONTAINER_ID);
-	assert_true(maps_history__empty(&st->maps));
+	assert_true(!st->maps.nr);
 	assert_int_equal(st->maps_gen, 0);
 	assert_false(st->retired);
 	/* no process, no state */
@@ -216,7 +242,10 @@ process_states__refresh__exec_mappings_changed__maps_gen_bumped_hook_called(void
 	assert_int_equal(st->maps_gen, 1);
 	assert_int_equal(f->log.mapped, 1);
 	assert_int_equal(f->log.mapped_locked, 0);
-	assert_false(maps_history__empty(&st->maps));
+	/* handed the snapshot and every mapping of the read */
+	assert_ptr_equal(f->log.last_snap, mappings_history__latest(&st->maps));
+	assert_non_null(f->log.last_all);
+	assert_false(!st->maps.nr);
 	/* new code found: the next read comes soon (libraries still loading) */
 	assert_true(st->refresh_after_ns >= before + PROCESS_STATE_REFRESH_SOON_NS);
 	assert_true(st->refresh_after_ns < before + PROCESS_STATE_REFRESH_NS);
@@ -238,7 +267,8 @@ process_states__refresh__exec_mappings_changed__maps_gen_bumped_hook_called(void
 	assert_int_equal(st->maps_gen, 2);
 	assert_int_equal(f->log.mapped, 2);
 	pthread_mutex_lock(&st->lock);
-	assert_non_null(maps_history__find(&st->maps, (uint64_t)(uintptr_t)code, UINT64_MAX));
+	assert_non_null(
+		mappings_history__find(&st->maps, (uint64_t)(uintptr_t)code, UINT64_MAX, NULL));
 	pthread_mutex_unlock(&st->lock);
 	munmap(code, page);
 	assert_int_equal(process_states__refresh(f->ps, st), 0);
@@ -364,6 +394,75 @@ static void process_states__find__exact_exec_id_then_unknown__preferred(void **s
 	assert_null(process_states__find(f->ps, f->r, 5999, 1));
 }
 
+/* a fork starts with its creator's snapshot, the same one, without a read */
+static void process_states__inherit__forked_child__parent_snapshot_shared(void **state)
+{
+	struct fixture *f = *state;
+	struct process_states_stats stats;
+	struct process_state *parent, *child;
+
+	assert_int_equal(fixture_add_process(f->r, getpid(), 1, "self", NULL, 1), 0);
+	assert_int_equal(fixture_add_process(f->r, 6000, 1, "kid", NULL, 1), 0);
+	/* a parent never read has nothing to give: the caller reads the child */
+	assert_int_equal(process_states__inherit(f->ps, f->r, 6000, getpid()), -ENOENT);
+	parent = process_states__get(f->ps, f->r, getpid());
+	assert_int_equal(process_states__refresh(f->ps, parent), 0);
+	assert_int_equal(f->log.mapped, 1);
+
+	assert_int_equal(process_states__inherit(f->ps, f->r, 6000, getpid()), 0);
+	child = process_states__get(f->ps, f->r, 6000);
+	assert_non_null(child);
+	assert_int_equal(child->maps.nr, 1);
+	assert_ptr_equal(mappings_history__latest(&child->maps),
+			 mappings_history__latest(&parent->maps));
+	assert_int_equal(child->maps_gen, 1);
+	/* the unwinder hears of it; no read, so no mappings handed */
+	assert_int_equal(f->log.mapped, 2);
+	assert_null(f->log.last_all);
+	/* its first sample reads its own */
+	assert_int_equal(child->refresh_after_ns, 0);
+	/* a child with mappings of its own keeps them */
+	assert_int_equal(process_states__inherit(f->ps, f->r, 6000, getpid()), 0);
+	assert_int_equal(child->maps.nr, 1);
+	assert_int_equal(process_states__inherit(f->ps, f->r, 6001, getpid()), -ESRCH);
+	process_states__stats(f->ps, &stats);
+	assert_int_equal(stats.inherited, 1);
+}
+
+#define REGION_LINE                                                                                \
+	"7f0000000000-7f0000010000 rw-s 00000000 00:01 77 /memfd:ctxprof-region (deleted)\n"
+#define CODE_LINE "7f1000000000-7f1000001000 r-xp 00000000 00:00 0 \n"
+
+/* a region reader on the main thread: a first look, then every change */
+static void process_states__deliver__region_mapped__main_reader_called_once_per_change(void **state)
+{
+	static const char text[] = CODE_LINE REGION_LINE;
+	static const char grown[] =
+		CODE_LINE REGION_LINE "7f2000000000-7f2000001000 rw-p 00000000 00:00 0 \n";
+	struct fixture *f = *state;
+	struct process_state *st;
+
+	assert_int_equal(fixture_add_process(f->r, 7000, 1, "app", NULL, 1), 0);
+	st = process_states__get(f->ps, f->r, 7000);
+	assert_int_equal(process_states__add_text(f->ps, st, 7000, text, strlen(text), 1), 1);
+	/* queued, not called: the reader is the main thread's */
+	assert_int_equal(f->log.delivered, 0);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.delivered, 1);
+	assert_ptr_equal(f->log.last_delivered, st);
+	assert_int_equal(f->log.delivered_maps, 2);
+	/* the same text again: nothing new to hand over */
+	assert_int_equal(process_states__add_text(f->ps, st, 7000, text, strlen(text), 2), 0);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.delivered, 1);
+	/* a change of the data mappings only: no snapshot, but the reader sees it */
+	assert_int_equal(process_states__add_text(f->ps, st, 7000, grown, strlen(grown), 3), 0);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.delivered, 2);
+	assert_int_equal(f->log.delivered_maps, 3);
+	assert_int_equal(st->maps_gen, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +473,8 @@ int main(void)
 		T(process_states__retire__last_thread_removed__hook_under_lock_state_kept),
 		T(process_states__collect__retired_before_and_unpinned__only_those_freed),
 		T(process_states__find__exact_exec_id_then_unknown__preferred),
+		T(process_states__inherit__forked_child__parent_snapshot_shared),
+		T(process_states__deliver__region_mapped__main_reader_called_once_per_change),
 #undef T
 	};
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests for user/symbols/symbolizer.c: kernel frames, the file cache
- * shared by processes, which file is read for a mapping, and MiniDebugInfo
- * counting (user frames: test_maps_history.c; debug files:
- * test_debug_file.c).
+ * shared by processes (identity, build ids, budget, idle files), which file
+ * is read for a mapping, and MiniDebugInfo counting (user frames of a real
+ * process: test_mappings.c; debug files: test_debug_file.c).
  */
 #include <elf.h>
 #include <errno.h>
@@ -25,7 +25,8 @@
 #include <cmocka.h>
 
 #include "symbols/elf_syms.h"
-#include "symbols/maps_history.h"
+#include "processes/mappings.h"
+#include "processes/proc_maps.h"
 #include "symbols/safe_open.h"
 #include "fixtures.h"
 #include "symbols/symbolizer.h"
@@ -49,49 +50,100 @@ static uint64_t inode_of(const char *path)
 	return st.st_ino;
 }
 
-static void symbolizer__file_at__same_file_twice__parsed_once(void **state)
+/* a snapshot of one executable mapping of @path (inode @inode) at @start */
+static struct mappings *snap_of(const char *path, uint64_t inode, uint64_t start)
 {
-	struct symbolizer *s = symbolizer__new(0);
-	const struct sym_file *a, *b;
-	struct symbolizer_stats st;
+	char line[PATH_MAX + 128];
+	struct mappings *m;
+	struct proc_maps *pm;
+	int len;
+
+	len = snprintf(line, sizeof(line), "%llx-%llx r-xp 00000000 08:01 %llu %s\n",
+		       (unsigned long long)start, (unsigned long long)start + 0x100000,
+		       (unsigned long long)inode, path);
+	pm = proc_maps__parse(line, len);
+	assert_non_null(pm);
+	m = mappings__new(pm, 0, 1);
+	proc_maps__free(pm);
+	assert_non_null(m);
+	assert_int_equal(m->nr, 1);
+	return m;
+}
+
+/* the file the symbolizer gives @path, found by path in the host's root */
+static const void *file_at(struct symbolizer *s, int root, const char *path, uint64_t inode,
+			   struct mappings **out)
+{
+	struct mappings *m = snap_of(path, inode, 0x10000000);
+
+	symbolizer__attach(s, 0, root, m, NULL);
+	*out = m;
+	return m->maps[0].file;
+}
+
+static void release(struct symbolizer *s, struct mappings *m)
+{
+	symbolizer__detach(s, m);
+	mappings__put(m);
+}
+
+static int root_dir(void)
+{
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	assert_non_null(s);
 	assert_true(root >= 0);
-	a = symbolizer__file_at(s, root, "/proc/self/exe", inode_of("/proc/self/exe"));
+	return root;
+}
+
+static void symbolizer__attach__same_file_twice__parsed_once(void **state)
+{
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
+	struct mappings *ma, *mb, *mx;
+	const void *a, *b;
+	struct symbolizer_stats st;
+	int root = root_dir();
+
+	assert_non_null(s);
+	a = file_at(s, root, "/proc/self/exe", inode_of("/proc/self/exe"), &mx);
 	/* /proc/self/exe is a magic link: refused, and counted */
 	assert_null(a);
+	release(s, mx);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_open_failed, 1);
-	a = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
-	b = symbolizer__file_at(s, root, "/bin/sh", inode_of("/bin/sh"));
+	a = file_at(s, root, "/bin/sh", inode_of("/bin/sh"), &ma);
+	b = file_at(s, root, "/bin/sh", inode_of("/bin/sh"), &mb);
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
-	assert_true(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_opened, 1);
+	assert_int_equal(st.files_cached, 1);
+	assert_true(st.bytes_cached > 0);
+	release(s, ma);
+	release(s, mb);
 	/* not ELF: a negative entry, parsed once too */
-	a = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
-	b = symbolizer__file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"));
+	a = file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"), &ma);
+	b = file_at(s, root, "/etc/passwd", inode_of("/etc/passwd"), &mb);
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
-	assert_false(symbolizer__file_ok(a));
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_parse_failed, 1);
 	assert_int_equal(st.elf_mismatch, 0);
+	release(s, ma);
+	release(s, mb);
 	close(root);
 	symbolizer__free(s);
 }
 
-static void symbolizer__file_at__other_inode_than_mapped__refused_and_counted(void **state)
+static void symbolizer__attach__other_inode_than_mapped__refused_and_counted(void **state)
 {
-	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	struct symbolizer_stats st;
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct mappings *m;
+	int root = root_dir();
 
 	assert_non_null(s);
-	assert_true(root >= 0);
-	assert_null(symbolizer__file_at(s, root, "/bin/sh", inode_of("/etc/passwd")));
+	assert_null(file_at(s, root, "/bin/sh", inode_of("/etc/passwd"), &m));
+	release(s, m);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_mismatch, 1);
 	assert_int_equal(st.elf_opened, 0);
@@ -161,14 +213,15 @@ static void copy_file(const char *from, const char *to)
  * inode mapped, through /proc/PID/map_files; the path, opened when
  * map_files is refused, is refused too, its inode not the mapped one.
  */
-static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file(void **state)
+static void symbolizer__attach__path_replaced_after_mmap__named_from_mapped_file(void **state)
 {
 	const char *mapped = fixture_path("elf_fixture_pie");
 	uint64_t off = file_offset_of(mapped, nm_addr(mapped, "fixture_alpha"));
 	char dir[] = "/tmp/test_symbolizer.XXXXXX", path[64], impostor[64];
-	struct maps_history h = {};
+	struct mappings *snap, *by_path;
 	struct symbolizer_stats st;
-	const struct sym_map *m;
+	const struct mapping *m;
+	struct proc_maps *pm;
 	struct symbolizer *s;
 	struct sym_frame f;
 	struct stat sb;
@@ -188,10 +241,15 @@ static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped
 	copy_file(fixture_path("libelf_fixture.so"), impostor);
 	assert_int_equal(rename(impostor, path), 0);
 
-	s = symbolizer__new(0);
+	s = symbolizer__new(0, 64 << 20);
 	assert_non_null(s);
-	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
-	m = maps_history__find(&h, (uintptr_t)base + off, UINT64_MAX);
+	pm = proc_maps__read(getpid());
+	assert_non_null(pm);
+	snap = mappings__new(pm, 0, 1);
+	proc_maps__free(pm);
+	assert_non_null(snap);
+	symbolizer__attach(s, getpid(), -1, snap, NULL);
+	m = mappings__find(snap, (uintptr_t)base + off);
 	assert_non_null(m);
 	assert_string_equal(m->path, path);
 	assert_int_equal(m->inode, sb.st_ino);
@@ -212,14 +270,14 @@ static void symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped
 	assert_int_equal(st.elf_mismatch, 0);
 
 	/* the path fallback, as without the capability: the impostor is refused */
-	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	assert_true(root >= 0);
-	assert_null(symbolizer__file_at(s, root, path, m->inode));
+	root = root_dir();
+	assert_null(file_at(s, root, path, m->inode, &by_path));
+	release(s, by_path);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.elf_mismatch, 1);
 	close(root);
 
-	maps_history__release(&h);
+	release(s, snap);
 	symbolizer__free(s);
 	munmap(base, sb.st_size);
 	unlink(path);
@@ -261,11 +319,11 @@ static uint8_t *xz_zeros(size_t len, size_t *out_len)
  * A .gnu_debugdata that decompresses past ELF_SYMS_MAX_MINIDEBUG (a few KiB
  * on disk): refused and counted; the file is still used for its .dynsym.
  */
-static void symbolizer__file_at__minidebuginfo_bomb__refused_and_counted(void **state)
+static void symbolizer__attach__minidebuginfo_bomb__refused_and_counted(void **state)
 {
 	char dir[] = "/tmp/test_symbolizer.XXXXXX", xz[64], bomb[64], cmd[512];
 	struct symbolizer_stats st;
-	const struct sym_file *f;
+	struct mappings *m;
 	struct symbolizer *s;
 	size_t len;
 	uint8_t *data;
@@ -286,12 +344,11 @@ static void symbolizer__file_at__minidebuginfo_bomb__refused_and_counted(void **
 		 fixture_path("elf_fixture_stripped"), bomb);
 	assert_int_equal(system(cmd), 0);
 
-	s = symbolizer__new(0);
+	s = symbolizer__new(0, 64 << 20);
 	assert_non_null(s);
-	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	assert_true(root >= 0);
-	f = symbolizer__file_at(s, root, bomb, inode_of(bomb));
-	assert_true(symbolizer__file_ok(f));
+	root = root_dir();
+	assert_non_null(file_at(s, root, bomb, inode_of(bomb), &m));
+	release(s, m);
 	symbolizer__stats(s, &st);
 	assert_int_equal(st.minidebug_too_big, 1);
 	assert_int_equal(st.minidebug_files, 0);
@@ -303,45 +360,198 @@ static void symbolizer__file_at__minidebuginfo_bomb__refused_and_counted(void **
 	rmdir(dir);
 }
 
-static void symbolizer__vdso__other_size__none(void **state)
+static void symbolizer__attach__vdso_of_other_size__no_file(void **state)
 {
-	struct symbolizer *s = symbolizer__new(0);
-	const struct sym_map *m;
-	struct maps_history h = {};
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	const struct mapping *m;
+	struct mappings *snap, *other;
+	struct proc_maps *pm;
+	char line[128];
+	int len;
 
 	assert_non_null(s);
 	if (!vdso) {
 		symbolizer__free(s);
 		skip();
 	}
-	assert_true(maps_history__refresh(&h, s, getpid(), 0) >= 0);
-	m = maps_history__find(&h, vdso, UINT64_MAX);
+	pm = proc_maps__read(getpid());
+	assert_non_null(pm);
+	snap = mappings__new(pm, 0, 1);
+	proc_maps__free(pm);
+	symbolizer__attach(s, getpid(), -1, snap, NULL);
+	m = mappings__find(snap, vdso);
 	assert_non_null(m);
 	assert_string_equal(m->path, "[vdso]");
-	assert_true(symbolizer__file_ok(symbolizer__vdso(s, m->end - m->start)));
-	assert_ptr_equal(m->elf, symbolizer__vdso(s, m->end - m->start));
+	assert_non_null(m->file);
 	/* a 32-bit process's vDSO is another image: not named from ours */
-	assert_null(symbolizer__vdso(s, m->end - m->start + 4096));
-	maps_history__release(&h);
+	len = snprintf(line, sizeof(line), "%llx-%llx r-xp 00000000 00:00 0 [vdso]\n",
+		       (unsigned long long)m->start, (unsigned long long)m->end + 4096);
+	pm = proc_maps__parse(line, len);
+	other = mappings__new(pm, 0, 1);
+	proc_maps__free(pm);
+	symbolizer__attach(s, getpid(), -1, other, NULL);
+	assert_null(other->maps[0].file);
+	release(s, other);
+	release(s, snap);
 	symbolizer__free(s);
 }
 
-static void symbolizer__intern__equal_strings__one_copy(void **state)
+/* the name @s gives the first function of the file mapped by @m, at @vaddr */
+static const char *name_at(struct symbolizer *s, const struct mappings *m, uint64_t off)
 {
-	struct symbolizer *s = symbolizer__new(0);
-	char a[] = "/usr/lib/x", b[] = "/usr/lib/x";
+	struct sym_frame f;
 
-	assert_non_null(s);
-	assert_ptr_equal(symbolizer__intern(s, a), symbolizer__intern(s, b));
-	assert_string_equal(symbolizer__intern(s, a), "/usr/lib/x");
-	assert_string_equal(symbolizer__intern(s, ""), "");
+	assert_int_equal(symbolizer__user(s, &m->maps[0], m->maps[0].start + off, false, &f), 0);
+	return f.function;
+}
+
+/*
+ * A library rewritten in place (same path, same inode, new contents) is
+ * another file: a mapping that appears afterwards is named from the new
+ * contents, while the snapshot read before keeps the old ones.
+ */
+static void symbolizer__attach__file_rewritten_in_place__new_contents_named(void **state)
+{
+	char a_src[PATH_MAX], b_src[PATH_MAX], dir[] = "/tmp/test_symbolizer.XXXXXX", path[64];
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
+	struct mappings *before, *after;
+	const char *name;
+	uint64_t ino, a_off;
+	int root = root_dir();
+
+	/* absolute: found by path inside the root "/" */
+	assert_non_null(realpath(fixture_path("elf_fixture_pie"), a_src));
+	assert_non_null(realpath(fixture_path("elf_fixture_nopie"), b_src));
+	a_off = file_offset_of(a_src, nm_addr(a_src, "fixture_alpha"));
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/libswap.so", dir);
+	copy_file(a_src, path);
+	ino = inode_of(path);
+	file_at(s, root, path, ino, &before);
+	name = name_at(s, before, a_off);
+	assert_non_null(name);
+	assert_string_equal(name, "fixture_alpha");
+	/* O_TRUNC keeps the inode: same device, same inode number, new bytes */
+	copy_file(b_src, path);
+	assert_int_equal(inode_of(path), ino);
+	file_at(s, root, path, ino, &after);
+	assert_ptr_not_equal(after->maps[0].file, before->maps[0].file);
+	name = name_at(s, after, a_off);
+	{
+		/* what the new contents say there, read by a symbolizer of their own */
+		struct symbolizer *fresh = symbolizer__new(0, 64 << 20);
+		struct mappings *m;
+		const char *want;
+
+		file_at(fresh, root, b_src, inode_of(b_src), &m);
+		want = name_at(fresh, m, a_off);
+		if (want)
+			assert_string_equal(name, want);
+		else
+			assert_null(name);
+		release(fresh, m);
+		symbolizer__free(fresh);
+	}
+	/* the older snapshot still names what was mapped when it was read */
+	assert_string_equal(name_at(s, before, a_off), "fixture_alpha");
+	release(s, before);
+	release(s, after);
+	unlink(path);
+	rmdir(dir);
+	close(root);
+	symbolizer__free(s);
+}
+
+/* two copies of one file (another container's): parsed once, by build id */
+static void symbolizer__attach__copies_with_one_build_id__parsed_once(void **state)
+{
+	char dir[] = "/tmp/test_symbolizer.XXXXXX", a[64], b[64];
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
+	struct symbolizer_stats st;
+	struct mappings *ma, *mb;
+	int root = root_dir();
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.so", dir);
+	snprintf(b, sizeof(b), "%s/b.so", dir);
+	copy_file(fixture_path("libelf_fixture.so"), a);
+	copy_file(fixture_path("libelf_fixture.so"), b);
+	assert_ptr_equal(file_at(s, root, a, inode_of(a), &ma),
+			 file_at(s, root, b, inode_of(b), &mb));
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.elf_opened, 1);
+	assert_int_equal(st.elf_shared, 1);
+	assert_int_equal(st.files_cached, 1);
+	release(s, ma);
+	release(s, mb);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	close(root);
+	symbolizer__free(s);
+}
+
+/*
+ * The budget: a file too large for it is not kept (its frames unnamed,
+ * counted); unheld files go, least recently used first, to make room; and
+ * memory returns once files are idle.
+ */
+static void symbolizer__attach__past_budget__unheld_evicted_then_refused(void **state)
+{
+	char big[PATH_MAX], small[PATH_MAX];
+	struct symbolizer_stats st;
+	struct mappings *mbig, *msmall, *mbig2;
+	struct symbolizer *probe = symbolizer__new(0, 64 << 20), *s;
+	uint64_t big_bytes, small_bytes;
+	int root = root_dir();
+
+	assert_non_null(realpath(fixture_path("elf_fixture_pie"), big));
+	assert_non_null(realpath(fixture_path("libelf_fixture.so"), small));
+	/* what each costs */
+	file_at(probe, root, big, inode_of(big), &mbig);
+	symbolizer__stats(probe, &st);
+	big_bytes = st.bytes_cached;
+	file_at(probe, root, small, inode_of(small), &msmall);
+	symbolizer__stats(probe, &st);
+	small_bytes = st.bytes_cached - big_bytes;
+	release(probe, mbig);
+	release(probe, msmall);
+	symbolizer__free(probe);
+	assert_true(big_bytes > 0 && small_bytes > 0);
+
+	/* room for the larger one alone */
+	s = symbolizer__new(0, big_bytes > small_bytes ? big_bytes : small_bytes);
+	file_at(s, root, small, inode_of(small), &msmall);
+	assert_non_null(msmall->maps[0].file);
+	/* held: the other cannot make room, and is refused */
+	if (big_bytes + small_bytes > (big_bytes > small_bytes ? big_bytes : small_bytes)) {
+		file_at(s, root, big, inode_of(big), &mbig);
+		symbolizer__stats(s, &st);
+		assert_int_equal(st.files_over_budget, 1);
+		assert_null(name_at(s, mbig, 0x1000));
+		release(s, mbig);
+	}
+	/* unheld: it goes to make room for the refused one, after it went idle */
+	release(s, msmall);
+	symbolizer__trim(s, fixture_mono_ns() + SYMBOLIZER_IDLE_NS);
+	file_at(s, root, big, inode_of(big), &mbig2);
+	symbolizer__stats(s, &st);
+	assert_true(st.files_evicted >= 1);
+	assert_true(st.bytes_cached <= st.bytes_budget);
+	assert_non_null(mbig2->maps[0].file);
+	release(s, mbig2);
+	symbolizer__trim(s, fixture_mono_ns() + SYMBOLIZER_IDLE_NS);
+	symbolizer__stats(s, &st);
+	assert_int_equal(st.files_cached, 0);
+	assert_int_equal(st.bytes_cached, 0);
+	close(root);
 	symbolizer__free(s);
 }
 
 static void symbolizer__kernel__without_kallsyms__unnamed_kernel_frame(void **state)
 {
-	struct symbolizer *s = symbolizer__new(0);
+	struct symbolizer *s = symbolizer__new(0, 64 << 20);
 	struct sym_frame f;
 
 	assert_non_null(s);
@@ -357,7 +567,7 @@ static void symbolizer__kernel__without_kallsyms__unnamed_kernel_frame(void **st
 static void symbolizer__new__kernel_wanted__created_with_or_without_kallsyms(void **state)
 {
 	/* hidden kallsyms (not root, kptr_restrict) only leave kernel frames unnamed */
-	struct symbolizer *s = symbolizer__new(1);
+	struct symbolizer *s = symbolizer__new(1, 64 << 20);
 	struct sym_frame f;
 
 	assert_non_null(s);
@@ -424,7 +634,7 @@ static void symbolizer__kernel__kernel_mapping__text_range_and_build_id(void **s
 	struct sym_frame f;
 	bool has_id = kernel_notes_build_id(want);
 
-	s = symbolizer__new(1);
+	s = symbolizer__new(1, 64 << 20);
 	assert_non_null(s);
 	assert_int_equal(symbolizer__kernel(s, stext ? stext + 16 : 0xffffffff81000010ULL, 0, &f),
 			 0);
@@ -463,7 +673,7 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 		print_message("kernel addresses hidden (not root, or no do_sys_openat2)\n");
 		skip();
 	}
-	s = symbolizer__new(1);
+	s = symbolizer__new(1, 64 << 20);
 	assert_non_null(s);
 	assert_true(symbolizer__has_kernel(s));
 	assert_int_equal(symbolizer__kernel(s, addr + 4, 0, &f), 0);
@@ -479,13 +689,15 @@ static void symbolizer__kernel__with_kallsyms__known_symbol_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(symbolizer__file_at__same_file_twice__parsed_once),
-		cmocka_unit_test(symbolizer__file_at__other_inode_than_mapped__refused_and_counted),
+		cmocka_unit_test(symbolizer__attach__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__attach__other_inode_than_mapped__refused_and_counted),
 		cmocka_unit_test(
-			symbolizer__file_mapped__path_replaced_after_mmap__named_from_mapped_file),
-		cmocka_unit_test(symbolizer__file_at__minidebuginfo_bomb__refused_and_counted),
-		cmocka_unit_test(symbolizer__vdso__other_size__none),
-		cmocka_unit_test(symbolizer__intern__equal_strings__one_copy),
+			symbolizer__attach__path_replaced_after_mmap__named_from_mapped_file),
+		cmocka_unit_test(symbolizer__attach__minidebuginfo_bomb__refused_and_counted),
+		cmocka_unit_test(symbolizer__attach__vdso_of_other_size__no_file),
+		cmocka_unit_test(symbolizer__attach__file_rewritten_in_place__new_contents_named),
+		cmocka_unit_test(symbolizer__attach__copies_with_one_build_id__parsed_once),
+		cmocka_unit_test(symbolizer__attach__past_budget__unheld_evicted_then_refused),
 		cmocka_unit_test(symbolizer__kernel__without_kallsyms__unnamed_kernel_frame),
 		cmocka_unit_test(symbolizer__new__kernel_wanted__created_with_or_without_kallsyms),
 		cmocka_unit_test(symbolizer__kernel__with_kallsyms__known_symbol_named),

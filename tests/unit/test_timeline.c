@@ -122,8 +122,8 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	f->storage = calltrace_storage__new(4096);
-	f->sym = symbolizer__new(0);
-	f->states = process_states__new(f->sym);
+	f->sym = symbolizer__new(0, 64 << 20);
+	f->states = fixture_states_new(f->sym);
 	assert_non_null(f->storage);
 	assert_non_null(f->sym);
 	assert_non_null(f->states);
@@ -131,7 +131,7 @@ static int setup(void **state)
 	assert_int_equal(fixture_add_process(f->reg, PID, START, "app", NULL, EXEC), 0);
 	st = process_states__get(f->states, f->reg, PID);
 	assert_non_null(st);
-	fixture_map_code(f->sym, st, addr_of(timeline_fixture_root), 0, NULL);
+	fixture_map_code(f->states, st, addr_of(timeline_fixture_root), 0, NULL);
 
 	f->ts = traces__new(NULL);
 	assert_non_null(f->ts);
@@ -912,7 +912,7 @@ static void timeline__write__hostile_mapping_name__escaped_and_replaced(void **s
 	st = process_states__get(f->states, f->reg, PID_M);
 	assert_non_null(st);
 	snprintf(path, sizeof(path), "/nonexistent/%s", file);
-	fixture_map_code(f->sym, st, addr_of(timeline_fixture_root), shift, path);
+	fixture_map_code(f->states, st, addr_of(timeline_fixture_root), shift, path);
 	id = calltrace_storage__put(f->storage, PID_M, EXEC, frames, 0, 1, 0);
 	append(f->drain, PID_M, PID_M, ev, trace_ev_sample(ev, T0 + 1 * MS, 0, false, id, 0));
 

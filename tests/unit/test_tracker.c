@@ -39,9 +39,9 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	f->sym = symbolizer__new(0);
+	f->sym = symbolizer__new(0, 64 << 20);
 	assert_non_null(f->sym);
-	f->states = process_states__new(f->sym);
+	f->states = fixture_states_new(f->sym);
 	assert_non_null(f->states);
 	f->reg = fixture_registry_with_states(f->states);
 	f->go_fd = -1;
@@ -125,7 +125,7 @@ static struct process_state *wait_for_mapping(struct fixture *f, const char *exe
 {
 	uint64_t deadline = fixture_mono_ns() + WAIT_NS;
 	struct process_state *st;
-	const struct maps_snapshot *snap;
+	const struct mappings *snap;
 	bool found;
 	size_t i;
 
@@ -134,7 +134,7 @@ static struct process_state *wait_for_mapping(struct fixture *f, const char *exe
 		st = current_state(f);
 		if (st) {
 			pthread_mutex_lock(&st->lock);
-			snap = st->maps.nr ? &st->maps.snaps[st->maps.nr - 1] : NULL;
+			snap = mappings_history__latest(&st->maps);
 			for (i = 0; snap && i < snap->nr && !found; i++)
 				found = strstr(snap->maps[i].path, exe) != NULL;
 			pthread_mutex_unlock(&st->lock);

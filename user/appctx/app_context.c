@@ -17,6 +17,7 @@
 #include "appctx/app_context.h"
 #include "appctx/ctxprof_region.h"
 #include "processes/proc_maps.h"
+#include "processes/process_state.h"
 #include "traces/trace.h"
 #include "traces/trace_event.h"
 #include "util/array.h"
@@ -311,14 +312,12 @@ static bool region_is(const struct app_region *r, const struct proc_map *m)
 	return r->start == m->start && r->end == m->end && r->inode == m->inode;
 }
 
-int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions)
+void app_context__scan(struct app_context *a, pid_t pid, const struct proc_maps *pm,
+		       struct app_region **regions)
 {
-	struct proc_maps *pm = proc_maps__read(pid);
 	struct app_region *r;
 	size_t i, n;
 
-	if (!pm)
-		return -errno;
 	for (i = 0; i < pm->nr; i++) {
 		const struct proc_map *m = &pm->maps[i];
 
@@ -353,8 +352,13 @@ int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regi
 		if (r->base)
 			region_link(a, r);
 	}
-	proc_maps__free(pm);
-	return 0;
+}
+
+void app_context__changed(void *ctx, struct process_state *st, struct mappings *snap,
+			  const struct proc_maps *all)
+{
+	if (st->pid != (uint32_t)getpid())
+		app_context__scan(ctx, st->pid, all, &st->app);
 }
 
 /* the last field of the NSpid line of a task's status: its tid in the

@@ -31,6 +31,9 @@
 
 struct app_context;
 struct app_region;
+struct mappings;
+struct proc_maps;
+struct process_state;
 struct trace_writer;
 
 /* new slot claims checked against /proc in one poll, at most; the rest wait */
@@ -73,15 +76,23 @@ struct app_context *app_context__new(int ctx_map_fd, int verbose);
 void app_context__trace(struct app_context *a, struct trace_writer *w);
 
 /**
- * app_context__scan() - look for libctxprof regions in @pid's mappings and
- * map the new ones, adding them to the process's chain @regions.  Cheap when
- * there is none; call now and then (a process creates its region at its
- * first ctxprof call).  Refused regions join the chain unmapped, so that a
- * later scan neither opens nor counts them again (but one whose magic was
- * still 0, which may be a region being created, gets one more look).
- * Return: 0, or -errno (-ESRCH: the process is gone).
+ * app_context__scan() - look for libctxprof regions in @pm, the mappings of
+ * process @pid, and map the new ones, adding them to the process's chain
+ * @regions.  Refused regions join the chain unmapped, so that a later scan
+ * neither opens nor counts them again (but one whose magic was still 0,
+ * which may be a region being created, gets one more look).
  */
-int app_context__scan(struct app_context *a, pid_t pid, struct app_region **regions);
+void app_context__scan(struct app_context *a, pid_t pid, const struct proc_maps *pm,
+		       struct app_region **regions);
+
+/**
+ * app_context__changed() - the process_state_subscriber's changed (ctx: the
+ * app_context; main_thread, wants MAPPINGS_F_CTXPROF_REGION): scan @st's
+ * mappings @all into @st->app.  Our own process is skipped: it maps the
+ * regions it reads.
+ */
+void app_context__changed(void *ctx, struct process_state *st, struct mappings *snap,
+			  const struct proc_maps *all);
 
 /**
  * app_context__poll() - bring the tid -> slot map up to date with the

@@ -31,6 +31,7 @@ struct otel_proc {
 	uint32_t pid;
 	uint32_t exec_id;
 	struct proc_mem *mem;
+	struct proc_maps *maps;	     /* every mapping, as the last change handed them */
 	uint64_t hdr_addr;	     /* the OTEL_CTX mapping's start */
 	uint64_t published;	     /* published_at_ns of @pc, or of the refused header */
 	struct otel_process_ctx *pc; /* the latest decoded context; NULL until one */
@@ -221,42 +222,45 @@ static struct otel_proc *proc_new(struct otel_context *oc, struct process_state 
 	return p;
 }
 
-void otel_context__refresh(struct otel_context *oc, struct process_state *st)
+void otel_context__changed(void *ctx, struct process_state *st, struct mappings *snap,
+			   const struct proc_maps *all)
 {
+	struct otel_context *oc = ctx;
 	struct otel_proc *p = st->otel;
-	struct proc_maps *maps = NULL;
 	const struct proc_map *m = NULL;
+	struct proc_maps *copy;
 	uint32_t maps_gen;
+	bool retired;
 	size_t i;
-	bool seen;
 
+	for (i = 0; i < all->nr && !m; i++)
+		if (is_ctx_mapping(&all->maps[i]))
+			m = &all->maps[i];
 	pthread_mutex_lock(&st->lock);
-	seen = process_state__maps_mention(st, OTEL_CTX_NAME);
-	if (seen && !st->retired)
-		maps = proc_maps__parse(st->maps.text, st->maps.text_len);
 	maps_gen = st->maps_gen;
+	retired = st->retired;
 	pthread_mutex_unlock(&st->lock);
-	if (!maps)
+	if (!m || retired)
 		return;
-	for (i = 0; i < maps->nr && !m; i++)
-		if (is_ctx_mapping(&maps->maps[i]))
-			m = &maps->maps[i];
-	if (!m)
-		goto out;
+	copy = proc_maps__dup(all);
+	if (!copy)
+		return;
 	if (!p) {
 		p = proc_new(oc, st);
-		if (!p)
-			goto out;
+		if (!p) {
+			proc_maps__free(copy);
+			return;
+		}
 		st->otel = p;
 	}
+	proc_maps__free(p->maps);
+	p->maps = copy;
 	/* another mapping: a new publication, whatever its timestamp */
 	if (p->hdr_addr != m->start)
 		p->published = 0;
 	p->hdr_addr = m->start;
-	read_context(p, maps);
-	tls_locate(p, maps, maps_gen);
-out:
-	proc_maps__free(maps);
+	read_context(p, p->maps);
+	tls_locate(p, p->maps, maps_gen);
 }
 
 void otel_context__poll(struct otel_context *oc)
@@ -265,31 +269,28 @@ void otel_context__poll(struct otel_context *oc)
 	bool retired;
 
 	for (p = oc->procs; p; p = p->next) {
-		if (p->tls != TLS_IN_MAP)
-			continue;
 		pthread_mutex_lock(&p->st->lock);
 		retired = p->st->retired;
 		pthread_mutex_unlock(&p->st->lock);
-		if (retired)
+		if (retired) {
 			tls_unmap(p);
+			continue;
+		}
+		/* published again since? one 8-byte read says */
+		read_context(p, p->maps);
 	}
 }
 
 /* read @p's context again for an unknown key index, at most once per KEY_REFRESH_NS */
 static void refresh_keys(struct otel_proc *p)
 {
-	struct proc_maps *maps;
 	uint64_t now = mono_ns();
 
 	if (p->key_refresh_ns && now - p->key_refresh_ns < KEY_REFRESH_NS)
 		return;
 	p->key_refresh_ns = now;
 	p->oc->st.key_refreshes++;
-	maps = proc_maps__read(p->pid);
-	if (!maps)
-		return;
-	read_context(p, maps);
-	proc_maps__free(maps);
+	read_context(p, p->maps);
 }
 
 static const char *key_name(const struct otel_proc *p, uint8_t key)
@@ -375,6 +376,7 @@ void otel_context__release(struct otel_proc *p)
 		p->next->pprev = p->pprev;
 	p->st->otel = NULL;
 	proc_mem__free(p->mem);
+	proc_maps__free(p->maps);
 	otel_process_ctx__free(p->pc);
 	free(p);
 }

@@ -3,11 +3,13 @@
  * otel_context - the collector's reader of OpenTelemetry's process context
  * (OTEP 4719) and thread context (OTEP 4947), per process image.
  *
- * When a process's mappings are read (processes/process_state.h: at most
- * once a second while it is sampled, in every mode), otel_context__refresh()
- * looks for its "OTEL_CTX" mapping in the text just read; the first time it
- * finds one it attaches a struct otel_proc to the process's state (@otel).
- * Then, at each refresh, one 8-byte read of the header's published_at_ns
+ * A subscriber of process mappings (processes/process_state.h), on the main
+ * thread, for mappings that show an "OTEL_CTX" one: otel_context__changed()
+ * is handed every mapping of the read; the first time it finds the context
+ * mapping it attaches a struct otel_proc to the process's state (@otel) and
+ * keeps those mappings (the reads of the process's memory are checked
+ * against them, processes/proc_mem.h).  Then, each second
+ * (otel_context__poll()), one 8-byte read of the header's published_at_ns
  * tells whether the SDK published again; if so the payload is read with the
  * OTEP's protocol and decoded (appctx/otel_process_ctx.h).  Its string
  * resource attributes label every sample of the process.  When it announces
@@ -28,8 +30,8 @@
  * processes/proc_mem.h only; a process's failures are counted once per
  * image and change, never retried in a loop.
  *
- * Main thread only (the refresh, the export and the release run there):
- * no locks inside but a process state's @lock while its maps text is read.
+ * Main thread only (the changes, the polls, the export and the release run
+ * there): no locks inside but a process state's @lock, briefly.
  */
 #ifndef CTXPROF_OTEL_CONTEXT_H
 #define CTXPROF_OTEL_CONTEXT_H
@@ -39,7 +41,9 @@
 #include "appctx/otel_thread_ctx.h"
 
 struct otel_context;
+struct mappings;
 struct otel_proc;
+struct proc_maps;
 struct process_state;
 
 struct otel_context_stats {
@@ -86,15 +90,18 @@ struct otel_label_buf {
 struct otel_context *otel_context__new(int tls_map_fd, int verbose);
 
 /**
- * otel_context__refresh() - after @st's mappings were read: find, read
- * again if republished, or locate the thread context of the process.
- * Cheap when the process publishes nothing (a search of the maps text).
+ * otel_context__changed() - the process_state_subscriber's changed (ctx: the
+ * otel_context; main_thread, wants MAPPINGS_F_OTEL_CTX): @st's mappings
+ * show a context mapping: find it, read it if republished, locate the
+ * thread context.
  */
-void otel_context__refresh(struct otel_context *oc, struct process_state *st);
+void otel_context__changed(void *ctx, struct process_state *st, struct mappings *snap,
+			   const struct proc_maps *all);
 
 /**
- * otel_context__poll() - take the processes that exited or exec'd out of
- * the sampler's map.  Call now and then (each second).
+ * otel_context__poll() - read again the contexts published since, and take
+ * the processes that exited or exec'd out of the sampler's map.  Each
+ * second.
  */
 void otel_context__poll(struct otel_context *oc);
 

@@ -22,6 +22,7 @@ enum {
 	OPT_CHILDREN,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_SYMBOL_MEMORY,
 	OPT_TIMELINE,
 	OPT_TIMELINES,
 	OPT_TIMELINE_MEMORY,
@@ -43,6 +44,7 @@ static const struct option long_opts[] = {
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
 	{"timelines", no_argument, NULL, OPT_TIMELINES},
 	{"timeline-memory", required_argument, NULL, OPT_TIMELINE_MEMORY},
@@ -110,6 +112,10 @@ static void usage(FILE *f, const char *prog)
 		"                         are built once per file on a thread of their own\n"
 		"      --unwind-memory MIB  BPF memory for unwind tables, 8-4096 (default %d);\n"
 		"                         least recently used tables are evicted beyond it\n"
+		"      --symbol-memory MIB  memory for the symbols of the ELF files processes\n"
+		"                         map, 16-65536 (default %d); files no process maps\n"
+		"                         go first, and a file that does not fit is named by\n"
+		"                         its mapping only (counted in the summary)\n"
 		"\n"
 		"Timelines (what each request ran, in order):\n"
 		"      --timeline FILE    also write a Chrome trace-event JSON timeline (gzipped\n"
@@ -171,8 +177,9 @@ static void usage(FILE *f, const char *prog)
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
-		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
-		CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_SYMBOL_MIB, CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES,
+		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
+		CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -210,6 +217,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
 	opts->unwind = UNWIND_MODE_AUTO;
 	opts->unwind_mib = CLI_DEFAULT_UNWIND_MIB;
+	opts->symbol_mib = CLI_DEFAULT_SYMBOL_MIB;
 	opts->timeline_mib = CLI_DEFAULT_TIMELINE_MIB;
 }
 
@@ -316,6 +324,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 				return bad(err, prog, "--unwind-memory", optarg,
 					   "a number of MiB between 8 and 4096");
 			opts->unwind_mib = v;
+			break;
+		case OPT_SYMBOL_MEMORY:
+			if (parse_ulong(optarg, 16, 65536, &v))
+				return bad(err, prog, "--symbol-memory", optarg,
+					   "a number of MiB between 16 and 65536");
+			opts->symbol_mib = v;
 			break;
 		case OPT_TIMELINE:
 			if (!*optarg)

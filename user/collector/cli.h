@@ -20,8 +20,9 @@
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
-#define CLI_DEFAULT_UNWIND_MIB	  32 /* BPF unwind tables, --unwind-memory */
-#define CLI_DEFAULT_TIMELINE_MIB  64 /* per-thread trace parts, --timeline-memory */
+#define CLI_DEFAULT_UNWIND_MIB	  32  /* BPF unwind tables, --unwind-memory */
+#define CLI_DEFAULT_SYMBOL_MIB	  128 /* parsed ELF symbols, --symbol-memory */
+#define CLI_DEFAULT_TIMELINE_MIB  64  /* per-thread trace parts, --timeline-memory */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -38,6 +39,7 @@ struct collector_opts {
 	bool context;		    /* false with --no-context */
 	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
 	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
+	size_t symbol_mib;	    /* --symbol-memory, MiB of parsed ELF symbols */
 	const char *timeline;	    /* --timeline FILE; NULL: none */
 	bool timelines;		    /* --timelines: one per --interval file */
 	size_t timeline_mib;	    /* --timeline-memory, MiB of trace parts */

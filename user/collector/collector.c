@@ -335,6 +335,8 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
+	/* files no process maps any more */
+	symbolizer__trim(c->sym, mono_ns());
 out:
 	exporter__free(e);
 	c->last_export_failed = err != 0;
@@ -371,48 +373,51 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, pid);
-	if (st && atomic_load(&st->refresh_after_ns) <= mono_ns()) {
+	if (st && atomic_load(&st->refresh_after_ns) <= mono_ns())
 		process_states__refresh(c->states, st);
-		/* an OpenTelemetry process context published or updated since */
-		if (c->otel)
-			otel_context__refresh(c->otel, st);
-	}
 	/* a no-table-yet sample: installed unless its tables are current */
 	if (st && c->unwinder)
 		unwinder__request(c->unwinder, pid);
 }
 
-/* the target's libctxprof region, once it has created one */
-static void scan_app(struct collector *c)
+/* --pid: the target's mappings now and then, for a libctxprof region or an
+ * OpenTelemetry context it creates while no sample asks (a blocked target) */
+static void refresh_target(struct collector *c)
 {
 	struct process_state *st;
 
 	st = process_states__get(c->states, c->reg, c->opts.pid);
 	if (st)
-		app_context__scan(c->app, c->opts.pid, &st->app);
+		process_states__refresh(c->states, st);
 }
 
-static void scan_app_due(void *ctx, uint32_t pid)
+/*
+ * The readers of application context follow process mappings from the
+ * main thread: a libctxprof region or an OpenTelemetry context mapping
+ * that a read shows (any mode) is handed to them there.
+ */
+static int subscribe_context(struct collector *c, char *err_msg, size_t err_len)
 {
-	struct collector *c = ctx;
-	struct process_state *st;
+	struct process_state_subscriber app = {
+		.changed = app_context__changed,
+		.ctx = c->app,
+		.main_thread = true,
+		.wants = MAPPINGS_F_CTXPROF_REGION,
+	};
+	struct process_state_subscriber otel = {
+		.changed = otel_context__changed,
+		.ctx = c->otel,
+		.main_thread = true,
+		.wants = MAPPINGS_F_OTEL_CTX,
+	};
+	int err;
 
-	st = process_states__get(c->states, c->reg, pid);
-	if (!st)
-		return;
-	/* we map the applications' regions: our own mappings show them too */
-	if (pid != (uint32_t)getpid())
-		app_context__scan(c->app, pid, &st->app);
-	atomic_store_explicit(&st->app_seen, true, memory_order_relaxed);
-	if (c->otel)
-		otel_context__refresh(c->otel, st);
-}
-
-/* processes whose mappings showed a libctxprof region or an OpenTelemetry
- * context (any mode) */
-static void scan_apps_due(struct collector *c)
-{
-	process_states__app_due(c->states, scan_app_due, c);
+	err = process_states__subscribe(c->states, &app);
+	if (!err)
+		err = process_states__subscribe(c->states, &otel);
+	if (err)
+		snprintf(err_msg, err_len, "cannot follow process mappings: %s", strerror(-err));
+	return err;
 }
 
 static int64_t wall_ns(void)
@@ -535,7 +540,7 @@ static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
-	struct process_state *st = NULL;
+	struct process_state *st;
 	int err;
 	struct sampler_opts so = {
 		.pid = o->all ? 0 : o->pid,
@@ -549,8 +554,14 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.unwind = o->unwind,
 	};
 
-	c->sym = symbolizer__new(o->kernel);
-	c->states = c->sym ? process_states__new(c->sym) : NULL;
+	c->sym = symbolizer__new(o->kernel, (uint64_t)o->symbol_mib << 20);
+	c->states = c->sym ? process_states__new() : NULL;
+	if (c->states) {
+		struct process_state_resolver r;
+
+		symbolizer__resolver(c->sym, &r);
+		process_states__set_resolver(c->states, &r);
+	}
 	if (c->states)
 		c->reg = thread_registry__new(&(struct thread_registry_opts){
 			.state_free = process_states_retire,
@@ -594,6 +605,18 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = sampler__prepare(c->sampler, o->frequency, err_msg, err_len);
 	if (err)
 		return err;
+	/* the readers of application context, before any process is read */
+	if (o->context) {
+		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
+		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
+		if (!c->app || !c->otel) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		err = subscribe_context(c, err_msg, err_len);
+		if (err)
+			return err;
+	}
 	c->tracker = tracker__open(
 		&(struct tracker_opts){
 			.root = o->pid,
@@ -635,18 +658,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		return err;
 	/* map the target before the first sample, so that even a target that
 	 * exits at once is symbolized */
-	if (o->context) {
-		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
-		if (!c->otel) {
-			snprintf(err_msg, err_len, "out of memory");
-			return -ENOMEM;
-		}
-	}
 	if (o->pid) {
 		st = process_states__get(c->states, c->reg, o->pid);
 		err = st ? process_states__refresh(c->states, st) : -ESRCH;
-		if (!err && c->otel)
-			otel_context__refresh(c->otel, st);
 		if (err == -ESRCH) {
 			snprintf(err_msg, err_len, "no process with pid %d", o->pid);
 			return err;
@@ -659,19 +673,11 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			return err;
 		}
 	}
-	/* trace context: the target's region now (--pid); other processes as
-	 * their mappings show one (process_states__app_due()) */
-	if (o->context) {
-		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
-		if (!c->app) {
-			snprintf(err_msg, err_len, "out of memory");
-			return -ENOMEM;
-		}
+	/* trace context of what runs now: its regions and contexts mapped */
+	if (c->app) {
 		if (c->tw_main)
 			app_context__trace(c->app, c->tw_main);
-		if (st)
-			app_context__scan(c->app, o->pid, &st->app);
-		scan_apps_due(c);
+		process_states__deliver(c->states);
 		app_context__poll(c->app);
 	}
 	/* tables of what runs now, before its first samples */
@@ -792,15 +798,13 @@ int main(int argc, char **argv)
 		}
 		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
-			/* a libctxprof region created since */
-			if (c.app && o->pid)
-				scan_app(&c);
+			if (o->pid)
+				refresh_target(&c);
 			if (c.otel)
 				otel_context__poll(c.otel);
 			last_tick = elapsed;
 		}
-		if (c.app)
-			scan_apps_due(&c);
+		process_states__deliver(c.states);
 		/* new threads get their slot into the sampler's map within a poll */
 		if (c.app)
 			app_context__poll(c.app);

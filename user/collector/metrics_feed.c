@@ -90,8 +90,8 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 		add_counter(&m->table_errors, "no_room", us.tables_no_room);
 	}
 	symbolizer__stats(c->sym, &ss);
-	add_counter(&m->symbol_errors, "unnamed", ss.unnamed);
-	add_counter(&m->symbol_errors, "unmapped", ss.unmapped);
+	add_counter(&m->symbol_errors, "unnamed", c->last.locations_unnamed);
+	add_counter(&m->symbol_errors, "unmapped", c->last.locations_unmapped);
 	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
 	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
 	m->elf_files_read = ss.elf_opened;

@@ -230,10 +230,11 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 		print_otel_summary(c, st);
 	fprintf(stderr,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
-		"%llu addresses unnamed, %llu unmapped; %llu ELF files read, %llu unreadable\n",
+		"%zu addresses without a name, %zu in no known mapping; %llu ELF files read, %llu "
+		"unreadable\n",
 		(unsigned long long)c->traces_exported, res->locations, res->functions,
-		res->mappings, c->files ? " in the last file" : "", (unsigned long long)ss.unnamed,
-		(unsigned long long)ss.unmapped, (unsigned long long)ss.elf_opened,
+		res->mappings, c->files ? " in the last file" : "", res->locations_unnamed,
+		res->locations_unmapped, (unsigned long long)ss.elf_opened,
 		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed);
 	fprintf(stderr,
 		"ctxprof: symbols: %llu names from debug files, %llu from MiniDebugInfo, %llu from "

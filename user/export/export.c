@@ -7,7 +7,7 @@
 #include "appctx/otel_context.h"
 #include "export/export.h"
 #include "export/pprof.h"
-#include "symbols/maps_history.h"
+#include "processes/mappings.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
@@ -95,7 +95,8 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 		.build_id = f->build_id,
 		.has_functions = f->function != NULL,
 	};
-	uint64_t mapping = 0, function = 0;
+	uint64_t mapping = 0, function = 0, loc;
+	size_t before = pprof__nr_locations(st->p);
 
 	if (f->mapping_path) {
 		mapping = pprof__mapping(st->p, &m);
@@ -108,7 +109,13 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 		if (!function)
 			return 0;
 	}
-	return pprof__location(st->p, mapping, addr, function);
+	loc = pprof__location(st->p, mapping, addr, function);
+	/* a location is new once: count addresses, not lookups */
+	if (loc && pprof__nr_locations(st->p) != before) {
+		st->res->locations_unnamed += !function;
+		st->res->locations_unmapped += !mapping;
+	}
+	return loc;
 }
 
 /*
@@ -157,7 +164,7 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			    struct process_state *ps)
 {
 	const char *marker = stop_marker(t->flags);
-	const struct sym_map *m;
+	const struct mapping *m;
 	struct sym_frame f;
 	unsigned int i;
 	uint64_t addr;
@@ -171,7 +178,9 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		 * address, unless a signal frame saved it */
 		ra = i > 0 && !(addr & SAMPLE_FRAME_EXACT);
 		addr &= ~SAMPLE_FRAME_EXACT;
-		m = ps && addr >= ra ? maps_history__find(&ps->maps, addr - ra, UINT64_MAX) : NULL;
+		m = ps && addr >= ra
+			    ? mappings_history__find(&ps->maps, addr - ra, UINT64_MAX, NULL)
+			    : NULL;
 		if (!m && i > 0) {
 			st->res->stacks_cut++;
 			st->res->frames_cut += t->nr_uframes - i;
@@ -179,12 +188,10 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 				    : "[unwind stopped: the process's mappings are unknown]";
 			break;
 		}
-		if (m) {
+		if (m)
 			symbolizer__user(st->sym, m, addr, ra, &f);
-		} else {
-			symbolizer__unmapped(st->sym);
+		else
 			memset(&f, 0, sizeof(f));
-		}
 		st->err = push_loc(st, frame_location(st, &f, addr));
 	}
 	if (ps)

@@ -50,6 +50,8 @@ struct export_result {
 	uint64_t stacks_cut; /* stacks cut at a return address in no executable mapping */
 	uint64_t frames_cut; /* the frames cut off them */
 	size_t locations;
+	size_t locations_unnamed;  /* of those, user or kernel addresses without a function */
+	size_t locations_unmapped; /* of those, user addresses in no known mapping */
 	size_t functions;
 	size_t mappings;
 };

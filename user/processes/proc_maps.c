@@ -363,6 +363,35 @@ struct proc_maps *proc_maps__read(pid_t pid)
 	return pm;
 }
 
+struct proc_maps *proc_maps__dup(const struct proc_maps *pm)
+{
+	struct proc_maps *copy = calloc(1, sizeof(*copy));
+	size_t i, bytes = 1;
+	char *p;
+
+	if (!copy)
+		return NULL;
+	for (i = 0; i < pm->nr; i++)
+		bytes += strlen(pm->maps[i].path) + 1;
+	copy->maps = malloc((pm->nr ? pm->nr : 1) * sizeof(*copy->maps));
+	copy->strings = malloc(bytes);
+	if (!copy->maps || !copy->strings) {
+		proc_maps__free(copy);
+		return NULL;
+	}
+	p = copy->strings;
+	for (i = 0; i < pm->nr; i++) {
+		size_t len = strlen(pm->maps[i].path) + 1;
+
+		copy->maps[i] = pm->maps[i];
+		copy->maps[i].path = memcpy(p, pm->maps[i].path, len);
+		p += len;
+	}
+	copy->nr = pm->nr;
+	copy->nr_bad_lines = pm->nr_bad_lines;
+	return copy;
+}
+
 void proc_maps__free(struct proc_maps *pm)
 {
 	if (!pm)

@@ -71,6 +71,9 @@ struct proc_maps *proc_maps__read(pid_t pid);
  */
 int proc_maps__read_text(pid_t pid, char **text, size_t *len);
 
+/** proc_maps__dup() - a copy of @pm; NULL (ENOMEM).  Pair with proc_maps__free(). */
+struct proc_maps *proc_maps__dup(const struct proc_maps *pm);
+
 /** proc_maps__free() - accepts NULL. */
 void proc_maps__free(struct proc_maps *pm);
 

@@ -4,42 +4,86 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "ctxprof_abi.h"
-#include "otel_abi.h"
+#include "processes/proc_maps.h"
 #include "processes/process_state.h"
 #include "util/clock.h"
+#include "util/hash.h"
 
-/* lossy: a process whose slot another took waits for its next refresh */
-#define APP_DUE_SLOTS 64
+/*
+ * Reads waiting for the main thread's subscribers.  A process whose read
+ * finds the queue full is not marked delivered, so its next read queues it
+ * again: nothing is lost for good, only late (counted).
+ */
+#define EVENT_QUEUE_MAX 256
+
+struct event {
+	struct process_state *st; /* pinned while queued */
+	struct proc_maps *all;	  /* every mapping of the read, owned by the queue */
+};
 
 struct process_states {
-	struct symbolizer *sym;
-	struct process_state_hooks hooks;
+	struct process_state_resolver resolver;
+	struct mappings_owner owner; /* the resolver's detach, for every snapshot */
+	struct process_state_subscriber subs[PROCESS_STATES_MAX_SUBSCRIBERS];
+	unsigned int nr_subs;
+	uint32_t main_wants;	       /* the main-thread subscribers' wants, together */
 	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
-	/* processes a refresh saw map a libctxprof region: the main thread's */
-	_Atomic uint32_t app_due[APP_DUE_SLOTS];
+	pthread_mutex_t queue_lock; /* @queue, @nr_queued */
+	struct event queue[EVENT_QUEUE_MAX];
+	unsigned int nr_queued;
+	struct {
+		_Atomic uint64_t reads, reads_changed, bad_lines, snapshots, inherited, events_lost;
+	} st;
 };
 
-struct process_states *process_states__new(struct symbolizer *sym)
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static void owner_release(void *ctx, struct mappings *m)
+{
+	struct process_states *ps = ctx;
+
+	if (ps->resolver.detach)
+		ps->resolver.detach(ps->resolver.ctx, m);
+}
+
+struct process_states *process_states__new(void)
 {
 	struct process_states *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
-	ps->sym = sym;
+	ps->owner = (struct mappings_owner){owner_release, ps};
 	pthread_mutex_init(&ps->retired_lock, NULL);
+	pthread_mutex_init(&ps->queue_lock, NULL);
 	return ps;
+}
+
+void process_states__set_resolver(struct process_states *ps, const struct process_state_resolver *r)
+{
+	ps->resolver = *r;
+}
+
+int process_states__subscribe(struct process_states *ps, const struct process_state_subscriber *s)
+{
+	if (ps->nr_subs == PROCESS_STATES_MAX_SUBSCRIBERS)
+		return -ENOSPC;
+	ps->subs[ps->nr_subs++] = *s;
+	if (s->main_thread)
+		ps->main_wants |= s->wants;
+	return 0;
 }
 
 static void state_free(struct process_state *st, void (*release)(struct process_state *st))
 {
 	if (release)
 		release(st);
-	maps_history__release(&st->maps);
+	mappings_history__release(&st->maps);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -70,12 +114,25 @@ unsigned int process_states__collect(struct process_states *ps, uint64_t before_
 	return n;
 }
 
+static void queue_drop_all(struct process_states *ps)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps->nr_queued; i++) {
+		proc_maps__free(ps->queue[i].all);
+		process_states__unpin(ps->queue[i].st);
+	}
+	ps->nr_queued = 0;
+}
+
 void process_states__free(struct process_states *ps)
 {
 	if (!ps)
 		return;
+	queue_drop_all(ps);
 	process_states__collect(ps, UINT64_MAX, NULL);
 	pthread_mutex_destroy(&ps->retired_lock);
+	pthread_mutex_destroy(&ps->queue_lock);
 	free(ps);
 }
 
@@ -83,12 +140,14 @@ void process_states_retire(void *ctx, void *state)
 {
 	struct process_states *ps = ctx;
 	struct process_state *st = state;
+	unsigned int i;
 
 	st->retired_ns = mono_ns();
 	pthread_mutex_lock(&st->lock);
 	st->retired = true;
-	if (ps->hooks.retired)
-		ps->hooks.retired(ps->hooks.ctx, st);
+	for (i = 0; i < ps->nr_subs; i++)
+		if (ps->subs[i].gone)
+			ps->subs[i].gone(ps->subs[i].ctx, st);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_lock(&ps->retired_lock);
 	st->next_retired = ps->retired;
@@ -177,48 +236,194 @@ struct process_state *process_states__get_pinned(struct process_states *ps,
 	return get(ps, reg, pid, true);
 }
 
-bool process_state__maps_mention(const struct process_state *st, const char *what)
+struct mappings *process_states__latest(struct process_state *st)
 {
-	const struct maps_history *h = &st->maps;
+	struct mappings *m;
 
-	return h->text && memmem(h->text, h->text_len, what, strlen(what));
+	pthread_mutex_lock(&st->lock);
+	m = mappings_history__latest(&st->maps);
+	if (m)
+		mappings__get(m);
+	pthread_mutex_unlock(&st->lock);
+	return m;
 }
 
 /*
- * Whether the main thread must look at @st's application context: a
- * libctxprof region (a line naming its memfd) it has not looked at yet, or
- * an OpenTelemetry context mapping in mappings that changed (@changed), so
- * that the first read of a process that runs already finds it.
+ * Queue @all for the main thread's subscribers; consumed, queued or freed.
+ * A process queued already has its newer read replace the older one.
  */
-static bool app_due(const struct process_state *st, bool changed)
+static void queue_event(struct process_states *ps, struct process_state *st, struct proc_maps *all)
 {
-	return (!atomic_load_explicit(&st->app_seen, memory_order_relaxed) &&
-		process_state__maps_mention(st, CTXPROF_REGION_MAPS_NAME)) ||
-	       (changed && process_state__maps_mention(st, OTEL_CTX_NAME));
+	unsigned int i;
+
+	pthread_mutex_lock(&ps->queue_lock);
+	for (i = 0; i < ps->nr_queued && ps->queue[i].st != st; i++)
+		;
+	if (i < ps->nr_queued) {
+		proc_maps__free(ps->queue[i].all);
+		ps->queue[i].all = all;
+	} else if (ps->nr_queued < EVENT_QUEUE_MAX) {
+		atomic_fetch_add_explicit(&st->pins, 1, memory_order_acq_rel);
+		ps->queue[ps->nr_queued++] = (struct event){st, all};
+	} else {
+		proc_maps__free(all);
+		count(&ps->st.events_lost, 1);
+	}
+	pthread_mutex_unlock(&ps->queue_lock);
+}
+
+/* the subscribers that run on the refreshing thread */
+static void notify(struct process_states *ps, struct process_state *st, struct mappings *snap,
+		   const struct proc_maps *all)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps->nr_subs; i++)
+		if (!ps->subs[i].main_thread && ps->subs[i].changed)
+			ps->subs[i].changed(ps->subs[i].ctx, st, snap, all);
+}
+
+/*
+ * Add a snapshot of @pm unless its executable mappings are the latest's.
+ * With @st->lock held.  Return: the snapshot added, or NULL.
+ */
+static struct mappings *add_snapshot(struct process_states *ps, struct process_state *st, pid_t pid,
+				     const struct proc_maps *pm, uint64_t now)
+{
+	struct mappings *prev = mappings_history__latest(&st->maps), *snap;
+
+	snap = mappings__new(pm, mappings__flags(pm), now);
+	if (!snap)
+		return NULL;
+	/* heap or stack growth changes the text, not the code: keep one snapshot */
+	if (!snap->nr || (prev && mappings__same(prev, snap))) {
+		mappings__put(snap);
+		return NULL;
+	}
+	if (ps->resolver.attach)
+		ps->resolver.attach(ps->resolver.ctx, pid, snap, prev);
+	snap->owner = &ps->owner;
+	if (mappings_history__add(&st->maps, snap))
+		return NULL;
+	st->maps_gen++;
+	count(&ps->st.snapshots, 1);
+	return snap;
+}
+
+int process_states__add_text(struct process_states *ps, struct process_state *st, pid_t pid,
+			     const char *text, size_t len, uint64_t now_ns)
+{
+	uint64_t hash = hash_bytes(text, len);
+	struct mappings *snap = NULL;
+	struct proc_maps *pm = NULL;
+	bool changed, main;
+	int err = 0;
+
+	count(&ps->st.reads, 1);
+	pthread_mutex_lock(&st->lock);
+	changed = st->text_len != len || st->text_hash != hash;
+	main = !atomic_load_explicit(&st->delivered, memory_order_relaxed) &&
+	       (st->maps_flags & ps->main_wants);
+	if (changed || main) {
+		pm = proc_maps__parse(text, len);
+		err = pm ? 0 : -errno;
+	}
+	if (pm && changed) {
+		count(&ps->st.reads_changed, 1);
+		count(&ps->st.bad_lines, pm->nr_bad_lines);
+		st->text_hash = hash;
+		st->text_len = len;
+		st->maps_flags = mappings__flags(pm);
+		snap = add_snapshot(ps, st, pid, pm, now_ns);
+		if (snap)
+			mappings__get(snap);
+	}
+	pthread_mutex_unlock(&st->lock);
+	atomic_store_explicit(
+		&st->refresh_after_ns,
+		now_ns + (snap ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
+		memory_order_relaxed);
+	if (snap) {
+		notify(ps, st, snap, pm);
+		mappings__put(snap);
+	}
+	/* the application-context readers: a first look, and every change */
+	if (pm && (changed || main) && (mappings__flags(pm) & ps->main_wants)) {
+		queue_event(ps, st, pm);
+		pm = NULL;
+	}
+	proc_maps__free(pm);
+	return err ? err : snap != NULL;
 }
 
 int process_states__refresh(struct process_states *ps, struct process_state *st)
 {
-	uint64_t now = mono_ns();
-	bool app;
-	int ret;
+	char *text;
+	size_t len;
+	int err;
 
-	pthread_mutex_lock(&st->lock);
-	ret = maps_history__refresh(&st->maps, ps->sym, st->pid, now);
-	if (ret > 0)
-		st->maps_gen++;
-	app = ret >= 0 && app_due(st, ret > 0);
-	pthread_mutex_unlock(&st->lock);
-	if (app)
-		atomic_store_explicit(&ps->app_due[st->pid % APP_DUE_SLOTS], st->pid,
-				      memory_order_relaxed);
-	atomic_store_explicit(
-		&st->refresh_after_ns,
-		now + (ret > 0 ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
-		memory_order_relaxed);
-	if (ret > 0 && ps->hooks.mapped)
-		ps->hooks.mapped(ps->hooks.ctx, st);
-	return ret < 0 ? ret : 0;
+	err = proc_maps__read_text(st->pid, &text, &len);
+	if (err)
+		return err;
+	err = process_states__add_text(ps, st, st->pid, text, len, mono_ns());
+	free(text);
+	return err < 0 ? err : 0;
+}
+
+int process_states__inherit(struct process_states *ps, struct thread_registry *reg, uint32_t child,
+			    uint32_t parent)
+{
+	struct process_state *pst, *cst;
+	struct mappings *snap;
+	bool added = false;
+
+	pst = process_states__get(ps, reg, parent);
+	snap = pst ? process_states__latest(pst) : NULL;
+	if (!snap)
+		return -ENOENT;
+	cst = process_states__get(ps, reg, child);
+	if (!cst) {
+		mappings__put(snap);
+		return -ESRCH;
+	}
+	pthread_mutex_lock(&cst->lock);
+	if (!cst->maps.nr && !mappings_history__add(&cst->maps, mappings__get(snap))) {
+		cst->maps_gen++;
+		added = true;
+	}
+	pthread_mutex_unlock(&cst->lock);
+	if (added) {
+		count(&ps->st.inherited, 1);
+		notify(ps, cst, snap, NULL);
+	}
+	mappings__put(snap);
+	return 0;
+}
+
+void process_states__deliver(struct process_states *ps)
+{
+	struct event *ev, batch[EVENT_QUEUE_MAX];
+	struct mappings *snap;
+	unsigned int i, j, n;
+	uint32_t flags;
+
+	pthread_mutex_lock(&ps->queue_lock);
+	n = ps->nr_queued;
+	memcpy(batch, ps->queue, n * sizeof(batch[0]));
+	ps->nr_queued = 0;
+	pthread_mutex_unlock(&ps->queue_lock);
+	for (i = 0; i < n; i++) {
+		ev = &batch[i];
+		flags = mappings__flags(ev->all);
+		snap = process_states__latest(ev->st);
+		for (j = 0; j < ps->nr_subs; j++)
+			if (ps->subs[j].main_thread && (ps->subs[j].wants & flags))
+				ps->subs[j].changed(ps->subs[j].ctx, ev->st, snap, ev->all);
+		atomic_store_explicit(&ev->st->delivered, true, memory_order_relaxed);
+		mappings__put(snap);
+		proc_maps__free(ev->all);
+		process_states__unpin(ev->st);
+	}
 }
 
 struct process_state *process_states__find(struct process_states *ps, struct thread_registry *reg,
@@ -257,25 +462,6 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 	return exec_id ? NULL : cur;
 }
 
-void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
-			     void *ctx)
-{
-	uint32_t pid;
-
-	for (int i = 0; i < APP_DUE_SLOTS; i++) {
-		if (!atomic_load_explicit(&ps->app_due[i], memory_order_relaxed))
-			continue;
-		pid = atomic_exchange_explicit(&ps->app_due[i], 0, memory_order_relaxed);
-		if (pid)
-			fn(ctx, pid);
-	}
-}
-
-void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h)
-{
-	ps->hooks = *h;
-}
-
 unsigned int process_states__nr_retired(struct process_states *ps)
 {
 	unsigned int n;
@@ -286,7 +472,12 @@ unsigned int process_states__nr_retired(struct process_states *ps)
 	return n;
 }
 
-struct symbolizer *process_states__symbolizer(const struct process_states *ps)
+void process_states__stats(struct process_states *ps, struct process_states_stats *out)
 {
-	return ps->sym;
+	out->reads = atomic_load_explicit(&ps->st.reads, memory_order_relaxed);
+	out->reads_changed = atomic_load_explicit(&ps->st.reads_changed, memory_order_relaxed);
+	out->bad_lines = atomic_load_explicit(&ps->st.bad_lines, memory_order_relaxed);
+	out->snapshots = atomic_load_explicit(&ps->st.snapshots, memory_order_relaxed);
+	out->inherited = atomic_load_explicit(&ps->st.inherited, memory_order_relaxed);
+	out->events_lost = atomic_load_explicit(&ps->st.events_lost, memory_order_relaxed);
 }

@@ -3,8 +3,9 @@
  * process_state - what the collector knows of one process image, kept in the
  * thread registry's entry for it (the image's collector slot, see
  * process_image__state() in thread_registry.h): its labels, what it had
- * mapped (for naming its frames), its libctxprof region.  [seed:
- * rcu-thread-manager: the registry is the home of per-process facts]
+ * mapped (for naming and unwinding its frames), its libctxprof region and
+ * OpenTelemetry context.  The registry is the home of per-process facts
+ * (docs/design/rcu-thread-manager.md); other modules look them up here.
  *
  * One state per image: an exec starts a new image and so a new state, which
  * is how a sample taken before an exec is named from the old program's
@@ -19,12 +20,28 @@
  * Only that thread frees states: a pointer it got from process_states__find()
  * stays valid until it calls collect.
  *
+ * Mappings.  The state is the one home of its image's mappings
+ * (processes/mappings.h).  A read of /proc/PID/maps whose text is unchanged
+ * stops there; one whose executable mappings changed adds a snapshot to
+ * @maps, after the state set's resolver attached the file behind each
+ * mapping (the symbolizer: process_states__set_resolver()).  Then every
+ * subscriber (process_states__subscribe()) is told: the unwinder on the
+ * refreshing thread, the application-context readers on the main thread
+ * with every mapping of that read.  A forked child starts with its parent's
+ * newest snapshot, shared.  When the image goes, subscribers are told so.
+ *
  * Locking.  Labels (@comm, @container_id, @kube), pid and exec_id are
- * immutable: set before the state is installed.  @maps is refreshed by the
- * tracking thread (exec, fork) and the main thread (first sample, periodic
- * refresh) and read by the exporter: under @lock.  @refresh_after_ns may be
- * read without it (the drain threads' "due a read?" test).  @app and @otel
- * belong to the main thread.
+ * immutable: set before the state is installed.  @maps and what reading it
+ * keeps (@text_hash, @text_len, @maps_gen, @maps_flags) are refreshed by the tracking
+ * thread (exec, fork) and the main thread (first sample, periodic refresh)
+ * and read by the exporter and the unwinder: under @lock.
+ * @refresh_after_ns may be read without it (the drain threads' "due a
+ * read?" test).  @app and @otel belong to the main thread, which sets
+ * @delivered.
+ *
+ * Lock order: a state's @lock is taken before the resolver's (the
+ * symbolizer's) and before a subscriber's own lock (its gone hook), never
+ * after them, and never inside a registry read-side section.
  */
 #ifndef CTXPROF_PROCESS_STATE_H
 #define CTXPROF_PROCESS_STATE_H
@@ -33,12 +50,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include "processes/mappings.h"
 #include "processes/pod_meta.h"
 #include "processes/thread_registry.h"
-#include "symbols/maps_history.h"
 
 struct app_region;
 struct otel_proc;
+struct proc_maps;
 struct unwind_proc_state;
 
 /*
@@ -49,6 +68,9 @@ struct unwind_proc_state;
 #define PROCESS_STATE_REFRESH_NS      1000000000ull
 #define PROCESS_STATE_REFRESH_SOON_NS 100000000ull
 
+/* subscribers a state set takes */
+#define PROCESS_STATES_MAX_SUBSCRIBERS 4
+
 struct process_state {
 	uint32_t pid;
 	uint32_t exec_id; /* the image's (process_image.exec_id); 0: unknown */
@@ -56,23 +78,73 @@ struct process_state {
 	char container_id[THREAD_REGISTRY_CONTAINER_ID_LEN + 1];
 	/* its container's Kubernetes names (pod_meta.h), "" when none are known */
 	struct pod_meta kube;
-	pthread_mutex_t lock; /* @maps */
-	struct maps_history maps;
+	pthread_mutex_t lock; /* the fields below up to @retired */
+	struct mappings_history maps;
+	uint64_t text_hash;  /* of the last maps text read: an unchanged text stops there */
+	size_t text_len;     /* its length; 0: never read */
+	uint32_t maps_gen;   /* bumped each time @maps gains a snapshot */
+	uint32_t maps_flags; /* MAPPINGS_F_* of the last text read */
+	/* what the BPF unwinder has of it (unwind/unwinder.c) */
+	struct unwind_proc_state *unwind;
+	bool retired; /* the image is gone */
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
 	 * loaded since); 0 until the first read.  Read without @lock by the
 	 * drain threads, which ask the main thread for a refresh past it. */
 	_Atomic uint64_t refresh_after_ns;
-	uint32_t maps_gen; /* bumped under @lock each time @maps gains a snapshot */
-	/* what the BPF unwinder has of it (unwind/unwinder.c), under @lock */
-	struct unwind_proc_state *unwind;
-	bool retired;		   /* under @lock: the image is gone */
 	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
-	_Atomic bool app_seen;	   /* the main thread looked at its region (app_due) */
 	struct otel_proc *otel;	   /* its OpenTelemetry context, NULL when none (main thread) */
+	_Atomic bool delivered;	   /* its main-thread subscribers saw its mappings */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
 	struct process_state *next_retired;
+};
+
+/*
+ * Who gives each snapshot's mappings their file (mapping.file): the
+ * symbolizer.  @attach runs on the refreshing thread with the state's lock
+ * held, before the snapshot is published; @pid is the process whose
+ * /proc/PID/map_files and root the files are opened through; @prev is the
+ * image's previous snapshot (NULL for its first), whose files may be reused
+ * where a mapping did not change.  @detach runs when a snapshot's last reference goes, on
+ * any thread, with no lock of ours held.
+ */
+struct process_state_resolver {
+	void (*attach)(void *ctx, pid_t pid, struct mappings *snap, const struct mappings *prev);
+	void (*detach)(void *ctx, struct mappings *snap);
+	void *ctx;
+};
+
+/*
+ * A reader of process mappings.  @changed: @st's mappings changed; @snap is
+ * its newest snapshot (take your own reference with mappings__get() to keep
+ * it), @all every mapping of the read that found the change (NULL when
+ * there was none: a forked child starting with its parent's snapshot).
+ * Runs on the refreshing thread without the state's lock, or, with
+ * @main_thread, on the main thread at process_states__deliver(), and then
+ * only for reads whose mappings show one of @wants (MAPPINGS_F_*): the
+ * first such read of an image, and later reads whose text changed.
+ * @gone: the image went; on the registry's reclaim thread with the state's
+ * lock held: detach what is yours, queue it, return (no blocking, no
+ * registry calls).  Either may be NULL.
+ */
+struct process_state_subscriber {
+	void (*changed)(void *ctx, struct process_state *st, struct mappings *snap,
+			const struct proc_maps *all);
+	void (*gone)(void *ctx, struct process_state *st);
+	void *ctx;
+	bool main_thread;
+	uint32_t wants;
+};
+
+/* Counters of the mappings home, for the summary. */
+struct process_states_stats {
+	uint64_t reads;		/* /proc/PID/maps reads, unchanged ones included */
+	uint64_t reads_changed; /* of those, reads whose text changed */
+	uint64_t bad_lines;	/* unparsable lines in them */
+	uint64_t snapshots;	/* snapshots added (executable mappings changed) */
+	uint64_t inherited;	/* forked children started with their parent's snapshot */
+	uint64_t events_lost;	/* main-thread deliveries dropped: queue full (retried) */
 };
 
 struct process_states;
@@ -82,18 +154,30 @@ struct process_states;
  * before the registry, and create the registry with
  * opts->state_free = process_states_retire and opts->state_ctx set to the
  * pointer this returns (see thread_registry_opts).
- * @sym: the symbolizer snapshots resolve their files with
  * Return: NULL with errno set.  Pair with process_states__free() after
  * thread_registry__free() (which retires every state left).
  */
-struct process_states *process_states__new(struct symbolizer *sym);
+struct process_states *process_states__new(void);
 
 /** process_states__free() - free every retired state; accepts NULL. */
 void process_states__free(struct process_states *ps);
 
 /**
+ * process_states__set_resolver() - who attaches files to snapshots; before
+ * any state exists.
+ */
+void process_states__set_resolver(struct process_states *ps,
+				  const struct process_state_resolver *r);
+
+/**
+ * process_states__subscribe() - add a reader of mappings; before any state
+ * exists.  Return: 0, or -ENOSPC past PROCESS_STATES_MAX_SUBSCRIBERS.
+ */
+int process_states__subscribe(struct process_states *ps, const struct process_state_subscriber *s);
+
+/**
  * process_states_retire() - the registry's state_free: @state's image is
- * gone.  Runs on the registry's reclaim thread; takes only the retire lock.
+ * gone.  Runs on the registry's reclaim thread; tells the subscribers.
  */
 void process_states_retire(void *ctx, void *state);
 
@@ -122,19 +206,47 @@ static inline void process_states__unpin(struct process_state *st)
 }
 
 /**
- * process_states__refresh() - re-read @st's mappings (cheap when unchanged)
- * and set its next refresh PROCESS_STATE_REFRESH_NS from now, or
+ * process_states__refresh() - re-read @st's mappings (cheap when the text is
+ * unchanged), add a snapshot when its executable mappings changed, tell the
+ * subscribers; set its next refresh PROCESS_STATE_REFRESH_NS from now, or
  * PROCESS_STATE_REFRESH_SOON_NS when the executable mappings changed.
- * Return: 0 or -errno (-ESRCH: gone).
+ * Any registered registry thread; takes @st->lock.
+ * Return: 0 or -errno (-ESRCH: gone; earlier snapshots stay).
  */
 int process_states__refresh(struct process_states *ps, struct process_state *st);
 
 /**
- * process_state__maps_mention() - whether @st's last mappings text names
- * @what anywhere (a mapping's name: "OTEL_CTX", the libctxprof memfd).
- * With @st->lock held.
+ * process_states__add_text() - process_states__refresh() from maps text
+ * already read (@len bytes, not kept), at CLOCK_MONOTONIC @now_ns, its
+ * files opened as process @pid's (the state's own pid but in tests).
+ * Return: 1 when a snapshot was added, 0 when the executable mappings are
+ * unchanged, or -errno.
  */
-bool process_state__maps_mention(const struct process_state *st, const char *what);
+int process_states__add_text(struct process_states *ps, struct process_state *st, pid_t pid,
+			     const char *text, size_t len, uint64_t now_ns);
+
+/**
+ * process_states__inherit() - a forked @child starts with @parent's newest
+ * snapshot (the address space fork copied), unless it has mappings of its
+ * own already; its first sample reads them (refresh due at once).  Tracking
+ * thread.  Return: 0, -ENOENT when the parent has none (read them instead),
+ * -ESRCH when the child is not in the registry.
+ */
+int process_states__inherit(struct process_states *ps, struct thread_registry *reg, uint32_t child,
+			    uint32_t parent);
+
+/**
+ * process_states__deliver() - run the main-thread subscribers for the reads
+ * queued since the last call.  Main thread.
+ */
+void process_states__deliver(struct process_states *ps);
+
+/**
+ * process_states__latest() - @st's newest snapshot, with a reference the
+ * caller drops with mappings__put(); NULL when none was read.  Takes
+ * @st->lock.
+ */
+struct mappings *process_states__latest(struct process_state *st);
 
 /**
  * process_states__find() - the state of image (@pid, @exec_id), current or
@@ -155,45 +267,16 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,
 				     void (*release)(struct process_state *st));
 
-/*
- * Hooks for the module that keeps per-image data outside the collector (the
- * BPF unwinder): @mapped runs after a refresh added a snapshot to a state's
- * maps, on the refreshing thread, without @lock; @retired when the registry
- * let the image go, on its reclaim thread, with @lock held (detach what
- * belongs to you, queue it, return: no blocking, no registry calls).
- */
-struct process_state_hooks {
-	void (*mapped)(void *ctx, struct process_state *st);
-	void (*retired)(void *ctx, struct process_state *st);
-	void *ctx;
-};
-
 /**
  * process_states__set_pods() - name containers' pods from @pods (labels
  * pod, namespace, container); before any state exists.  NULL: none.
  */
 void process_states__set_pods(struct process_states *ps, struct pod_index *pods);
 
-/** process_states__set_hooks() - before any state exists. */
-void process_states__set_hooks(struct process_states *ps, const struct process_state_hooks *h);
-
-/**
- * process_states__app_due() - call @fn with each process whose mappings,
- * read since the last call, showed a libctxprof region its state's
- * @app_seen does not say was looked at, or changed and show an
- * OpenTelemetry context mapping ("OTEL_CTX"): --all and --children find the
- * applications to read trace context from this way (at the /proc scan, at
- * exec, at a first sample, at each periodic re-read), before the periodic
- * re-reads would.  @fn sets @app_seen once it looked.  Main thread.  Lossy (64 slots by pid): a
- * process missed comes again at its next re-read.
- */
-void process_states__app_due(struct process_states *ps, void (*fn)(void *ctx, uint32_t pid),
-			     void *ctx);
-
 /** process_states__nr_retired() - states waiting to be collected. */
 unsigned int process_states__nr_retired(struct process_states *ps);
 
-/** process_states__symbolizer() - the symbolizer given to process_states__new(). */
-struct symbolizer *process_states__symbolizer(const struct process_states *ps);
+/** process_states__stats() - counters since creation; any thread. */
+void process_states__stats(struct process_states *ps, struct process_states_stats *out);
 
 #endif /* CTXPROF_PROCESS_STATE_H */

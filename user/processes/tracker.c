@@ -79,7 +79,9 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 	case LIFECYCLE_FORK:
 		if (t->o.children && tracked(t, rec->ppid))
 			track(t, rec->pid);
-		if (tracker__wants(t, rec->pid))
+		/* the address space it copied: its creator's mappings, shared */
+		if (tracker__wants(t, rec->pid) &&
+		    process_states__inherit(t->o.states, t->reg, rec->pid, rec->ptgid))
 			snapshot(t, rec->pid);
 		break;
 	case LIFECYCLE_EXEC:

@@ -883,6 +883,12 @@ void elf_syms__free(struct elf_syms *es)
 	free(es);
 }
 
+size_t elf_syms__bytes(const struct elf_syms *es)
+{
+	return sizeof(*es) + es->nr_syms * sizeof(es->syms[0]) + es->names_len +
+	       es->mini_names_len + es->nr_segs * sizeof(es->segs[0]);
+}
+
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset)
 {
 	const struct elf_sym *sym = RANGE_FIND(es->syms, es->nr_syms, start, end, vaddr);

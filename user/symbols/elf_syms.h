@@ -67,6 +67,9 @@ struct elf_syms *elf_syms__open_fd(int fd);
  */
 struct elf_syms *elf_syms__open_mem(const void *buf, size_t len);
 
+/** elf_syms__bytes() - the memory @es holds (symbols, names, segments). */
+size_t elf_syms__bytes(const struct elf_syms *es);
+
 /** elf_syms__free() - accepts NULL. */
 void elf_syms__free(struct elf_syms *es);
 

@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * symbolizer - the caches behind naming: ELF files, mapping paths, display
- * names.
+ * symbolizer - the cache behind naming: parsed ELF files, kernel symbols.
  *
- * Three caches owned by the symbolizer, under its mutex, each an array of
- * entries indexed by a util/htable:
- * - files: parsed ELF files (with their debug file) keyed by the (st_dev,
- *   st_ino) of the opened file, shared by every process; a file that is not
- *   valid ELF stays as a negative entry so it is parsed once, not once per
- *   address or process.  Entries are heap objects: pointers to them are
- *   handed out, and the array holds those pointers;
- * - strings: interned mapping paths, module mappings and demangled names,
- *   each its own allocation for the same reason;
- * - display names: a mangled name (keyed by its address, which its file
- *   keeps until the end) -> its demangled form, or itself.
- * Nothing handed out is freed before symbolizer__free(): function names and
- * build ids belong to cached files, paths to the string table, so a frame
- * stays valid after the process state it came from is gone.
+ * Under the symbolizer's mutex:
+ * - files: parsed ELF files (with their debug file), heap objects whose
+ *   pointers the snapshots' mappings hold (mapping.file), each with a count
+ *   of those mappings; a file that is not valid ELF, or did not fit the
+ *   budget, stays as a negative entry so it is not parsed once per mapping;
+ *   indexed by GNU build id;
+ * - aliases: file identities (device, inode, size, mtime, ctime) -> file;
+ *   a file has one per identity it was found under;
+ * - strings: interned kernel module mapping names ("[ext4]").
+ * An entry no mapping holds goes once idle (symbolizer__trim()) or to make
+ * room; going rebuilds both indexes (util/htable has no removal), which is
+ * rare: a batch at a time, outside the paths that name frames.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,14 +25,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "processes/proc_maps.h"
 #include "symbols/debug_file.h"
+#include "symbols/safe_open.h"
+#include "processes/mappings.h"
+#include "processes/proc_maps.h"
+#include "processes/process_state.h"
 #include "symbols/demangle.h"
 #include "symbols/elf_syms.h"
 #include "symbols/kallsyms.h"
-#include "symbols/safe_open.h"
 #include "symbols/symbolizer.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 #include "util/read_capped.h"
@@ -44,17 +44,38 @@
 #define KERNEL_NOTES	 "/sys/kernel/notes"
 #define KERNEL_NOTES_MAX (64u << 10) /* a few hundred bytes in practice */
 #define VDSO_MAPPING	 "[vdso]"
+/* entries at most, negative ones included: past it, unheld ones go first */
+#define MAX_FILES 16384
 
-struct sym_file {
+struct file_id {
 	dev_t dev;
 	ino_t ino;
-	struct elf_syms *es;  /* NULL: not a valid ELF (negative entry) */
-	struct elf_syms *dbg; /* its separate debug file's symbols, NULL when none */
+	off_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
 };
 
 struct display_name {
-	const char *name;  /* as the symbol table has it; keyed by address */
-	const char *shown; /* demangled (interned), or @name itself */
+	const char *name; /* as the symbol table has it; keyed by address */
+	char *shown;	  /* demangled, NULL: @name itself */
+};
+
+struct sym_file {
+	struct elf_syms *es;  /* NULL: a negative entry */
+	struct elf_syms *dbg; /* its separate debug file's symbols, NULL when none */
+	size_t bytes;	      /* what es and dbg hold */
+	unsigned int refs;    /* mappings holding it */
+	uint64_t idle_since;  /* CLOCK_MONOTONIC when @refs went to 0 */
+	uint64_t last_used;   /* the symbolizer's tick: least recently used goes first */
+	/* display forms of its mangled names, demangled once each */
+	struct display_name *names;
+	size_t nr_names, cap_names;
+	struct htable names_idx;
+};
+
+struct alias {
+	struct file_id id;
+	struct sym_file *f;
 };
 
 struct symbolizer {
@@ -62,39 +83,44 @@ struct symbolizer {
 	uint64_t ktext_start, ktext_end;
 	bool has_kernel_build_id;
 	char kernel_build_id[ELF_SYMS_BUILD_ID_HEX];
-	struct sym_file vdso; /* vdso.es NULL when unknown */
+	struct sym_file vdso; /* vdso.es NULL when unknown; never counted or freed by refs */
 	uint64_t vdso_size;
 	pthread_mutex_t lock;
 	struct sym_file **files;
 	size_t nr_files, cap_files;
-	struct htable files_idx;
+	struct htable by_build_id; /* over files[] with a build id */
+	struct alias *aliases;
+	size_t nr_aliases, cap_aliases;
+	struct htable by_id; /* over aliases[] */
 	char **strings;
 	size_t nr_strings, cap_strings;
 	struct htable strings_idx;
-	struct display_name *names;
-	size_t nr_names, cap_names;
-	struct htable names_idx;
+	uint64_t budget, bytes, tick;
 	struct symbolizer_stats stats;
 };
 
-struct file_key {
-	dev_t dev;
-	ino_t ino;
-};
-
-static uint32_t file_hash(dev_t dev, ino_t ino)
+static uint32_t id_hash(const struct file_id *id)
 {
-	uint64_t w[2] = {dev, ino};
+	uint64_t w[5] = {id->dev, id->ino, (uint64_t)id->size, (uint64_t)id->mtime_ns,
+			 (uint64_t)id->ctime_ns};
 
-	return (uint32_t)hash_words(0, w, 2);
+	return (uint32_t)hash_words(0, w, 5);
 }
 
-static bool file_eq(const void *ctx, uint32_t idx, const void *key)
+static bool id_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const struct sym_file *const *files = ctx;
-	const struct file_key *k = key;
+	const struct alias *a = (const struct alias *)ctx + idx;
+	const struct file_id *k = key;
 
-	return files[idx]->dev == k->dev && files[idx]->ino == k->ino;
+	return a->id.dev == k->dev && a->id.ino == k->ino && a->id.size == k->size &&
+	       a->id.mtime_ns == k->mtime_ns && a->id.ctime_ns == k->ctime_ns;
+}
+
+static bool build_id_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	struct sym_file *const *files = ctx;
+
+	return files[idx]->es && !strcmp(elf_syms__build_id(files[idx]->es) ?: "", key);
 }
 
 static bool string_eq(const void *ctx, uint32_t idx, const void *key)
@@ -111,6 +137,17 @@ static bool display_name_eq(const void *ctx, uint32_t idx, const void *key)
 	return names[idx].name == key;
 }
 
+static struct file_id stat_id(const struct stat *st)
+{
+	return (struct file_id){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = st->st_size,
+		.mtime_ns = st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec,
+		.ctime_ns = st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec,
+	};
+}
+
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
 static const char *intern_locked(struct symbolizer *s, const char *str)
 {
@@ -124,12 +161,11 @@ static const char *intern_locked(struct symbolizer *s, const char *str)
 	if (idx != HTABLE_NONE)
 		return s->strings[idx];
 	if (array_grow((void **)&s->strings, &s->cap_strings, s->nr_strings + 1,
-		       sizeof(*s->strings), 256))
+		       sizeof(*s->strings), 64))
 		return NULL;
-	copy = malloc(len + 1);
+	copy = strdup(str);
 	if (!copy)
 		return NULL;
-	memcpy(copy, str, len + 1);
 	if (htable__insert(&s->strings_idx, hash, s->nr_strings)) {
 		free(copy);
 		return NULL;
@@ -138,79 +174,159 @@ static const char *intern_locked(struct symbolizer *s, const char *str)
 	return copy;
 }
 
-static struct sym_file *elf_find(const struct symbolizer *s, dev_t dev, ino_t ino)
+static void file_free(struct sym_file *f)
 {
-	struct file_key key = {dev, ino};
-	uint32_t idx;
+	size_t i;
 
-	idx = htable__find(&s->files_idx, file_hash(dev, ino), file_eq, s->files, &key);
+	elf_syms__free(f->es);
+	elf_syms__free(f->dbg);
+	for (i = 0; i < f->nr_names; i++)
+		free(f->names[i].shown);
+	free(f->names);
+	htable__destroy(&f->names_idx);
+	free(f);
+}
+
+static void hold_locked(struct symbolizer *s, struct sym_file *f)
+{
+	f->refs++;
+	f->last_used = ++s->tick;
+}
+
+static struct sym_file *find_id_locked(struct symbolizer *s, const struct file_id *id)
+{
+	uint32_t idx = htable__find(&s->by_id, id_hash(id), id_eq, s->aliases, id);
+
+	return idx == HTABLE_NONE ? NULL : s->aliases[idx].f;
+}
+
+static struct sym_file *find_build_id_locked(struct symbolizer *s, const char *bid)
+{
+	uint32_t idx = htable__find(&s->by_build_id, (uint32_t)hash_bytes(bid, strlen(bid)),
+				    build_id_eq, s->files, bid);
+
 	return idx == HTABLE_NONE ? NULL : s->files[idx];
 }
 
-static struct sym_file *elf_add(struct symbolizer *s, dev_t dev, ino_t ino, struct elf_syms *es,
-				struct elf_syms *dbg)
+static int alias_add_locked(struct symbolizer *s, const struct file_id *id, struct sym_file *f)
 {
-	struct sym_file *ef;
+	int err;
 
-	if (array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1,
-		       sizeof(struct sym_file *), 64))
-		return NULL;
-	ef = calloc(1, sizeof(*ef));
-	if (!ef)
-		return NULL;
-	*ef = (struct sym_file){.dev = dev, .ino = ino, .es = es, .dbg = dbg};
-	if (htable__insert(&s->files_idx, file_hash(dev, ino), s->nr_files)) {
-		free(ef);
-		return NULL;
-	}
-	s->files[s->nr_files++] = ef;
-	return ef;
+	err = array_grow((void **)&s->aliases, &s->cap_aliases, s->nr_aliases + 1,
+			 sizeof(*s->aliases), 64);
+	if (!err)
+		err = htable__insert(&s->by_id, id_hash(id), s->nr_aliases);
+	if (!err)
+		s->aliases[s->nr_aliases++] = (struct alias){*id, f};
+	return err;
+}
+
+static int index_build_id_locked(struct symbolizer *s, size_t idx)
+{
+	const char *bid = s->files[idx]->es ? elf_syms__build_id(s->files[idx]->es) : NULL;
+
+	if (!bid)
+		return 0;
+	return htable__insert(&s->by_build_id, (uint32_t)hash_bytes(bid, strlen(bid)), idx);
 }
 
 /*
- * The display form of @name: demangled once per symbol and remembered; the
- * name itself when it is not mangled, does not demangle, or memory ran out.
+ * Drop the entries @gone marks from the arrays and rebuild the indexes;
+ * the entries themselves are freed by the caller, outside the lock.  The
+ * indexes only shrink, so no insert can fail here.
  */
-static const char *display_name_locked(struct symbolizer *s, const char *name)
+static void compact_locked(struct symbolizer *s, bool (*gone)(const struct sym_file *f, void *ctx),
+			   void *ctx)
 {
-	uint32_t hash = (uint32_t)hash_u64((uintptr_t)name), idx;
-	char buf[DEMANGLE_MAX_LEN];
-	const char *shown = name;
+	size_t i, n = 0;
 
-	idx = htable__find(&s->names_idx, hash, display_name_eq, s->names, name);
-	if (idx != HTABLE_NONE)
-		return s->names[idx].shown;
-	if (!demangle(name, buf)) {
-		shown = intern_locked(s, buf);
-		if (!shown)
-			return name;
-		s->stats.demangled++;
-	} else {
-		s->stats.demangle_failed++;
+	for (i = 0; i < s->nr_aliases; i++)
+		if (!gone(s->aliases[i].f, ctx))
+			s->aliases[n++] = s->aliases[i];
+	s->nr_aliases = n;
+	htable__clear(&s->by_id);
+	for (i = 0; i < n; i++)
+		htable__insert(&s->by_id, id_hash(&s->aliases[i].id), i);
+	for (i = n = 0; i < s->nr_files; i++)
+		if (!gone(s->files[i], ctx))
+			s->files[n++] = s->files[i];
+	s->nr_files = n;
+	htable__clear(&s->by_build_id);
+	for (i = 0; i < n; i++)
+		index_build_id_locked(s, i);
+}
+
+struct evict_ctx {
+	struct sym_file **victims;
+	size_t nr;
+};
+
+static bool is_victim(const struct sym_file *f, void *ctx)
+{
+	const struct evict_ctx *e = ctx;
+	size_t i;
+
+	for (i = 0; i < e->nr; i++)
+		if (e->victims[i] == f)
+			return true;
+	return false;
+}
+
+/* take @v's entries out of the cache; the caller frees them unlocked */
+static void evict_locked(struct symbolizer *s, struct evict_ctx *v)
+{
+	size_t i;
+
+	if (!v->nr)
+		return;
+	compact_locked(s, is_victim, v);
+	for (i = 0; i < v->nr; i++)
+		s->bytes -= v->victims[i]->bytes;
+	s->stats.files_evicted += v->nr;
+}
+
+static void free_victims(struct evict_ctx *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		file_free(v->victims[i]);
+	free(v->victims);
+}
+
+/*
+ * Choose unheld entries to go, least recently used first, until @need more
+ * bytes fit the budget and one more entry fits MAX_FILES.  Return: whether
+ * they then fit.
+ */
+static bool make_room_locked(struct symbolizer *s, size_t need, struct evict_ctx *v)
+{
+	uint64_t freed = 0;
+	size_t i, nr = 0;
+
+	v->victims = NULL;
+	v->nr = 0;
+	while (s->bytes - freed + need > s->budget || s->nr_files - nr + 1 > MAX_FILES) {
+		struct sym_file *lru = NULL, **grown;
+
+		for (i = 0; i < s->nr_files; i++) {
+			struct sym_file *f = s->files[i];
+
+			if (!f->refs && !is_victim(f, v) && (!lru || f->last_used < lru->last_used))
+				lru = f;
+		}
+		if (!lru)
+			break;
+		grown = realloc(v->victims, (v->nr + 1) * sizeof(*grown));
+		if (!grown)
+			break;
+		v->victims = grown;
+		v->victims[v->nr++] = lru;
+		freed += lru->bytes;
+		nr++;
 	}
-	if (array_grow((void **)&s->names, &s->cap_names, s->nr_names + 1, sizeof(*s->names),
-		       256) ||
-	    htable__insert(&s->names_idx, hash, s->nr_names))
-		return shown;
-	s->names[s->nr_names++] = (struct display_name){name, shown};
-	return shown;
-}
-
-const char *symbolizer__intern(struct symbolizer *s, const char *str)
-{
-	const char *ret;
-
-	pthread_mutex_lock(&s->lock);
-	ret = intern_locked(s, str);
-	pthread_mutex_unlock(&s->lock);
-	return ret;
-}
-
-static void count(struct symbolizer *s, uint64_t *counter, uint64_t n)
-{
-	pthread_mutex_lock(&s->lock);
-	*counter += n;
-	pthread_mutex_unlock(&s->lock);
+	evict_locked(s, v);
+	return s->bytes + need <= s->budget && s->nr_files + 1 <= MAX_FILES;
 }
 
 /* the counters of a file parsed for the first time */
@@ -247,26 +363,109 @@ static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
 	s->stats.debug_unusable += dres->unusable;
 }
 
-/*
- * The entry of the file open on @fd (consumed), parsed with its debug file
- * unless its (dev, ino) is cached.  @path and @root_fd say where debug files
- * are looked for.
- */
-static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st,
-					   int root_fd, const char *path)
+static bool never(const struct sym_file *f, void *ctx)
 {
+	return false;
+}
+
+/*
+ * A new entry for @es and @dbg under @id, indexed; NULL (ENOMEM) leaves the
+ * cache as it was and @es, @dbg to the caller.
+ */
+static struct sym_file *file_new_locked(struct symbolizer *s, const struct file_id *id,
+					struct elf_syms *es, struct elf_syms *dbg, size_t bytes)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+
+	if (!f ||
+	    array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files), 64))
+		goto err_free;
+	*f = (struct sym_file){.es = es, .dbg = dbg, .bytes = bytes};
+	s->files[s->nr_files] = f;
+	if (index_build_id_locked(s, s->nr_files))
+		goto err_free;
+	if (alias_add_locked(s, id, f)) {
+		/* its build id is indexed already: rebuild without it */
+		compact_locked(s, never, NULL);
+		goto err_free;
+	}
+	s->nr_files++;
+	s->bytes += bytes;
+	return f;
+
+err_free:
+	free(f);
+	return NULL;
+}
+
+/*
+ * Add the parse of @id to the cache (or find it there, parsed meanwhile or
+ * under its build id), held.  Consumes @es and @dbg.
+ */
+static struct sym_file *file_add(struct symbolizer *s, const struct file_id *id,
+				 struct elf_syms *es, struct elf_syms *dbg,
+				 const struct debug_file_result *dres, bool looked)
+{
+	const char *bid = es ? elf_syms__build_id(es) : NULL;
+	size_t bytes = (es ? elf_syms__bytes(es) : 0) + (dbg ? elf_syms__bytes(dbg) : 0);
+	struct evict_ctx victims = {};
+	struct sym_file *f;
+
+	pthread_mutex_lock(&s->lock);
+	f = find_id_locked(s, id);
+	if (f)
+		goto found; /* another thread parsed it meanwhile */
+	f = bid ? find_build_id_locked(s, bid) : NULL;
+	if (f) {
+		/* the same file under another identity: another container's copy */
+		s->stats.elf_shared++;
+		alias_add_locked(s, id, f);
+		goto found;
+	}
+	count_file_locked(s, es, dbg, dres, looked);
+	if (!make_room_locked(s, bytes, &victims)) {
+		/* remembered as unnamed until it goes idle: not parsed per mapping */
+		s->stats.files_over_budget++;
+		elf_syms__free(es);
+		elf_syms__free(dbg);
+		es = dbg = NULL;
+		bytes = 0;
+	}
+	f = file_new_locked(s, id, es, dbg, bytes);
+	if (f)
+		es = dbg = NULL; /* the entry's now */
+found:
+	if (f)
+		hold_locked(s, f);
+	pthread_mutex_unlock(&s->lock);
+	elf_syms__free(es);
+	elf_syms__free(dbg);
+	free_victims(&victims);
+	return f;
+}
+
+/*
+ * The file open on @fd (consumed), from the cache or parsed now with its
+ * debug file.  @path and @root_fd say where debug files are looked for.
+ */
+static struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st,
+				     int root_fd, const char *path)
+{
+	struct file_id id = stat_id(st);
 	struct debug_file_result dres = {};
 	struct elf_syms *es, *dbg = NULL;
-	struct sym_file *ef;
+	struct sym_file *f;
 	bool looked = false;
 	int err;
 
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st->st_dev, st->st_ino);
+	f = find_id_locked(s, &id);
+	if (f)
+		hold_locked(s, f);
 	pthread_mutex_unlock(&s->lock);
-	if (ef) {
+	if (f) {
 		close(fd);
-		return ef;
+		return f;
 	}
 	/* parsed outside the lock: a large file must not stall other callers */
 	es = elf_syms__open_fd(fd);
@@ -285,75 +484,171 @@ static const struct sym_file *file_from_fd(struct symbolizer *s, int fd, const s
 			return NULL;
 		}
 	}
+	return file_add(s, &id, es, dbg, &dres, looked);
+}
+
+static void count(struct symbolizer *s, uint64_t *counter)
+{
 	pthread_mutex_lock(&s->lock);
-	ef = elf_find(s, st->st_dev, st->st_ino);
-	if (ef) {
-		/* another thread parsed it meanwhile: keep the first */
-		pthread_mutex_unlock(&s->lock);
-		elf_syms__free(es);
-		elf_syms__free(dbg);
-		return ef;
-	}
-	count_file_locked(s, es, dbg, &dres, looked);
-	ef = elf_add(s, st->st_dev, st->st_ino, es, dbg);
+	(*counter)++;
 	pthread_mutex_unlock(&s->lock);
-	if (!ef) {
-		elf_syms__free(es);
-		elf_syms__free(dbg);
-	}
-	return ef;
 }
 
-const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, const char *path,
-					   uint64_t inode)
+/*
+ * The file @pid maps at @m: the mapped inode itself through map_files;
+ * when that is refused (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE) or the
+ * mapping is gone by now, the path inside the target's root, kept only if
+ * it is the inode mapped.  The path of an unlinked file names another file
+ * or none: never tried.
+ */
+static struct sym_file *file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
+				    const struct mapping *m)
 {
 	struct stat st;
 	int fd;
 
-	fd = root_fd >= 0 ? safe_open_in_root(root_fd, path, SAFE_OPEN_MAX_ELF_SIZE, &st) : -EBADF;
-	if (fd < 0) {
-		count(s, &s->stats.elf_open_failed, 1);
-		return NULL;
-	}
-	if ((uint64_t)st.st_ino != inode) {
-		close(fd);
-		count(s, &s->stats.elf_mismatch, 1);
-		return NULL;
-	}
-	return file_from_fd(s, fd, &st, root_fd, path);
-}
-
-const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
-					       const struct sym_map *m)
-{
-	struct stat st;
-	int fd;
-
-	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	/*
-	 * map_files refused (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE) or the
-	 * mapping is gone by now: the path, kept only if it is the inode mapped.
-	 * The path of an unlinked file names another file or none: never tried.
-	 */
+	fd = pid ? safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st) : -EPERM;
 	if (fd < 0 && fd != -EFBIG && fd != -EINVAL && !m->deleted) {
-		count(s, &s->stats.elf_by_path, 1);
-		return symbolizer__file_at(s, root_fd, m->path, m->inode);
+		count(s, &s->stats.elf_by_path);
+		fd = root_fd >= 0 ? safe_open_in_root(root_fd, m->path, SAFE_OPEN_MAX_ELF_SIZE, &st)
+				  : -EBADF;
+		if (fd >= 0 && (uint64_t)st.st_ino != m->inode) {
+			close(fd);
+			count(s, &s->stats.elf_mismatch);
+			return NULL;
+		}
 	}
 	if (fd < 0) {
-		count(s, &s->stats.elf_open_failed, 1);
+		count(s, &s->stats.elf_open_failed);
 		return NULL;
 	}
 	return file_from_fd(s, fd, &st, root_fd, m->path);
 }
 
-bool symbolizer__file_ok(const struct sym_file *f)
+/* @prev's mapping of the same file at the same place, if any */
+static const struct mapping *prev_same(const struct mappings *prev, const struct mapping *m)
 {
-	return f && f->es;
+	const struct mapping *old = prev ? mappings__find(prev, m->start) : NULL;
+
+	if (!old || old->start != m->start || old->end != m->end || old->pgoff != m->pgoff ||
+	    !mapping__same_file(old, m))
+		return NULL;
+	return old;
 }
 
-const struct sym_file *symbolizer__vdso(const struct symbolizer *s, uint64_t size)
+void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
+			const struct mappings *prev)
 {
-	return s->vdso.es && size == s->vdso_size ? &s->vdso : NULL;
+	const struct mapping *old, *last = NULL;
+	bool root_tried = root_fd >= 0 || !pid, root_ours = false;
+	unsigned int i;
+
+	for (i = 0; i < snap->nr; i++) {
+		struct mapping *m = &snap->maps[i];
+		struct sym_file *f = NULL;
+
+		m->file = NULL;
+		if (!strcmp(m->path, VDSO_MAPPING)) {
+			if (s->vdso.es && m->end - m->start == s->vdso_size)
+				m->file = &s->vdso;
+			continue;
+		}
+		/* anonymous JIT code and the like have no file to read */
+		if (m->path[0] != '/')
+			continue;
+		/* a refresh usually finds the file where it was, and a file mapped
+		 * several times in a row is opened once */
+		old = prev_same(prev, m);
+		if (!old && last && mapping__same_file(last, m))
+			old = last;
+		if (old) {
+			f = (struct sym_file *)old->file;
+			if (f) {
+				pthread_mutex_lock(&s->lock);
+				hold_locked(s, f);
+				pthread_mutex_unlock(&s->lock);
+			}
+		} else {
+			/* for debug files, and the path when map_files is refused */
+			if (!root_tried) {
+				root_fd = proc_root_open(pid);
+				root_ours = root_tried = true;
+			}
+			f = file_mapped(s, pid, root_fd, m);
+		}
+		m->file = f;
+		last = m;
+	}
+	if (root_ours && root_fd >= 0)
+		close(root_fd);
+}
+
+void symbolizer__detach(struct symbolizer *s, struct mappings *snap)
+{
+	uint64_t now = mono_ns();
+	unsigned int i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < snap->nr; i++) {
+		struct sym_file *f = (struct sym_file *)snap->maps[i].file;
+
+		if (!f || f == &s->vdso)
+			continue;
+		if (!--f->refs)
+			f->idle_since = now;
+		snap->maps[i].file = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void resolver_attach(void *ctx, pid_t pid, struct mappings *snap,
+			    const struct mappings *prev)
+{
+	symbolizer__attach(ctx, pid, -1, snap, prev);
+}
+
+static void resolver_detach(void *ctx, struct mappings *snap)
+{
+	symbolizer__detach(ctx, snap);
+}
+
+void symbolizer__resolver(struct symbolizer *s, struct process_state_resolver *out)
+{
+	*out = (struct process_state_resolver){resolver_attach, resolver_detach, s};
+}
+
+struct idle_ctx {
+	uint64_t now;
+};
+
+static bool is_idle(const struct sym_file *f, void *ctx)
+{
+	const struct idle_ctx *c = ctx;
+
+	return !f->refs && c->now - f->idle_since >= SYMBOLIZER_IDLE_NS;
+}
+
+void symbolizer__trim(struct symbolizer *s, uint64_t now_ns)
+{
+	struct idle_ctx c = {now_ns};
+	struct evict_ctx v = {};
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nr_files; i++) {
+		struct sym_file **grown;
+
+		if (!is_idle(s->files[i], &c))
+			continue;
+		grown = realloc(v.victims, (v.nr + 1) * sizeof(*grown));
+		if (!grown)
+			break;
+		v.victims = grown;
+		v.victims[v.nr++] = s->files[i];
+	}
+	evict_locked(s, &v);
+	pthread_mutex_unlock(&s->lock);
+	free_victims(&v);
 }
 
 /*
@@ -398,7 +693,7 @@ static void kernel_load(struct symbolizer *s)
 	free(notes);
 }
 
-struct symbolizer *symbolizer__new(int kernel)
+struct symbolizer *symbolizer__new(int kernel, uint64_t budget)
 {
 	struct symbolizer *s;
 
@@ -406,6 +701,7 @@ struct symbolizer *symbolizer__new(int kernel)
 	if (!s)
 		return errno = ENOMEM, NULL;
 	pthread_mutex_init(&s->lock, NULL);
+	s->budget = budget;
 	if (vdso_load(s))
 		goto err_nomem;
 	if (kernel) {
@@ -428,29 +724,61 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nr_files; i++) {
-		elf_syms__free(s->files[i]->es);
-		elf_syms__free(s->files[i]->dbg);
-		free(s->files[i]);
-	}
+	for (i = 0; i < s->nr_files; i++)
+		file_free(s->files[i]);
 	free(s->files);
-	htable__destroy(&s->files_idx);
+	htable__destroy(&s->by_build_id);
+	free(s->aliases);
+	htable__destroy(&s->by_id);
 	for (i = 0; i < s->nr_strings; i++)
 		free(s->strings[i]);
 	free(s->strings);
 	htable__destroy(&s->strings_idx);
-	free(s->names);
-	htable__destroy(&s->names_idx);
 	elf_syms__free(s->vdso.es);
+	for (i = 0; i < s->vdso.nr_names; i++)
+		free(s->vdso.names[i].shown);
+	free(s->vdso.names);
+	htable__destroy(&s->vdso.names_idx);
 	kallsyms__free(s->ks);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
+/*
+ * The display form of @name, a symbol of @f: demangled once per symbol and
+ * remembered with the file; the name itself when it is not mangled, does not
+ * demangle, or memory ran out.
+ */
+static const char *display_name_locked(struct symbolizer *s, struct sym_file *f, const char *name)
+{
+	uint32_t hash = (uint32_t)hash_u64((uintptr_t)name), idx;
+	char buf[DEMANGLE_MAX_LEN];
+	char *shown = NULL;
+
+	idx = htable__find(&f->names_idx, hash, display_name_eq, f->names, name);
+	if (idx != HTABLE_NONE)
+		return f->names[idx].shown ?: name;
+	if (!demangle(name, buf)) {
+		shown = strdup(buf);
+		if (!shown)
+			return name;
+		s->stats.demangled++;
+	} else {
+		s->stats.demangle_failed++;
+	}
+	if (array_grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names), 64) ||
+	    htable__insert(&f->names_idx, hash, f->nr_names)) {
+		free(shown);
+		return name;
+	}
+	f->names[f->nr_names++] = (struct display_name){name, shown};
+	return shown ?: name;
+}
+
+int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t addr,
 		     bool return_address, struct sym_frame *out)
 {
-	const struct sym_file *f = m->elf;
+	struct sym_file *f = (struct sym_file *)m->file;
 	const char *name = NULL;
 	bool from_dbg = false;
 	uint64_t vaddr;
@@ -466,7 +794,7 @@ int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t add
 	out->map_start = m->start;
 	out->map_end = m->end;
 	out->map_pgoff = m->pgoff;
-	if (symbolizer__file_ok(f)) {
+	if (f && f->es) {
 		out->build_id = elf_syms__build_id(f->es);
 		if (!elf_syms__file_offset_to_vaddr(f->es, addr - m->start + m->pgoff, &vaddr)) {
 			if (f->dbg)
@@ -478,34 +806,19 @@ int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t add
 	}
 	out->system_name = name;
 	out->function = name;
+	if (!name)
+		return 0;
 	pthread_mutex_lock(&s->lock);
-	if (!name) {
-		s->stats.unnamed++;
-	} else {
-		if (from_dbg)
-			s->stats.names_debug_file++;
-		else if (elf_syms__from_minidebug(f->es, name))
-			s->stats.names_minidebug++;
-		else if (f == &s->vdso)
-			s->stats.names_vdso++;
-		if (demangle_wanted(name))
-			out->function = display_name_locked(s, name);
-	}
+	if (from_dbg)
+		s->stats.names_debug_file++;
+	else if (elf_syms__from_minidebug(f->es, name))
+		s->stats.names_minidebug++;
+	else if (f == &s->vdso)
+		s->stats.names_vdso++;
+	if (demangle_wanted(name))
+		out->function = display_name_locked(s, f, name);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
-}
-
-void symbolizer__unmapped(struct symbolizer *s)
-{
-	count(s, &s->stats.unmapped, 1);
-}
-
-void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines)
-{
-	pthread_mutex_lock(&s->lock);
-	s->stats.maps_reads++;
-	s->stats.maps_bad_lines += bad_lines;
-	pthread_mutex_unlock(&s->lock);
 }
 
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
@@ -521,19 +834,16 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool return_address,
 	if (s->ks)
 		out->function = kallsyms__lookup(s->ks, addr, &module, NULL);
 	out->system_name = out->function;
-	pthread_mutex_lock(&s->lock);
-	if (!out->function)
-		s->stats.unnamed++;
 	/* a module is a mapping of its own, as perf shows it: "[ext4]" */
 	if (module && *module) {
 		snprintf(mapping, sizeof(mapping), "[%s]", module);
+		pthread_mutex_lock(&s->lock);
 		path = intern_locked(s, mapping);
 		pthread_mutex_unlock(&s->lock);
 		if (path)
 			out->mapping_path = path;
 		return 0;
 	}
-	pthread_mutex_unlock(&s->lock);
 	out->map_start = s->ktext_start;
 	out->map_end = s->ktext_end;
 	out->build_id = s->has_kernel_build_id ? s->kernel_build_id : NULL;
@@ -549,5 +859,8 @@ void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st)
 {
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
+	st->files_cached = s->nr_files;
+	st->bytes_cached = s->bytes;
+	st->bytes_budget = s->budget;
 	pthread_mutex_unlock(&s->lock);
 }

@@ -1,36 +1,49 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * symbolizer - name sampled addresses: the caches shared by every process.
+ * symbolizer - name sampled addresses: the cache of parsed ELF files shared
+ * by every process, and the kernel's symbols.
  *
- * Caches by file, never by process: an ELF file is opened through safe_open,
- * parsed once and cached by the (device, inode) of the file opened, shared by
- * every process that maps it; mapping paths are interned; kernel addresses
- * are named from /proc/kallsyms, loaded once.  What a process has mapped is
- * its own state (symbols/maps_history.h, kept in the process's entry of the
- * thread registry); it hands the symbolizer one mapping at a time.
+ * What a process has mapped is its own state (processes/mappings.h, kept in
+ * its entry of the thread registry).  The symbolizer is that state set's
+ * resolver (symbolizer__resolver()): when a snapshot of a process's
+ * mappings is built, it attaches to each mapping the cached file behind it
+ * (symbolizer__attach()), and frames are later named through that mapping
+ * (symbolizer__user()), so a frame is named from the file its process had
+ * mapped when the snapshot was read, whatever has become of the path since.
  *
  * Which file: the very inode the process maps, opened through
- * /proc/PID/map_files (symbolizer__file_mapped()).  Without the capability
- * that needs, the mapping's path is opened inside the target's root and the
- * file kept only if its inode is the one /proc/PID/maps gave
- * (symbolizer__file_at()): a container cannot plant an ELF file at a mapped
- * path and so choose the names of our frames.
+ * /proc/PID/map_files.  Without the capability that needs, the mapping's
+ * path is opened inside the target's root and the file kept only if its
+ * inode is the one /proc/PID/maps gave: a container cannot plant an ELF file
+ * at a mapped path and so choose the names of our frames.
+ *
+ * The cache notices change.  A file is found again by its identity as
+ * fstat() gives it when a mapping appears (device, inode, size, mtime and
+ * ctime: a file rewritten in place or replaced by one that reuses its inode
+ * is another file), and two identities with the same GNU build id share one
+ * parse (the same library in several containers).  An entry lives while a
+ * snapshot's mapping holds it, then SYMBOLIZER_IDLE_NS more (a process that
+ * restarts finds it), then goes; the parsed symbols of all files are kept
+ * within a memory budget (symbolizer__new()): past it the least recently
+ * used unheld files go first, and a file that still does not fit is not
+ * kept, counted, and its frames named by their mapping only.
  *
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
- * symbols/debug_file.h), else its .dynsym merged with its MiniDebugInfo
- * (.gnu_debugdata, see symbols/elf_syms.h); all found when the file is first
- * parsed and cached with it.  C++ and Rust names are demangled for display
- * (symbols/demangle.h), once per symbol.  "[vdso]" mappings are named from
- * the collector's own vDSO image, which every 64-bit process on this kernel
- * maps; the kernel mapping carries the kernel's text range and build id.
+ * elf/debug_file.h), else its .dynsym merged with its MiniDebugInfo
+ * (.gnu_debugdata, see symbols/elf_syms.h).  C++ and Rust names are
+ * demangled for display (symbols/demangle.h), once per symbol.  "[vdso]"
+ * mappings are named from the collector's own vDSO image, which every 64-bit
+ * process on this kernel maps; the kernel mapping carries the kernel's text
+ * range and build id.
  *
  * A frame that cannot be named keeps its address and mapping: never a guess.
- * Every string and file handed out stays valid until symbolizer__free().
+ * Strings in a struct sym_frame live as long as the mapping's snapshot:
+ * copy them before dropping it.
  *
- * Thread-safe: one internal mutex guards the caches and counters; files are
- * parsed outside it; lookups in a file already cached take it to count and,
- * for a mangled name, to find its display form.
+ * Thread-safe: one internal mutex guards the cache and its counters; files
+ * are parsed outside it.  Lock order: a process state's lock, then this
+ * one (symbolizer__attach() runs under the first).
  */
 #ifndef CTXPROF_SYMBOLIZER_H
 #define CTXPROF_SYMBOLIZER_H
@@ -39,10 +52,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct mapping;
+struct mappings;
+struct process_state_resolver;
 struct symbolizer;
-struct sym_file; /* one cached ELF file, or a negative entry for a file that is not ELF */
 
-/* What is known about one frame; strings are owned by the symbolizer. */
+/* an unheld file's entry goes this long after its last mapping went */
+#define SYMBOLIZER_IDLE_NS (30ull * 1000000000ull)
+
+/* What is known about one frame; strings live as long as the mapping's snapshot. */
 struct sym_frame {
 	const char *function;	 /* display name (demangled); NULL when not named */
 	const char *system_name; /* the name as the symbol table has it (mangled) */
@@ -59,15 +77,17 @@ struct sym_frame {
 
 /* Counters for the run summary; every skipped input is counted here. */
 struct symbolizer_stats {
-	uint64_t maps_reads;	   /* /proc/PID/maps reads, unchanged ones included */
-	uint64_t maps_bad_lines;   /* unparsable lines in them */
-	uint64_t elf_opened;	   /* distinct ELF files parsed */
-	uint64_t elf_open_failed;  /* files that could not be opened safely */
-	uint64_t elf_parse_failed; /* files that were not valid ELF */
-	uint64_t elf_by_path;	   /* opened by path: /proc/PID/map_files was refused */
-	uint64_t elf_mismatch;	   /* by path, but another inode than mapped: refused */
-	uint64_t unmapped;	   /* user addresses in no known mapping */
-	uint64_t unnamed;	   /* addresses in a mapping but with no symbol */
+	uint64_t elf_opened;	    /* distinct ELF files parsed */
+	uint64_t elf_open_failed;   /* files that could not be opened safely */
+	uint64_t elf_parse_failed;  /* files that were not valid ELF */
+	uint64_t elf_by_path;	    /* opened by path: /proc/PID/map_files was refused */
+	uint64_t elf_mismatch;	    /* by path, but another inode than mapped: refused */
+	uint64_t elf_shared;	    /* identities found parsed already under their build id */
+	uint64_t files_cached;	    /* entries in the cache now */
+	uint64_t bytes_cached;	    /* memory their parsed symbols hold now */
+	uint64_t bytes_budget;	    /* the budget those bytes are kept within */
+	uint64_t files_evicted;	    /* entries let go: unheld and idle, or to make room */
+	uint64_t files_over_budget; /* parsed files not kept: past the budget */
 	/* separate debug files, looked for when a file has no .symtab */
 	uint64_t debug_files;	     /* found and used */
 	uint64_t debug_missing;	     /* none usable (no -dbgsym package installed?) */
@@ -78,7 +98,7 @@ struct symbolizer_stats {
 	uint64_t minidebug_files;   /* merged */
 	uint64_t minidebug_bad;	    /* not xz, corrupt, or not a matching ELF: ignored */
 	uint64_t minidebug_too_big; /* past ELF_SYMS_MAX_MINIDEBUG (a bomb?): ignored */
-	/* frames named from each source (the file's own tables are the rest) */
+	/* frame lookups named from each source (the file's own tables are the rest) */
 	uint64_t names_debug_file;
 	uint64_t names_minidebug;
 	uint64_t names_vdso;
@@ -89,93 +109,58 @@ struct symbolizer_stats {
 /**
  * symbolizer__new() - create a symbolizer.
  * @kernel: load /proc/kallsyms for kernel frames (0 to skip)
+ * @budget: bytes the cached files' parsed symbols may hold together
  * Return: the symbolizer, or NULL with errno set.  Pair with symbolizer__free().
  * Kernel symbols that cannot be loaded are not an error: kernel frames then
  * stay unnamed (see symbolizer__has_kernel()).
  */
-struct symbolizer *symbolizer__new(int kernel);
+struct symbolizer *symbolizer__new(int kernel, uint64_t budget);
 
+/** symbolizer__free() - after every snapshot it attached files to is gone; accepts NULL. */
 void symbolizer__free(struct symbolizer *s);
 
-struct sym_map;
-
 /**
- * symbolizer__file_mapped() - the cached ELF file @pid maps at @m, parsed
- * (with its debug file) now if this (device, inode) was never seen.
- * @root_fd: the target's root (proc_root_open()), where debug files are
- *	looked for and, when map_files is refused, @m->path is opened; may be
- *	-1 (neither is then tried)
- * @m: the mapping, as read from /proc/@pid/maps
- *
- * Opens the mapped inode itself through /proc/@pid/map_files; when that
- * fails (-EPERM: no CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE; or the mapping
- * is gone by now), falls back to symbolizer__file_at() (counted in
- * elf_by_path), unless the mapping's file was deleted: its path then names
- * another file or none.
- * Return: the entry (possibly negative: not ELF; see symbolizer__file_ok()),
- * or NULL when no file could be opened safely, the file is not the one
- * mapped (both counted), or memory ran out.
+ * symbolizer__resolver() - @s as the resolver of a process state set
+ * (process_states__set_resolver()).
  */
-const struct sym_file *symbolizer__file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
-					       const struct sym_map *m);
+void symbolizer__resolver(struct symbolizer *s, struct process_state_resolver *out);
 
 /**
- * symbolizer__file_at() - the same by path: @path opened inside @root_fd,
- * kept only when its inode is @inode, the one /proc/PID/maps gave for the
- * mapping (else counted in elf_mismatch: a file planted or replaced there).
- * Return: as symbolizer__file_mapped().
+ * symbolizer__attach() - set the file of each of @snap's mappings, as
+ * process @pid maps it: @prev's where the mapping is the same (same place,
+ * same file), else the cached file of the identity found now, parsed (with
+ * its debug file) when new.  Mappings whose file cannot be read safely, or
+ * does not fit the budget, get none (counted).  Before @snap is shared.
+ * @root_fd: the process's root (proc_root_open()), where paths and debug
+ *	files are looked up; -1: opened here from @pid when needed
+ * @pid: 0 for no process: files are then found by path in @root_fd only
  */
-const struct sym_file *symbolizer__file_at(struct symbolizer *s, int root_fd, const char *path,
-					   uint64_t inode);
+void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
+			const struct mappings *prev);
 
-/** symbolizer__file_ok() - @f is a parsed ELF file (not a negative entry). */
-bool symbolizer__file_ok(const struct sym_file *f);
+/** symbolizer__detach() - release what symbolizer__attach() set in @snap. */
+void symbolizer__detach(struct symbolizer *s, struct mappings *snap);
 
 /**
- * symbolizer__vdso() - the collector's own vDSO image, for a "[vdso]"
- * mapping of @size bytes: every 64-bit process on this kernel maps the same
- * one.  NULL when the sizes differ (a 32-bit process's vDSO) or the image
- * could not be read.  Immutable after symbolizer__new(): no lock taken.
+ * symbolizer__trim() - let go of files no mapping held for
+ * SYMBOLIZER_IDLE_NS before @now_ns (CLOCK_MONOTONIC).  Any thread; the
+ * collector calls it after each export.
  */
-const struct sym_file *symbolizer__vdso(const struct symbolizer *s, uint64_t size);
+void symbolizer__trim(struct symbolizer *s, uint64_t now_ns);
 
 /**
- * symbolizer__intern() - a copy of @str that lives as long as @s; "" for "".
- * Return: the copy, or NULL (ENOMEM).
- */
-const char *symbolizer__intern(struct symbolizer *s, const char *str);
-
-/* A mapping as a process had it, with the file behind it (see maps_history.h). */
-struct sym_map {
-	uint64_t start;
-	uint64_t end;
-	uint64_t pgoff;
-	uint64_t inode; /* as /proc/PID/maps reports it */
-	uint32_t dev_major;
-	uint32_t dev_minor;
-	const char *path;	    /* interned; "" for anonymous */
-	const struct sym_file *elf; /* NULL when there is no ELF to read or it failed */
-	bool deleted;		    /* the file was unlinked when the mapping was read */
-};
-
-/**
- * symbolizer__user() - name user address @addr, known to lie in @m.
+ * symbolizer__user() - name user address @addr, known to lie in @m (a
+ * mapping of a snapshot symbolizer__attach() saw).
  * @return_address: look up @addr - 1, so a call at the very end of a
  *	function (or mapping) names the caller
  *
  * Looks in the file's debug file first, then in its own table (with its
  * MiniDebugInfo); a mangled name met for the first time is demangled here,
  * under the lock (microseconds, bounded; some 100 KiB of stack).
- * Return: 0 with @out filled (function may be NULL: counted as unnamed).
+ * Return: 0 with @out filled (function may be NULL: unnamed).
  */
-int symbolizer__user(struct symbolizer *s, const struct sym_map *m, uint64_t addr,
+int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t addr,
 		     bool return_address, struct sym_frame *out);
-
-/** symbolizer__unmapped() - count a user address in no known mapping. */
-void symbolizer__unmapped(struct symbolizer *s);
-
-/** symbolizer__maps_read() - count one /proc/PID/maps read and its bad lines. */
-void symbolizer__maps_read(struct symbolizer *s, uint64_t bad_lines);
 
 /**
  * symbolizer__kernel() - resolve a kernel address (at address - 1 when

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,13 +65,6 @@ struct unwind_proc_state {
 	struct utable **refs;
 	uint32_t nr_refs;
 	struct unwind_proc_state *next; /* on the release queue */
-};
-
-/* one mapping to install, copied out of the process's state */
-struct map_copy {
-	uint64_t start, end, pgoff, inode;
-	const char *path;
-	bool deleted;
 };
 
 struct unwinder {
@@ -504,7 +498,7 @@ static int vdso_table(struct unwinder *u)
 /* --- installing a process --------------------------------------------- */
 
 /* BPF's mapping entry for @m of a file with table @t */
-static void fill_mapping(const struct map_copy *m, const struct utable *t,
+static void fill_mapping(const struct mapping *m, const struct utable *t,
 			 struct unwind_mapping *out)
 {
 	const struct seg *s = NULL;
@@ -540,7 +534,7 @@ static void fill_mapping(const struct map_copy *m, const struct utable *t,
  * only if it is the inode the mapping names (a file planted at that path in a
  * container must not be read as the one mapped).
  */
-static int open_by_path(uint32_t pid, const struct map_copy *m, struct stat *st)
+static int open_by_path(uint32_t pid, const struct mapping *m, struct stat *st)
 {
 	int root, fd;
 
@@ -559,7 +553,7 @@ static int open_by_path(uint32_t pid, const struct map_copy *m, struct stat *st)
 }
 
 /* the table of the file @pid maps at @m, or NULL (unreadable: counted) */
-static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const struct map_copy *m)
+static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const struct mapping *m)
 {
 	struct utable *t;
 	struct stat st;
@@ -596,42 +590,29 @@ static void release_proc(struct unwinder *u, struct unwind_proc_state *ups, bool
 	free(ups);
 }
 
-/* copy what an install needs out of @st; false when there is nothing to do */
-static bool copy_maps(struct process_state *st, struct map_copy **out, uint32_t *nr, uint32_t *gen)
+/* @st's newest snapshot, unless installed already: NULL when there is nothing to do */
+static struct mappings *take_maps(struct process_state *st, uint32_t *gen)
 {
-	const struct maps_snapshot *snap;
-	uint32_t i;
-	bool todo = false;
+	struct mappings *snap = NULL;
 
 	pthread_mutex_lock(&st->lock);
-	if (st->retired || !st->maps.nr || (st->unwind && st->unwind->maps_gen == st->maps_gen))
+	if (st->retired || (st->unwind && st->unwind->maps_gen == st->maps_gen))
 		goto out;
-	snap = &st->maps.snaps[st->maps.nr - 1];
-	*nr = snap->nr < UNWIND_MAX_PROC_MAPPINGS ? snap->nr : UNWIND_MAX_PROC_MAPPINGS;
-	*out = calloc(*nr ? *nr : 1, sizeof(**out));
-	if (!*out)
-		goto out;
-	for (i = 0; i < *nr; i++)
-		(*out)[i] = (struct map_copy){
-			.start = snap->maps[i].start,
-			.end = snap->maps[i].end,
-			.pgoff = snap->maps[i].pgoff,
-			.inode = snap->maps[i].inode,
-			.path = snap->maps[i].path, /* interned: lives as long as the symbolizer */
-			.deleted = snap->maps[i].deleted,
-		};
+	snap = mappings_history__latest(&st->maps);
+	if (snap)
+		mappings__get(snap);
 	*gen = st->maps_gen;
-	todo = true;
 out:
 	pthread_mutex_unlock(&st->lock);
-	return todo;
+	return snap;
 }
 
 static void install(struct unwinder *u, uint32_t pid)
 {
 	struct unwind_proc_state *ups = NULL, *prev;
 	struct process_state *st;
-	struct map_copy *maps = NULL;
+	const struct mapping *maps;
+	struct mappings *snap;
 	uint32_t i, nr = 0, gen = 0;
 	struct utable *t;
 	int err;
@@ -639,8 +620,16 @@ static void install(struct unwinder *u, uint32_t pid)
 	st = process_states__get_pinned(u->o.states, u->o.reg, pid);
 	if (!st)
 		return;
-	if (!copy_maps(st, &maps, &nr, &gen))
+	snap = take_maps(st, &gen);
+	if (!snap)
 		goto out_unpin;
+	/* a fork that lived a millisecond: its files cannot be opened any more */
+	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+		count(u, &u->st.install_gone, 1);
+		goto out_unpin;
+	}
+	maps = snap->maps;
+	nr = snap->nr < UNWIND_MAX_PROC_MAPPINGS ? snap->nr : UNWIND_MAX_PROC_MAPPINGS;
 	if (array_grow((void **)&u->scratch, &u->scratch_cap, nr ? nr : 1, sizeof(*u->scratch), 64))
 		goto out_unpin;
 	ups = calloc(1, sizeof(*ups));
@@ -695,7 +684,7 @@ out_unpin:
 		free(ups->refs);
 		free(ups);
 	}
-	free(maps);
+	mappings__put(snap);
 	process_states__unpin(st);
 	compact_files(u);
 }
@@ -723,7 +712,8 @@ void unwinder__request(struct unwinder *u, uint32_t pid)
 	pthread_mutex_unlock(&u->lock);
 }
 
-static void on_mapped(void *ctx, struct process_state *st)
+static void on_mapped(void *ctx, struct process_state *st, struct mappings *snap,
+		      const struct proc_maps *all)
 {
 	unwinder__request(ctx, st->pid);
 }
@@ -798,7 +788,7 @@ static void *unwinder_thread(void *arg)
 
 struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, size_t err_len)
 {
-	struct process_state_hooks hooks = {.mapped = on_mapped, .retired = on_retired};
+	struct process_state_subscriber sub = {.changed = on_mapped, .gone = on_retired};
 	struct unwinder *u;
 	int e;
 
@@ -827,8 +817,12 @@ struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, si
 		snprintf(err, err_len, "cannot read the vdso: %s", strerror(-e));
 		goto err_free;
 	}
-	hooks.ctx = u;
-	process_states__set_hooks(opts->states, &hooks);
+	sub.ctx = u;
+	e = process_states__subscribe(opts->states, &sub);
+	if (e) {
+		snprintf(err, err_len, "cannot follow process mappings: %s", strerror(-e));
+		goto err_free;
+	}
 	e = -pthread_create(&u->thread, NULL, unwinder_thread, u);
 	if (e) {
 		snprintf(err, err_len, "cannot start the unwinder thread: %s", strerror(-e));

@@ -50,6 +50,7 @@ struct unwinder_opts {
 struct unwinder_stats {
 	uint64_t installs;		 /* process mappings installed (or re-installed) */
 	uint64_t install_failed;	 /* not installed: mappings array or procs map full */
+	uint64_t install_gone;		 /* not installed: the process exited first */
 	uint64_t tables_built;		 /* tables built from CFI */
 	uint64_t tables_from_debug_file; /* of those, from a debug file's .debug_frame */
 	uint64_t tables_shared;		 /* files found in the cache (build id or identity) */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbols/maps_history.c and user/symbols/symbolizer.c:
+ * Unit tests for user/processes/mappings.c (snapshots and their history, as
+ * a process state keeps them) naming frames through user/symbols/symbolizer.c:
  * the test process names its own addresses (and a child's it forks) through
  * the real proc_maps, safe_open and elf_syms.
  */
@@ -21,7 +22,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "symbols/maps_history.h"
+#include "fixtures.h"
+#include "processes/mappings.h"
+#include "processes/proc_maps.h"
+#include "processes/process_state.h"
 #include "symbols/symbolizer.h"
 
 static char exe_path[PATH_MAX];
@@ -56,59 +60,91 @@ static uint64_t fn_addr(void (*fn)(void))
 	return (uint64_t)(uintptr_t)fn;
 }
 
-/* a process's history and the shared symbolizer, as the collector pairs them */
+/* a process's state in a registry, and the shared symbolizer, as the collector pairs them */
 struct fx {
 	struct symbolizer *s;
-	struct maps_history h;
+	struct process_states *ps;
+	struct thread_registry *reg;
+	struct process_state *st;
 	pid_t pid;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
+/* read @fx's process's mappings now: 1 a snapshot added, 0 unchanged, -errno */
 static int snap(struct fx *fx)
 {
-	return maps_history__refresh(&fx->h, fx->s, fx->pid, now_ns());
+	char *text;
+	size_t len;
+	int err;
+
+	err = proc_maps__read_text(fx->pid, &text, &len);
+	if (err)
+		return err;
+	err = process_states__add_text(fx->ps, fx->st, fx->pid, text, len, fixture_mono_ns());
+	free(text);
+	return err;
 }
 
 /* what the exporter does for one user frame */
 static int name_addr(struct fx *fx, uint64_t addr, bool ra, struct sym_frame *f)
 {
-	const struct sym_map *m = NULL;
+	const struct mapping *m = NULL;
+	int err = -ENOENT;
 
+	pthread_mutex_lock(&fx->st->lock);
 	if (!ra || addr)
-		m = maps_history__find(&fx->h, addr - ra, UINT64_MAX);
-	if (!m) {
-		symbolizer__unmapped(fx->s);
+		m = mappings_history__find(&fx->st->maps, addr - ra, UINT64_MAX, NULL);
+	if (m)
+		err = symbolizer__user(fx->s, m, addr, ra, f);
+	else
 		memset(f, 0, sizeof(*f));
-		return -ENOENT;
+	pthread_mutex_unlock(&fx->st->lock);
+	return err;
+}
+
+static struct fx *fx_with(struct fx *parent, pid_t pid)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	fx->pid = pid;
+	if (parent) {
+		fx->s = parent->s;
+		fx->ps = parent->ps;
+		fx->reg = parent->reg;
+	} else {
+		fx->s = symbolizer__new(0, 256 << 20);
+		assert_non_null(fx->s);
+		fx->ps = fixture_states_new(fx->s);
+		fx->reg = fixture_registry_with_states(fx->ps);
 	}
-	return symbolizer__user(fx->s, m, addr, ra, f);
+	assert_int_equal(fixture_add_process(fx->reg, pid, 1, "fx", NULL, 1), 0);
+	fx->st = process_states__get(fx->ps, fx->reg, pid);
+	assert_non_null(fx->st);
+	return fx;
+}
+
+/* a pid no process has: a child's, reaped */
+static pid_t gone_pid(void)
+{
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	return child;
 }
 
 static struct fx *fx_new(pid_t pid)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return NULL;
-	fx->pid = pid;
-	fx->s = symbolizer__new(0);
-	if (!fx->s) {
-		free(fx);
-		return NULL;
-	}
-	return fx;
+	return fx_with(NULL, pid);
 }
 
 static void fx_free(struct fx *fx)
 {
-	maps_history__release(&fx->h);
+	/* retires every state, whose snapshots then let their files go */
+	fixture_registry_free(fx->reg);
+	process_states__free(fx->ps);
 	symbolizer__free(fx->s);
 	free(fx);
 }
@@ -117,8 +153,6 @@ static int setup_symbolizer(void **state)
 {
 	struct fx *fx = fx_new(getpid());
 
-	if (!fx)
-		return -1;
 	if (snap(fx) < 0) {
 		fx_free(fx);
 		return -1;
@@ -133,7 +167,7 @@ static int teardown_symbolizer(void **state)
 	return 0;
 }
 
-static void maps_history__find__own_function__named_in_test_binary(void **state)
+static void mappings_history__find__own_function__named_in_test_binary(void **state)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
 	struct fx *fx = *state;
@@ -150,7 +184,7 @@ static void maps_history__find__own_function__named_in_test_binary(void **state)
 	assert_true(f.map_start <= addr && addr < f.map_end);
 }
 
-static void maps_history__find__inside_function__named(void **state)
+static void mappings_history__find__inside_function__named(void **state)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target + 1;
 	struct fx *fx = *state;
@@ -165,7 +199,7 @@ static void maps_history__find__inside_function__named(void **state)
 	assert_string_equal(f.function, "symbolizer_test_target");
 }
 
-static void maps_history__find__return_address_past_final_call__caller_named(void **state)
+static void mappings_history__find__return_address_past_final_call__caller_named(void **state)
 {
 	struct fx *fx = *state;
 	struct sym_frame f;
@@ -183,7 +217,7 @@ static void maps_history__find__return_address_past_final_call__caller_named(voi
 	assert_true(!f.function || strcmp(f.function, "symbolizer_test_ends_with_call"));
 }
 
-static void maps_history__find__libc_function__named_in_libc(void **state)
+static void mappings_history__find__libc_function__named_in_libc(void **state)
 {
 	void *getpid_addr = dlsym(RTLD_DEFAULT, "getpid");
 	struct fx *fx = *state;
@@ -199,7 +233,7 @@ static void maps_history__find__libc_function__named_in_libc(void **state)
 }
 
 /* named from the collector's own vDSO image, as every 64-bit process maps it */
-static void maps_history__find__vdso_clock_gettime__named(void **state)
+static void mappings_history__find__vdso_clock_gettime__named(void **state)
 {
 	void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	void *fn = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
@@ -222,7 +256,7 @@ static void maps_history__find__vdso_clock_gettime__named(void **state)
 	dlclose(vdso);
 }
 
-static void maps_history__find__unmapped_address__enoent(void **state)
+static void mappings_history__find__unmapped_address__enoent(void **state)
 {
 	struct fx *fx = *state;
 	struct sym_frame f;
@@ -236,7 +270,7 @@ static void maps_history__find__unmapped_address__enoent(void **state)
 	assert_int_equal(name_addr(fx, UINT64_MAX, 0, &f), -ENOENT);
 }
 
-static void maps_history__find__data_address__enoent(void **state)
+static void mappings_history__find__data_address__enoent(void **state)
 {
 	/* only executable mappings are kept: a heap address is no frame */
 	uint64_t addr = (uint64_t)(uintptr_t)&captured_ra;
@@ -246,25 +280,23 @@ static void maps_history__find__data_address__enoent(void **state)
 	assert_int_equal(name_addr(fx, addr, 0, &f), -ENOENT);
 }
 
-static void maps_history__find__pid_never_snapshotted__enoent(void **state)
+static void mappings_history__find__pid_never_snapshotted__enoent(void **state)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
 	struct fx *fx = *state;
 	struct sym_frame f;
 
-	struct fx *never = fx_new(INT_MAX);
+	struct fx *never = fx_with(fx, gone_pid());
 
-	(void)fx;
-	assert_non_null(never);
-	assert_true(maps_history__empty(&never->h));
+	assert_int_equal(never->st->maps.nr, 0);
 	assert_int_equal(name_addr(never, addr, 0, &f), -ENOENT);
-	fx_free(never);
+	free(never);
 }
 
-static void maps_history__find__child_exited_before_resolving__still_named(void **state)
+static void mappings_history__find__child_exited_before_resolving__still_named(void **state)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
-	struct fx *fx = *state, kid = {0};
+	struct fx *fx = *state, *kid;
 	int pipefd[2], status;
 	struct sym_frame f;
 	pid_t child;
@@ -281,39 +313,41 @@ static void maps_history__find__child_exited_before_resolving__still_named(void 
 		_exit(0);
 	}
 	close(pipefd[0]);
-	kid.s = fx->s;
-	kid.pid = child;
-	assert_int_equal(snap(&kid), 1);
+	kid = fx_with(fx, child);
+	assert_int_equal(snap(kid), 1);
 	close(pipefd[1]);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));
 
 	/* the process is gone: no new snapshot, the old one answers */
-	assert_int_equal(snap(&kid), -ESRCH);
-	assert_int_equal(name_addr(&kid, addr, 0, &f), 0);
+	assert_int_equal(snap(kid), -ESRCH);
+	assert_int_equal(name_addr(kid, addr, 0, &f), 0);
 	assert_non_null(f.function);
 	assert_string_equal(f.function, "symbolizer_test_target");
 	assert_string_equal(f.mapping_path, exe_path);
-	maps_history__release(&kid.h);
+	free(kid);
 }
 
-static void maps_history__refresh__nonexistent_pid__esrch(void **state)
+static void process_states__add_text__nonexistent_pid__esrch(void **state)
 {
-	struct fx *fx = *state, gone = {.s = fx->s, .pid = INT_MAX};
+	struct fx *fx = *state, *gone = fx_with(fx, gone_pid());
 
-	assert_int_equal(snap(&gone), -ESRCH);
-	assert_true(maps_history__empty(&gone.h));
+	assert_int_equal(snap(gone), -ESRCH);
+	assert_int_equal(gone->st->maps.nr, 0);
+	free(gone);
 }
 
-static void maps_history__refresh__repeated__files_parsed_once(void **state)
+static void process_states__add_text__repeated__files_parsed_once(void **state)
 {
 	struct symbolizer_stats before, after;
+	struct process_states_stats rb, ra;
 	struct fx *fx = *state;
 	struct sym_frame f;
 	void *lib;
 
 	symbolizer__stats(fx->s, &before);
-	assert_true(before.maps_reads >= 1);
+	process_states__stats(fx->ps, &rb);
+	assert_true(rb.reads >= 1);
 	/* the test binary, libc, libcmocka at least */
 	assert_true(before.elf_opened >= 3);
 
@@ -324,7 +358,8 @@ static void maps_history__refresh__repeated__files_parsed_once(void **state)
 	assert_int_equal(snap(fx), 0);
 	free(lib);
 	symbolizer__stats(fx->s, &after);
-	assert_true(after.maps_reads == before.maps_reads + 2);
+	process_states__stats(fx->ps, &ra);
+	assert_true(ra.reads == rb.reads + 2);
 	assert_true(after.elf_opened == before.elf_opened);
 	assert_true(after.elf_parse_failed == before.elf_parse_failed);
 	assert_true(after.elf_open_failed == before.elf_open_failed);
@@ -332,9 +367,9 @@ static void maps_history__refresh__repeated__files_parsed_once(void **state)
 	assert_non_null(f.function);
 }
 
-static void maps_history__refresh__more_changes_than_kept__oldest_dropped(void **state)
+static void process_states__add_text__more_changes_than_kept__oldest_dropped(void **state)
 {
-	const unsigned int nr_pages = MAPS_HISTORY_MAX + 6;
+	const unsigned int nr_pages = MAPPINGS_HISTORY_MAX + 6;
 	long page = sysconf(_SC_PAGESIZE);
 	struct sym_frame f;
 	unsigned int i;
@@ -354,7 +389,7 @@ static void maps_history__refresh__more_changes_than_kept__oldest_dropped(void *
 	assert_int_equal(snap(fx), 1);
 
 	/* nr_pages + 1 snapshots taken: the first ones are dropped */
-	for (i = 0; i < nr_pages - MAPS_HISTORY_MAX + 1; i++)
+	for (i = 0; i < nr_pages - MAPPINGS_HISTORY_MAX + 1; i++)
 		assert_int_equal(name_addr(fx, (uintptr_t)(region + i * page), 0, &f), -ENOENT);
 	/* older snapshots still answer for code unmapped since, newest first */
 	for (; i < nr_pages; i++) {
@@ -370,47 +405,56 @@ static void maps_history__refresh__more_changes_than_kept__oldest_dropped(void *
 	fx_free(fx);
 }
 
-static void symbolizer__stats__lookups__counters_move(void **state)
+/* a snapshot holds its files: they live while any history keeps it */
+static void mappings__put__last_reference__files_released(void **state)
 {
-	struct symbolizer_stats before, after;
-	struct fx *fx = *state;
-	struct sym_frame f;
-	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	struct symbolizer_stats st;
+	struct fx *fx = fx_new(getpid());
+	uint64_t held;
 
-	symbolizer__stats(fx->s, &before);
-	assert_int_equal(before.maps_bad_lines, 0);
-	assert_int_equal(name_addr(fx, 16, 0, &f), -ENOENT);
-	symbolizer__stats(fx->s, &after);
-	assert_true(after.unmapped == before.unmapped + 1);
-	assert_true(after.unnamed == before.unnamed);
-
-	if (vdso && (!name_addr(fx, vdso, 0, &f) || !name_addr(fx, vdso + 0x1000, 0, &f))) {
-		symbolizer__stats(fx->s, &after);
-		assert_true(after.unnamed >= before.unnamed + 1);
-	}
-	assert_int_equal(symbolizer__kernel(fx->s, 0xffffffff81000000ULL, 0, &f), 0);
-	symbolizer__stats(fx->s, &before);
-	assert_true(before.unnamed == after.unnamed + 1);
+	assert_int_equal(snap(fx), 1);
+	symbolizer__stats(fx->s, &st);
+	held = st.files_cached;
+	assert_true(held >= 3);
+	/* held: trimming lets nothing go */
+	symbolizer__trim(fx->s, fixture_mono_ns() + 2 * SYMBOLIZER_IDLE_NS);
+	symbolizer__stats(fx->s, &st);
+	assert_int_equal(st.files_cached, held);
+	/* the process goes, its state with it: the files become idle, then go */
+	assert_int_equal(thread_registry__remove(fx->reg, getpid(), 1), 0);
+	thread_registry__barrier(fx->reg);
+	assert_int_equal(process_states__collect(fx->ps, UINT64_MAX, NULL), 1);
+	symbolizer__trim(fx->s, fixture_mono_ns());
+	symbolizer__stats(fx->s, &st);
+	assert_int_equal(st.files_cached, held);
+	symbolizer__trim(fx->s, fixture_mono_ns() + SYMBOLIZER_IDLE_NS);
+	symbolizer__stats(fx->s, &st);
+	assert_int_equal(st.files_cached, 0);
+	assert_int_equal(st.files_evicted, held);
+	assert_int_equal(st.bytes_cached, 0);
+	fx_free(fx);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(maps_history__find__own_function__named_in_test_binary),
-		cmocka_unit_test(maps_history__find__inside_function__named),
-		cmocka_unit_test(maps_history__find__return_address_past_final_call__caller_named),
-		cmocka_unit_test(maps_history__find__libc_function__named_in_libc),
-		cmocka_unit_test(maps_history__find__vdso_clock_gettime__named),
-		cmocka_unit_test(maps_history__find__unmapped_address__enoent),
-		cmocka_unit_test(maps_history__find__data_address__enoent),
-		cmocka_unit_test(maps_history__find__pid_never_snapshotted__enoent),
-		cmocka_unit_test(maps_history__find__child_exited_before_resolving__still_named),
-		cmocka_unit_test(maps_history__refresh__nonexistent_pid__esrch),
-		cmocka_unit_test(maps_history__refresh__repeated__files_parsed_once),
-		cmocka_unit_test(symbolizer__stats__lookups__counters_move),
+		cmocka_unit_test(mappings_history__find__own_function__named_in_test_binary),
+		cmocka_unit_test(mappings_history__find__inside_function__named),
+		cmocka_unit_test(
+			mappings_history__find__return_address_past_final_call__caller_named),
+		cmocka_unit_test(mappings_history__find__libc_function__named_in_libc),
+		cmocka_unit_test(mappings_history__find__vdso_clock_gettime__named),
+		cmocka_unit_test(mappings_history__find__unmapped_address__enoent),
+		cmocka_unit_test(mappings_history__find__data_address__enoent),
+		cmocka_unit_test(mappings_history__find__pid_never_snapshotted__enoent),
+		cmocka_unit_test(
+			mappings_history__find__child_exited_before_resolving__still_named),
+		cmocka_unit_test(process_states__add_text__nonexistent_pid__esrch),
+		cmocka_unit_test(process_states__add_text__repeated__files_parsed_once),
 	};
 	const struct CMUnitTest standalone[] = {
-		cmocka_unit_test(maps_history__refresh__more_changes_than_kept__oldest_dropped),
+		cmocka_unit_test(process_states__add_text__more_changes_than_kept__oldest_dropped),
+		cmocka_unit_test(mappings__put__last_reference__files_released),
 	};
 	ssize_t n;
 	int failed;
@@ -420,8 +464,8 @@ int main(void)
 		return 1;
 	exe_path[n] = '\0';
 
-	failed = cmocka_run_group_tests_name("maps_history_self", tests, setup_symbolizer,
+	failed = cmocka_run_group_tests_name("mappings_self", tests, setup_symbolizer,
 					     teardown_symbolizer);
-	failed += cmocka_run_group_tests_name("maps_history_standalone", standalone, NULL, NULL);
+	failed += cmocka_run_group_tests_name("mappings_standalone", standalone, NULL, NULL);
 	return failed;
 }

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctxprof_abi.h"
+#include "otel_abi.h"
+#include "processes/mappings.h"
+#include "processes/proc_maps.h"
+
+/* the names the application-context readers look for (their own matching is finer) */
+static uint32_t map_flags(const struct proc_map *m)
+{
+	if (!strcmp(m->path, "/memfd:" CTXPROF_REGION_NAME))
+		return MAPPINGS_F_CTXPROF_REGION;
+	if (strstr(m->path, OTEL_CTX_NAME))
+		return MAPPINGS_F_OTEL_CTX;
+	return 0;
+}
+
+uint32_t mappings__flags(const struct proc_maps *pm)
+{
+	uint32_t flags = 0;
+	size_t i;
+
+	for (i = 0; i < pm->nr; i++)
+		flags |= map_flags(&pm->maps[i]);
+	return flags;
+}
+
+struct mappings *mappings__new(const struct proc_maps *pm, uint32_t flags, uint64_t taken_ns)
+{
+	size_t i, nr = 0, bytes = 0;
+	struct mappings *m;
+	char *strings;
+
+	for (i = 0; i < pm->nr; i++) {
+		if (!(pm->maps[i].perms & PROC_MAP_X))
+			continue;
+		nr++;
+		bytes += strlen(pm->maps[i].path) + 1;
+	}
+	m = malloc(sizeof(*m) + nr * sizeof(m->maps[0]) + bytes);
+	if (!m)
+		return NULL;
+	atomic_init(&m->refs, 1);
+	m->nr = 0;
+	m->taken_ns = taken_ns;
+	m->flags = flags;
+	m->owner = NULL;
+	strings = (char *)&m->maps[nr];
+	for (i = 0; i < pm->nr; i++) {
+		const struct proc_map *p = &pm->maps[i];
+		size_t len;
+
+		if (!(p->perms & PROC_MAP_X))
+			continue;
+		len = strlen(p->path) + 1;
+		memcpy(strings, p->path, len);
+		m->maps[m->nr++] = (struct mapping){
+			.start = p->start,
+			.end = p->end,
+			.pgoff = p->pgoff,
+			.inode = p->inode,
+			.dev_major = p->dev_major,
+			.dev_minor = p->dev_minor,
+			.deleted = p->deleted,
+			.path = strings,
+		};
+		strings += len;
+	}
+	return m;
+}
+
+void mappings__put(struct mappings *m)
+{
+	if (!m || atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (m->owner)
+		m->owner->release(m->owner->ctx, m);
+	free(m);
+}
+
+bool mapping__same_file(const struct mapping *a, const struct mapping *b)
+{
+	return a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->deleted == b->deleted &&
+	       !strcmp(a->path, b->path);
+}
+
+bool mappings__same(const struct mappings *a, const struct mappings *b)
+{
+	unsigned int i;
+
+	if (a->nr != b->nr)
+		return false;
+	for (i = 0; i < a->nr; i++) {
+		const struct mapping *x = &a->maps[i], *y = &b->maps[i];
+
+		if (x->start != y->start || x->end != y->end || x->pgoff != y->pgoff ||
+		    !mapping__same_file(x, y))
+			return false;
+	}
+	return true;
+}
+
+const struct mapping *mappings__find(const struct mappings *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= m->maps[lo - 1].end)
+		return NULL;
+	return &m->maps[lo - 1];
+}
+
+int mappings_history__add(struct mappings_history *h, struct mappings *m)
+{
+	if (h->nr == MAPPINGS_HISTORY_MAX) {
+		mappings__put(h->snaps[0]);
+		memmove(&h->snaps[0], &h->snaps[1], (h->nr - 1) * sizeof(h->snaps[0]));
+		h->nr--;
+	}
+	if (h->nr == h->cap) {
+		unsigned int cap = h->cap ? h->cap * 2 : 2;
+		struct mappings **snaps;
+
+		if (cap > MAPPINGS_HISTORY_MAX)
+			cap = MAPPINGS_HISTORY_MAX;
+		snaps = realloc(h->snaps, cap * sizeof(*snaps));
+		if (!snaps) {
+			mappings__put(m);
+			return -ENOMEM;
+		}
+		h->snaps = snaps;
+		h->cap = cap;
+	}
+	h->snaps[h->nr++] = m;
+	return 0;
+}
+
+const struct mapping *mappings_history__find(const struct mappings_history *h, uint64_t addr,
+					     uint64_t time_ns, const struct mappings **snap)
+{
+	const struct mapping *m;
+	unsigned int i, at = 0, found;
+
+	if (!h->nr)
+		return NULL;
+	/* the snapshot in force at @time_ns: the last one read at or before it */
+	while (at + 1 < h->nr && h->snaps[at + 1]->taken_ns <= time_ns)
+		at++;
+	found = at;
+	m = mappings__find(h->snaps[at], addr);
+	/* then the others, newest first */
+	for (i = h->nr; !m && i-- > 0;)
+		if (i != at && (m = mappings__find(h->snaps[i], addr)))
+			found = i;
+	if (m && snap)
+		*snap = h->snaps[found];
+	return m;
+}
+
+void mappings_history__release(struct mappings_history *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->nr; i++)
+		mappings__put(h->snaps[i]);
+	free(h->snaps);
+	memset(h, 0, sizeof(*h));
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * mappings - what a process image had mapped: immutable, reference-counted
+ * snapshots of its executable mappings, and the history of them that names
+ * its frames.
+ *
+ * A snapshot is one read of /proc/PID/maps (processes/proc_maps.h), cut to
+ * the executable mappings: a pc or a return address lies in one, anything
+ * else is garbage from a broken frame chain.  It is built once, then only
+ * read, by any thread: the exporter names frames with it, the unwinder
+ * installs it into the BPF maps, the symbolizer resolves the file behind
+ * each mapping when it is built (mapping.file).  Paths live in the
+ * snapshot's own allocation, so a snapshot is one block whose memory goes
+ * with its last reference.  A process forked from another starts with its
+ * parent's snapshot, shared, not read again.
+ *
+ * A history keeps the snapshots of one image in the order they were read, at
+ * most MAPPINGS_HISTORY_MAX, so a process that keeps mapping and unmapping
+ * code (dlopen loops) holds bounded memory.  It is part of the image's
+ * process state (processes/process_state.h), which serializes every call on
+ * it.
+ *
+ * References: mappings__get()/__put() from any thread.  The last put runs the
+ * owner's release (the state set's resolver detaching the files) and frees.
+ */
+#ifndef CTXPROF_MAPPINGS_H
+#define CTXPROF_MAPPINGS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mappings;
+struct proc_maps;
+
+/* snapshots kept per image: the oldest is dropped beyond this */
+#define MAPPINGS_HISTORY_MAX 64
+
+/* snapshot flags: named mappings the application-context readers look for */
+#define MAPPINGS_F_CTXPROF_REGION (1u << 0) /* a libctxprof region (its memfd) */
+#define MAPPINGS_F_OTEL_CTX	  (1u << 1) /* an OpenTelemetry process context */
+
+struct mapping {
+	uint64_t start; /* first address */
+	uint64_t end;	/* one past the last */
+	uint64_t pgoff; /* file offset of start */
+	uint64_t inode; /* as /proc/PID/maps reports it */
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	bool deleted;	  /* the file was unlinked when the mapping was read */
+	const char *path; /* "" anonymous, "[vdso]"...; in the snapshot's own block */
+	/* the file behind it, attached by the state set's resolver (the
+	 * symbolizer's cached file) when the snapshot was built; NULL: none */
+	const void *file;
+};
+
+struct mappings_owner {
+	/* the last reference went: release what was attached to @m's mappings */
+	void (*release)(void *ctx, struct mappings *m);
+	void *ctx;
+};
+
+struct mappings {
+	_Atomic unsigned int refs;
+	unsigned int nr;   /* executable mappings, sorted by start, not overlapping */
+	uint64_t taken_ns; /* CLOCK_MONOTONIC when read: the clock of sample times */
+	uint32_t flags;	   /* MAPPINGS_F_*, from every mapping of that read */
+	const struct mappings_owner *owner; /* NULL: nothing to release */
+	struct mapping maps[];		    /* nr of them, then their paths */
+};
+
+struct mappings_history {
+	struct mappings **snaps; /* oldest first, a reference each */
+	unsigned int nr;
+	unsigned int cap;
+};
+
+/**
+ * mappings__new() - a snapshot of @pm's executable mappings, one reference.
+ * @flags: MAPPINGS_F_* found in @pm (mappings__flags())
+ * Return: the snapshot, or NULL (ENOMEM).
+ */
+struct mappings *mappings__new(const struct proc_maps *pm, uint32_t flags, uint64_t taken_ns);
+
+/** mappings__flags() - the MAPPINGS_F_* named mappings in @pm. */
+uint32_t mappings__flags(const struct proc_maps *pm);
+
+/** mappings__get() - one more reference; returns @m.  Any thread. */
+static inline struct mappings *mappings__get(struct mappings *m)
+{
+	atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+	return m;
+}
+
+/** mappings__put() - drop a reference; the last one frees.  Accepts NULL. */
+void mappings__put(struct mappings *m);
+
+/** mappings__same() - the same executable mappings of the same files. */
+bool mappings__same(const struct mappings *a, const struct mappings *b);
+
+/** mapping__same_file() - @a and @b map the same file (path, device, inode). */
+bool mapping__same_file(const struct mapping *a, const struct mapping *b);
+
+/** mappings__find() - the mapping holding @addr, by binary search; NULL if none. */
+const struct mapping *mappings__find(const struct mappings *m, uint64_t addr);
+
+/**
+ * mappings_history__add() - append @m, taking over the caller's reference;
+ * the oldest goes past MAPPINGS_HISTORY_MAX.
+ * Return: 0 or -ENOMEM (the reference is then dropped).
+ */
+int mappings_history__add(struct mappings_history *h, struct mappings *m);
+
+/** mappings_history__latest() - the newest snapshot, NULL when none. */
+static inline struct mappings *mappings_history__latest(const struct mappings_history *h)
+{
+	return h->nr ? h->snaps[h->nr - 1] : NULL;
+}
+
+/**
+ * mappings_history__find() - the mapping holding @addr as the image had it at
+ * @time_ns: the snapshot in force then is tried first (the first one for
+ * earlier times: a process is sampled before its first read), then the
+ * others, newest first.
+ * @snap: set to the snapshot the mapping belongs to; may be NULL
+ * Return: the mapping, valid while the history holds its snapshot, or NULL.
+ */
+const struct mapping *mappings_history__find(const struct mappings_history *h, uint64_t addr,
+					     uint64_t time_ns, const struct mappings **snap);
+
+/** mappings_history__release() - drop every snapshot and zero @h. */
+void mappings_history__release(struct mappings_history *h);
+
+#endif /* CTXPROF_MAPPINGS_H */
