@@ -38,6 +38,8 @@
 #define SAMPLE_USTOP_SHIFT  8
 #define SAMPLE_USTOP_MASK   (0xffu << SAMPLE_USTOP_SHIFT)
 #define SAMPLE_USTOP(flags) (((flags)&SAMPLE_USTOP_MASK) >> SAMPLE_USTOP_SHIFT)
+/* bits 16-31 are the collector's: it files a stored stack under the
+ * generation of its process's mappings there (processes/process_state.h) */
 
 /*
  * A user frame other than the first with this bit set is an exact

@@ -331,6 +331,7 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->stacks_cut += res.stacks_cut;
+	c->frames_uncertain += res.frames_uncertain;
 	c->last = res;
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)

@@ -68,8 +68,10 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		if (st[SAMPLER_STAT_USTOP_FIRST + i] || i == UNWIND_STOP_COMPLETE)
 			fprintf(stderr, " %s=%llu", sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
 				(unsigned long long)st[SAMPLER_STAT_USTOP_FIRST + i]);
-	fprintf(stderr, "; cut at a return address outside executable mappings=%llu\n",
-		(unsigned long long)c->stacks_cut);
+	fprintf(stderr,
+		"; cut at a return address outside executable mappings=%llu; frames named by "
+		"mapping only (another file there by the next read)=%llu\n",
+		(unsigned long long)c->stacks_cut, (unsigned long long)c->frames_uncertain);
 	if (!c->unwinder)
 		return;
 	unwinder__stats(c->unwinder, &us);

@@ -163,7 +163,9 @@ static int push_marker(struct exporter *st, const char *name)
 static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			    struct process_state *ps)
 {
+	uint32_t gen = t->flags >> PROCESS_STATE_GEN_SHIFT & MAPPINGS_GEN_MASK;
 	const char *marker = stop_marker(t->flags);
+	enum mappings_find why;
 	const struct mapping *m;
 	struct sym_frame f;
 	unsigned int i;
@@ -178,9 +180,9 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		 * address, unless a signal frame saved it */
 		ra = i > 0 && !(addr & SAMPLE_FRAME_EXACT);
 		addr &= ~SAMPLE_FRAME_EXACT;
-		m = ps && addr >= ra
-			    ? mappings_history__find(&ps->maps, addr - ra, UINT64_MAX, NULL)
-			    : NULL;
+		why = MAPPINGS_FOUND;
+		m = ps && addr >= ra ? mappings_history__find_gen(&ps->maps, addr - ra, gen, &why)
+				     : NULL;
 		if (!m && i > 0) {
 			st->res->stacks_cut++;
 			st->res->frames_cut += t->nr_uframes - i;
@@ -192,6 +194,12 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			symbolizer__user(st->sym, m, addr, ra, &f);
 		else
 			memset(&f, 0, sizeof(f));
+		/* the file it was in is not known for sure: its mapping only, never
+		 * another file's function */
+		if (m && why != MAPPINGS_FOUND) {
+			f.function = f.system_name = NULL;
+			st->res->frames_uncertain++;
+		}
 		st->err = push_loc(st, frame_location(st, &f, addr));
 	}
 	if (ps)

@@ -49,6 +49,9 @@ struct export_result {
 	uint64_t no_trace;   /* samples whose trace id had no stored trace (counted, not written) */
 	uint64_t stacks_cut; /* stacks cut at a return address in no executable mapping */
 	uint64_t frames_cut; /* the frames cut off them */
+	/* frames named by their mapping alone: another file was mapped at their
+	 * address by the process's next read, or their mappings left its history */
+	uint64_t frames_uncertain;
 	size_t locations;
 	size_t locations_unnamed;  /* of those, user or kernel addresses without a function */
 	size_t locations_unmapped; /* of those, user addresses in no known mapping */

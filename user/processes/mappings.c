@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,28 +122,29 @@ const struct mapping *mappings__find(const struct mappings *m, uint64_t addr)
 	return &m->maps[lo - 1];
 }
 
-int mappings_history__add(struct mappings_history *h, struct mappings *m)
+int mappings_history__add(struct mappings_history *h, struct mappings *m, uint32_t gen,
+			  uint64_t since_ns)
 {
 	if (h->nr == MAPPINGS_HISTORY_MAX) {
-		mappings__put(h->snaps[0]);
-		memmove(&h->snaps[0], &h->snaps[1], (h->nr - 1) * sizeof(h->snaps[0]));
+		mappings__put(h->e[0].snap);
+		memmove(&h->e[0], &h->e[1], (h->nr - 1) * sizeof(h->e[0]));
 		h->nr--;
 	}
 	if (h->nr == h->cap) {
 		unsigned int cap = h->cap ? h->cap * 2 : 2;
-		struct mappings **snaps;
+		struct mappings_entry *e;
 
 		if (cap > MAPPINGS_HISTORY_MAX)
 			cap = MAPPINGS_HISTORY_MAX;
-		snaps = realloc(h->snaps, cap * sizeof(*snaps));
-		if (!snaps) {
+		e = realloc(h->e, cap * sizeof(*e));
+		if (!e) {
 			mappings__put(m);
 			return -ENOMEM;
 		}
-		h->snaps = snaps;
+		h->e = e;
 		h->cap = cap;
 	}
-	h->snaps[h->nr++] = m;
+	h->e[h->nr++] = (struct mappings_entry){m, since_ns, gen};
 	return 0;
 }
 
@@ -154,18 +156,50 @@ const struct mapping *mappings_history__find(const struct mappings_history *h, u
 
 	if (!h->nr)
 		return NULL;
-	/* the snapshot in force at @time_ns: the last one read at or before it */
-	while (at + 1 < h->nr && h->snaps[at + 1]->taken_ns <= time_ns)
+	/* the snapshot in force at @time_ns: the last one had at or before it */
+	while (at + 1 < h->nr && h->e[at + 1].since_ns <= time_ns)
 		at++;
 	found = at;
-	m = mappings__find(h->snaps[at], addr);
+	m = mappings__find(h->e[at].snap, addr);
 	/* then the others, newest first */
 	for (i = h->nr; !m && i-- > 0;)
-		if (i != at && (m = mappings__find(h->snaps[i], addr)))
+		if (i != at && (m = mappings__find(h->e[i].snap, addr)))
 			found = i;
 	if (m && snap)
-		*snap = h->snaps[found];
+		*snap = h->e[found].snap;
 	return m;
+}
+
+static bool same_mapping(const struct mapping *a, const struct mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       mapping__same_file(a, b);
+}
+
+const struct mapping *mappings_history__find_gen(const struct mappings_history *h, uint64_t addr,
+						 uint32_t gen, enum mappings_find *why)
+{
+	const struct mapping *cur, *next;
+	unsigned int k;
+
+	*why = MAPPINGS_FOUND;
+	if (!h->nr)
+		return NULL;
+	/* sampled before the first read: the first snapshot that has it */
+	if (!gen)
+		return mappings_history__find(h, addr, 0, NULL);
+	for (k = h->nr; k-- > 0 && (h->e[k].gen & MAPPINGS_GEN_MASK) != gen;)
+		;
+	if (k == UINT_MAX) {
+		/* gone from the history: a mapping, but not which file then */
+		*why = MAPPINGS_GEN_DROPPED;
+		return mappings_history__find(h, addr, 0, NULL);
+	}
+	cur = mappings__find(h->e[k].snap, addr);
+	next = k + 1 < h->nr ? mappings__find(h->e[k + 1].snap, addr) : NULL;
+	if (cur && k + 1 < h->nr && (!next || !same_mapping(cur, next)))
+		*why = MAPPINGS_CHANGED;
+	return cur ? cur : next;
 }
 
 void mappings_history__release(struct mappings_history *h)
@@ -173,7 +207,7 @@ void mappings_history__release(struct mappings_history *h)
 	unsigned int i;
 
 	for (i = 0; i < h->nr; i++)
-		mappings__put(h->snaps[i]);
-	free(h->snaps);
+		mappings__put(h->e[i].snap);
+	free(h->e);
 	memset(h, 0, sizeof(*h));
 }

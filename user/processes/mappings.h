@@ -16,9 +16,12 @@
  *
  * A history keeps the snapshots of one image in the order they were read, at
  * most MAPPINGS_HISTORY_MAX, so a process that keeps mapping and unmapping
- * code (dlopen loops) holds bounded memory.  It is part of the image's
- * process state (processes/process_state.h), which serializes every call on
- * it.
+ * code (dlopen loops) holds bounded memory.  Snapshots are numbered, as
+ * generations of the image's mappings: a sample carries the generation that
+ * was newest when it was taken (processes/process_state.h), and is named
+ * from that snapshot, or from its mapping alone where the next read found
+ * another file at its address.  A history is part of the image's process
+ * state, which serializes every call on it.
  *
  * References: mappings__get()/__put() from any thread.  The last put runs the
  * owner's release (the state set's resolver detaching the files) and frees.
@@ -36,6 +39,9 @@ struct proc_maps;
 
 /* snapshots kept per image: the oldest is dropped beyond this */
 #define MAPPINGS_HISTORY_MAX 64
+/* the bits of a generation a sample carries (a stored trace's flags): the
+ * history matches those, newest first */
+#define MAPPINGS_GEN_MASK 0xffffu
 
 /* snapshot flags: named mappings the application-context readers look for */
 #define MAPPINGS_F_CTXPROF_REGION (1u << 0) /* a libctxprof region (its memfd) */
@@ -70,10 +76,24 @@ struct mappings {
 	struct mapping maps[];		    /* nr of them, then their paths */
 };
 
+/* one snapshot in an image's history */
+struct mappings_entry {
+	struct mappings *snap; /* a reference */
+	uint64_t since_ns;     /* CLOCK_MONOTONIC from when the image had it (read, or forked) */
+	uint32_t gen;	       /* the image's generation of mappings it is: 1, 2, ... */
+};
+
 struct mappings_history {
-	struct mappings **snaps; /* oldest first, a reference each */
+	struct mappings_entry *e; /* oldest first */
 	unsigned int nr;
 	unsigned int cap;
+};
+
+/* why a frame is named from its mapping only (mappings_history__find_gen()) */
+enum mappings_find {
+	MAPPINGS_FOUND = 0,	/* the mapping it was in */
+	MAPPINGS_CHANGED,	/* another file was there by the next read: which one is unknown */
+	MAPPINGS_GEN_DROPPED,	/* its generation left the history: the file is unknown */
 };
 
 /**
@@ -106,16 +126,18 @@ bool mapping__same_file(const struct mapping *a, const struct mapping *b);
 const struct mapping *mappings__find(const struct mappings *m, uint64_t addr);
 
 /**
- * mappings_history__add() - append @m, taking over the caller's reference;
- * the oldest goes past MAPPINGS_HISTORY_MAX.
+ * mappings_history__add() - append @m as generation @gen, the image's
+ * mappings from @since_ns on, taking over the caller's reference; the
+ * oldest goes past MAPPINGS_HISTORY_MAX.
  * Return: 0 or -ENOMEM (the reference is then dropped).
  */
-int mappings_history__add(struct mappings_history *h, struct mappings *m);
+int mappings_history__add(struct mappings_history *h, struct mappings *m, uint32_t gen,
+			  uint64_t since_ns);
 
 /** mappings_history__latest() - the newest snapshot, NULL when none. */
 static inline struct mappings *mappings_history__latest(const struct mappings_history *h)
 {
-	return h->nr ? h->snaps[h->nr - 1] : NULL;
+	return h->nr ? h->e[h->nr - 1].snap : NULL;
 }
 
 /**
@@ -128,6 +150,20 @@ static inline struct mappings *mappings_history__latest(const struct mappings_hi
  */
 const struct mapping *mappings_history__find(const struct mappings_history *h, uint64_t addr,
 					     uint64_t time_ns, const struct mappings **snap);
+
+/**
+ * mappings_history__find_gen() - the mapping holding @addr for a sample
+ * taken while generation @gen was the image's newest (its low bits,
+ * MAPPINGS_GEN_MASK; 0: before the first, or unknown): that generation's snapshot, unless the next read found
+ * another file there (then the mapping is the older one and @why says
+ * MAPPINGS_CHANGED: the change happened between the two reads, before or
+ * after the sample).  An address that generation did not map but the next
+ * one does is the next one's (code mapped since).
+ * @why: set to how far the returned mapping's file may be trusted
+ * Return: the mapping, or NULL when neither held @addr.
+ */
+const struct mapping *mappings_history__find_gen(const struct mappings_history *h, uint64_t addr,
+						 uint32_t gen, enum mappings_find *why);
 
 /** mappings_history__release() - drop every snapshot and zero @h. */
 void mappings_history__release(struct mappings_history *h);

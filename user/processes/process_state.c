@@ -283,6 +283,15 @@ static void notify(struct process_states *ps, struct process_state *st, struct m
 			ps->subs[i].changed(ps->subs[i].ctx, st, snap, all);
 }
 
+/* a new generation of @st's mappings from @since_ns on, for the drains; with @st->lock */
+static void publish_gen(struct process_state *st, uint64_t since_ns)
+{
+	st->maps_gen++;
+	atomic_store_explicit(&st->gen_since[st->maps_gen % PROCESS_STATE_GEN_TIMES], since_ns,
+			      memory_order_relaxed);
+	atomic_store_explicit(&st->gen_pub, st->maps_gen, memory_order_release);
+}
+
 /*
  * Add a snapshot of @pm unless its executable mappings are the latest's.
  * With @st->lock held.  Return: the snapshot added, or NULL.
@@ -303,9 +312,9 @@ static struct mappings *add_snapshot(struct process_states *ps, struct process_s
 	if (ps->resolver.attach)
 		ps->resolver.attach(ps->resolver.ctx, pid, snap, prev);
 	snap->owner = &ps->owner;
-	if (mappings_history__add(&st->maps, snap))
+	if (mappings_history__add(&st->maps, snap, st->maps_gen + 1, now))
 		return NULL;
-	st->maps_gen++;
+	publish_gen(st, now);
 	count(&ps->st.snapshots, 1);
 	return snap;
 }
@@ -374,6 +383,7 @@ int process_states__inherit(struct process_states *ps, struct thread_registry *r
 			    uint32_t parent)
 {
 	struct process_state *pst, *cst;
+	uint64_t now = mono_ns();
 	struct mappings *snap;
 	bool added = false;
 
@@ -387,8 +397,8 @@ int process_states__inherit(struct process_states *ps, struct thread_registry *r
 		return -ESRCH;
 	}
 	pthread_mutex_lock(&cst->lock);
-	if (!cst->maps.nr && !mappings_history__add(&cst->maps, mappings__get(snap))) {
-		cst->maps_gen++;
+	if (!cst->maps.nr && !mappings_history__add(&cst->maps, mappings__get(snap), 1, now)) {
+		publish_gen(cst, now);
 		added = true;
 	}
 	pthread_mutex_unlock(&cst->lock);

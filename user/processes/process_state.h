@@ -5,7 +5,7 @@
  * process_image__state() in thread_registry.h): its labels, what it had
  * mapped (for naming and unwinding its frames), its libctxprof region and
  * OpenTelemetry context.  The registry is the home of per-process facts
- * (docs/design/rcu-thread-manager.md); other modules look them up here.
+ * (docs/design/thread-registry.md); other modules look them up here.
  *
  * One state per image: an exec starts a new image and so a new state, which
  * is how a sample taken before an exec is named from the old program's
@@ -68,6 +68,13 @@ struct unwind_proc_state;
 #define PROCESS_STATE_REFRESH_NS      1000000000ull
 #define PROCESS_STATE_REFRESH_SOON_NS 100000000ull
 
+/* generations whose start times a state publishes for the drain threads */
+#define PROCESS_STATE_GEN_TIMES 8
+/* a stored trace's flags carry the generation of mappings of its samples
+ * (MAPPINGS_GEN_MASK of it) from this bit on; the sampler's own flags stay
+ * below it (include/records.h) */
+#define PROCESS_STATE_GEN_SHIFT 16
+
 /* subscribers a state set takes */
 #define PROCESS_STATES_MAX_SUBSCRIBERS 4
 
@@ -87,6 +94,10 @@ struct process_state {
 	/* what the BPF unwinder has of it (unwind/unwinder.c) */
 	struct unwind_proc_state *unwind;
 	bool retired; /* the image is gone */
+	/* @maps_gen and when each of its last generations began, published
+	 * (release) for the drain threads: process_state__gen_at() */
+	_Atomic uint32_t gen_pub;
+	_Atomic uint64_t gen_since[PROCESS_STATE_GEN_TIMES];
 	/* CLOCK_MONOTONIC time after which @maps is due a re-read (libraries
 	 * loaded since); 0 until the first read.  Read without @lock by the
 	 * drain threads, which ask the main thread for a refresh past it. */
@@ -99,6 +110,23 @@ struct process_state {
 	uint64_t retired_ns;
 	struct process_state *next_retired;
 };
+
+/**
+ * process_state__gen_at() - the generation of @st's mappings that was the
+ * newest at CLOCK_MONOTONIC @time_ns, as far as published: 0 when none was
+ * yet (or it is older than the last PROCESS_STATE_GEN_TIMES).  Any thread
+ * holding @st (a drain thread in a registry read-side section); no lock.
+ */
+static inline uint32_t process_state__gen_at(const struct process_state *st, uint64_t time_ns)
+{
+	uint32_t g = atomic_load_explicit(&st->gen_pub, memory_order_acquire), k;
+
+	for (k = g; k && g - k < PROCESS_STATE_GEN_TIMES; k--)
+		if (atomic_load_explicit(&st->gen_since[k % PROCESS_STATE_GEN_TIMES],
+					 memory_order_relaxed) <= time_ns)
+			return k;
+	return 0;
+}
 
 /*
  * Who gives each snapshot's mappings their file (mapping.file): the

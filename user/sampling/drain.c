@@ -66,17 +66,18 @@ static inline void bump(_Atomic uint64_t *v)
 }
 
 /*
- * Whether the sampled process's mappings are due a read: its thread is
- * looked up in the registry (wait-free) and its image's state asked.  A
- * thread the registry does not know yet (its lifecycle event is still in the
- * ring), or an image with no state, is due.
+ * The generation of the sampled process's mappings at the sample's time
+ * (0: none read yet), and whether they are due a read: its thread is looked
+ * up in the registry (wait-free) and its image's state asked.  A thread the
+ * registry does not know yet (its lifecycle event is still in the ring), or
+ * an image with no state, is due.
  */
-static bool maps_due(struct thread_registry *reg, const struct sample_record *rec)
+static uint32_t maps_gen(struct thread_registry *reg, const struct sample_record *rec, bool *due)
 {
 	const struct thread_info *ti;
 	const struct process_image *img;
 	const struct process_state *ps;
-	bool due = true;
+	uint32_t gen = 0;
 
 	thread_registry__read_lock();
 	ti = thread_registry__lookup(reg, rec->tid);
@@ -84,11 +85,12 @@ static bool maps_due(struct thread_registry *reg, const struct sample_record *re
 	/* an image the /proc scan found has no exec id (0): it is the one */
 	ps = img && (!img->exec_id || img->exec_id == rec->exec_id) ? process_image__state(img)
 								    : NULL;
+	*due = !ps || atomic_load_explicit(&ps->refresh_after_ns, memory_order_relaxed) <=
+			      rec->time_ns;
 	if (ps)
-		due = atomic_load_explicit(&ps->refresh_after_ns, memory_order_relaxed) <=
-		      rec->time_ns;
+		gen = process_state__gen_at(ps, rec->time_ns);
 	thread_registry__read_unlock();
-	return due;
+	return gen;
 }
 
 /* the sample into this drain's trace of its thread, after the thread's name when new */
@@ -116,6 +118,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	struct sample_table *t;
 	uint64_t trace_id;
 	_Atomic uint32_t *recent;
+	uint32_t gen;
+	bool due;
 
 	bump(&d->received);
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
@@ -125,14 +129,18 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
 		return;
 	}
+	gen = maps_gen(d->set->reg, rec, &due);
 	/* load first: the slot's cache line is written only when the pid changes */
 	recent = &d->recent[rec->pid % DRAIN_RECENT_PIDS];
 	if (atomic_load_explicit(recent, memory_order_relaxed) != rec->pid &&
-	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || maps_due(d->set->reg, rec)))
+	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || due))
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
-	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
-					  rec->nr_kframes, rec->nr_uframes,
-					  SAMPLE_STACK_FLAGS(rec->flags));
+	/* a stack is filed under the mappings it was taken in: the same
+	 * addresses in a library loaded since are another stack */
+	trace_id = calltrace_storage__put(
+		d->set->traces, rec->pid, rec->exec_id, rec->frames, rec->nr_kframes,
+		rec->nr_uframes,
+		SAMPLE_STACK_FLAGS(rec->flags) | (gen & MAPPINGS_GEN_MASK) << PROCESS_STATE_GEN_SHIFT);
 	if (d->tw)
 		trace_sample(d->tw, rec, trace_id);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
