@@ -40,14 +40,6 @@ int otel_thread_ctx__from_sample(const struct sample_record *rec, size_t size,
 				 const struct otel_thread_record **out);
 
 /**
- * otel_thread_ctx__size() - bytes of record @r and its attributes.
- */
-static inline size_t otel_thread_ctx__size(const struct otel_thread_record *r)
-{
-	return sizeof(*r) + r->attrs_size;
-}
-
-/**
  * otel_thread_ctx__decode_attrs() - decode the @len attribute bytes at
  * @buf into @out (OTEL_THREAD_ATTRS_DISTINCT entries), in the order each
  * key index first appeared, each with its last value.
