@@ -8,6 +8,7 @@
 #include "export/export.h"
 #include "export/pprof.h"
 #include "processes/mappings.h"
+#include "processes/proc_maps.h"
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
@@ -164,6 +165,7 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			    struct process_state *ps)
 {
 	uint32_t gen = t->flags >> PROCESS_STATE_GEN_SHIFT & MAPPINGS_GEN_MASK;
+	char uncertain[PROC_MAPS_MAX_PATH + 64];
 	const char *marker = stop_marker(t->flags);
 	enum mappings_find why;
 	const struct mapping *m;
@@ -194,10 +196,17 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			symbolizer__user(st->sym, m, addr, ra, &f);
 		else
 			memset(&f, 0, sizeof(f));
-		/* the file it was in is not known for sure: its mapping only, never
-		 * another file's function */
+		/*
+		 * The file it was in is not known for sure: never another file's
+		 * function, nor its build id (a symbol server would name the frame
+		 * from it), and a name of its own so that pprof does not
+		 * symbolize it from whatever file has that path now.
+		 */
 		if (m && why != MAPPINGS_FOUND) {
-			f.function = f.system_name = NULL;
+			snprintf(uncertain, sizeof(uncertain), "[%s: replaced before it was read]",
+				 m->path[0] ? m->path : "anonymous code");
+			f.function = f.system_name = uncertain;
+			f.build_id = NULL;
 			st->res->frames_uncertain++;
 		}
 		st->err = push_loc(st, frame_location(st, &f, addr));

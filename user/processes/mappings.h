@@ -91,9 +91,9 @@ struct mappings_history {
 
 /* why a frame is named from its mapping only (mappings_history__find_gen()) */
 enum mappings_find {
-	MAPPINGS_FOUND = 0,	/* the mapping it was in */
-	MAPPINGS_CHANGED,	/* another file was there by the next read: which one is unknown */
-	MAPPINGS_GEN_DROPPED,	/* its generation left the history: the file is unknown */
+	MAPPINGS_FOUND = 0,   /* the mapping it was in */
+	MAPPINGS_CHANGED,     /* another file was there by the next read: which one is unknown */
+	MAPPINGS_GEN_DROPPED, /* its generation left the history: the file is unknown */
 };
 
 /**
@@ -154,11 +154,10 @@ const struct mapping *mappings_history__find(const struct mappings_history *h, u
 /**
  * mappings_history__find_gen() - the mapping holding @addr for a sample
  * taken while generation @gen was the image's newest (its low bits,
- * MAPPINGS_GEN_MASK; 0: before the first, or unknown): that generation's snapshot, unless the next read found
- * another file there (then the mapping is the older one and @why says
- * MAPPINGS_CHANGED: the change happened between the two reads, before or
- * after the sample).  An address that generation did not map but the next
- * one does is the next one's (code mapped since).
+ * MAPPINGS_GEN_MASK; 0: before the first, or unknown): that generation's snapshot, unless the next
+ * read found another file there (then the mapping is the older one and @why says MAPPINGS_CHANGED:
+ * the change happened between the two reads, before or after the sample).  An address that
+ * generation did not map but the next one does is the next one's (code mapped since).
  * @why: set to how far the returned mapping's file may be trusted
  * Return: the mapping, or NULL when neither held @addr.
  */

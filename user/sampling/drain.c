@@ -85,8 +85,8 @@ static uint32_t maps_gen(struct thread_registry *reg, const struct sample_record
 	/* an image the /proc scan found has no exec id (0): it is the one */
 	ps = img && (!img->exec_id || img->exec_id == rec->exec_id) ? process_image__state(img)
 								    : NULL;
-	*due = !ps || atomic_load_explicit(&ps->refresh_after_ns, memory_order_relaxed) <=
-			      rec->time_ns;
+	*due = !ps ||
+	       atomic_load_explicit(&ps->refresh_after_ns, memory_order_relaxed) <= rec->time_ns;
 	if (ps)
 		gen = process_state__gen_at(ps, rec->time_ns);
 	thread_registry__read_unlock();
@@ -137,10 +137,11 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
 	/* a stack is filed under the mappings it was taken in: the same
 	 * addresses in a library loaded since are another stack */
-	trace_id = calltrace_storage__put(
-		d->set->traces, rec->pid, rec->exec_id, rec->frames, rec->nr_kframes,
-		rec->nr_uframes,
-		SAMPLE_STACK_FLAGS(rec->flags) | (gen & MAPPINGS_GEN_MASK) << PROCESS_STATE_GEN_SHIFT);
+	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
+					  rec->nr_kframes, rec->nr_uframes,
+					  SAMPLE_STACK_FLAGS(rec->flags) |
+						  (gen & MAPPINGS_GEN_MASK)
+							  << PROCESS_STATE_GEN_SHIFT);
 	if (d->tw)
 		trace_sample(d->tw, rec, trace_id);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
