@@ -792,6 +792,8 @@ int main(int argc, char **argv)
 		}
 		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
+			/* CPU hotplug, and the rate the kernel lets us sample at */
+			sampler__check(c.sampler);
 			/* a libctxprof region created since */
 			if (c.app && o->pid)
 				scan_app(&c);
