@@ -71,8 +71,8 @@ static void reply(int sock, int32_t err, int fd)
 		_exit(0);
 }
 
-static void __attribute__((noreturn)) serve(int sock, pid_t parent,
-					    const struct perf_event_attr *attr)
+static void __attribute__((noreturn))
+serve(int sock, pid_t parent, const struct perf_event_attr *attr)
 {
 	struct perf_event_attr a;
 	int32_t cpu;
