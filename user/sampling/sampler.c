@@ -215,6 +215,7 @@ static int open_events(struct sampler *s, char *err_msg, size_t err_len)
 		set_err(err_msg, err_len, "cannot read online CPUs: %s", strerror(-err));
 		return err;
 	}
+	s->health.cpus_online = 0;
 	for (i = 0; i < s->nr_possible; i++) {
 		s->cpus[i].offline = !s->online[i];
 		s->health.cpus_online += s->online[i];
