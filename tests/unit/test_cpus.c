@@ -44,12 +44,74 @@ static void cpus_online__this_machine__matches_sysconf(void **state)
 	assert_int_equal(online, n);
 }
 
+static void cpus_max_sample_rate__this_kernel__positive(void **state)
+{
+	assert_true(cpus_max_sample_rate() > 0);
+}
+
+static void cpu_rate__hz__window_not_full__minus_one(void **state)
+{
+	struct cpu_rate r = {0};
+	int i;
+
+	for (i = 0; i < CPU_RATE_WINDOW - 1; i++) {
+		cpu_rate__add(&r, 999, 1000000000);
+		assert_true(cpu_rate__hz(&r) < 0);
+	}
+	cpu_rate__add(&r, 999, 1000000000);
+	assert_float_equal(cpu_rate__hz(&r), 999, 0.01);
+}
+
+/* the window holds the last CPU_RATE_WINDOW checks only */
+static void cpu_rate__hz__throttled_then_restored__last_window(void **state)
+{
+	struct cpu_rate r = {0};
+	int i;
+
+	for (i = 0; i < CPU_RATE_WINDOW; i++)
+		cpu_rate__add(&r, 250, 1000000000);
+	assert_float_equal(cpu_rate__hz(&r), 250, 0.01);
+	cpu_rate__add(&r, 999, 1000000000);
+	assert_float_equal(cpu_rate__hz(&r),
+			   (250.0 * (CPU_RATE_WINDOW - 1) + 999) / CPU_RATE_WINDOW, 0.01);
+	for (i = 0; i < CPU_RATE_WINDOW; i++)
+		cpu_rate__add(&r, 999, 1000000000);
+	assert_float_equal(cpu_rate__hz(&r), 999, 0.01);
+}
+
+/* two CPUs then one (the other offline): the rate stays per sampled CPU */
+static void cpu_rate__hz__cpu_offline__per_sampled_cpu(void **state)
+{
+	struct cpu_rate r = {0};
+
+	cpu_rate__add(&r, 2 * 999, 2000000000);
+	cpu_rate__add(&r, 999, 1000000000);
+	cpu_rate__add(&r, 999 / 2, 500000000);
+	assert_float_equal(cpu_rate__hz(&r), 999, 1);
+}
+
+/* less than a second of enabled time is too little to judge */
+static void cpu_rate__hz__under_a_second__minus_one(void **state)
+{
+	struct cpu_rate r = {0};
+	int i;
+
+	for (i = 0; i < CPU_RATE_WINDOW; i++)
+		cpu_rate__add(&r, 10, 1000000);
+	assert_true(cpu_rate__hz(&r) < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpus_parse_list__ranges_and_singles__mask),
 		cmocka_unit_test(cpus_parse_list__bad_text__einval_or_erange),
 		cmocka_unit_test(cpus_online__this_machine__matches_sysconf),
+		cmocka_unit_test(cpus_max_sample_rate__this_kernel__positive),
+		cmocka_unit_test(cpu_rate__hz__window_not_full__minus_one),
+		cmocka_unit_test(cpu_rate__hz__throttled_then_restored__last_window),
+		cmocka_unit_test(cpu_rate__hz__cpu_offline__per_sampled_cpu),
+		cmocka_unit_test(cpu_rate__hz__under_a_second__minus_one),
 	};
 
 	return cmocka_run_group_tests_name("cpus", tests, NULL, NULL);

@@ -799,6 +799,8 @@ int main(int argc, char **argv)
 		}
 		drains__recent_pids(c.drains, snapshot_recent, &c);
 		if (elapsed - last_tick >= 1.0) {
+			/* CPU hotplug, and the rate the kernel lets us sample at */
+			sampler__check(c.sampler);
 			if (o->pid)
 				refresh_target(&c);
 			if (c.otel)

@@ -95,6 +95,21 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
 	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
 	m->elf_files_read = ss.elf_opened;
+	{
+		struct sampler_health h;
+
+		sampler__health(c->sampler, &h);
+		m->sampling_hz = h.requested_hz;
+		m->sampling_effective_hz = h.effective_hz;
+		m->max_sample_rate = h.max_sample_rate;
+		m->sampling_throttled = h.throttled;
+		m->sampling_throttled_seconds = h.throttled_checks;
+		m->cpus_online = h.cpus_online;
+		m->cpus_sampled = h.cpus_sampled;
+		m->cpus_offlined = h.cpus_offlined;
+		m->cpus_onlined = h.cpus_onlined;
+		m->cpu_event_open_failures = h.open_failed;
+	}
 	m->nr_rings = sampler__ring_fill(c->sampler, m->ring_fill, METRICS_MAX_RINGS);
 	if (c->tracker) {
 		struct tracker_stats ts;

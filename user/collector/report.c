@@ -163,6 +163,31 @@ static void print_timeline_summary(const struct collector *c)
 		fprintf(stderr, "ctxprof: wrote the timeline %s\n", c->opts.timeline);
 }
 
+/* the rate the CPUs sampled at, and CPUs that came and went */
+static void print_sampling_summary(const struct collector *c)
+{
+	struct sampler_health h;
+
+	sampler__health(c->sampler, &h);
+	fprintf(stderr, "ctxprof: sampling rate: %u Hz requested", h.requested_hz);
+	if (h.run_hz >= 0)
+		fprintf(stderr, ", %.0f Hz effective per CPU", h.run_hz);
+	if (h.effective_hz >= 0)
+		fprintf(stderr, " (%.0f in the last seconds, lowest %.0f)", h.effective_hz,
+			h.lowest_hz);
+	if (h.max_sample_rate >= 0)
+		fprintf(stderr, "; perf_event_max_sample_rate=%ld", h.max_sample_rate);
+	fprintf(stderr, "; throttled (below 90 %%) for %llu s%s\n",
+		(unsigned long long)h.throttled_checks, h.throttled ? ", still at the end" : "");
+	fprintf(stderr,
+		"ctxprof: CPUs: %d online, %d sampled%s; hotplug: %llu went offline, %llu came "
+		"online; %llu event opens failed\n",
+		h.cpus_online, h.cpus_sampled,
+		h.cpus_sampled < h.cpus_online ? " (some online CPU is not sampled)" : "",
+		(unsigned long long)h.cpus_offlined, (unsigned long long)h.cpus_onlined,
+		(unsigned long long)h.open_failed);
+}
+
 void report__summary(const struct collector *c, const uint64_t *st, const struct drain_counters *dc,
 		     double elapsed, const char *why)
 {
@@ -182,6 +207,7 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 	for (i = 0; i < DRAIN_DROP_MAX; i++)
 		fprintf(stderr, " %s=%llu", drain_drop_name(i), (unsigned long long)dc->drops[i]);
 	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)c->no_trace);
+	print_sampling_summary(c);
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);

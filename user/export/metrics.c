@@ -118,6 +118,37 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 	metric_u64(f, "ctxprof_elf_files_read_total", "counter", "ELF files read for symbols.",
 		   m->elf_files_read);
 
+	metric_u64(f, "ctxprof_sampling_frequency_hz", "gauge",
+		   "Samples per second per CPU requested (-F).", m->sampling_hz);
+	if (m->sampling_effective_hz >= 0)
+		metric_f(f, "ctxprof_sampling_effective_hz", "gauge",
+			 "Samples per second per sampled CPU over the last seconds (every tick, "
+			 "profiled or not).",
+			 m->sampling_effective_hz);
+	if (m->max_sample_rate >= 0)
+		metric_u64(f, "ctxprof_perf_event_max_sample_rate", "gauge",
+			   "kernel.perf_event_max_sample_rate: the kernel throttles above it.",
+			   m->max_sample_rate);
+	metric_u64(f, "ctxprof_sampling_throttled", "gauge",
+		   "1 while the effective rate is below 90 % of the requested one.",
+		   m->sampling_throttled);
+	metric_u64(f, "ctxprof_sampling_throttled_seconds_total", "counter",
+		   "Seconds the effective rate was below 90 % of the requested one.",
+		   m->sampling_throttled_seconds);
+	metric_u64(f, "ctxprof_cpus_online", "gauge", "Online CPUs.", m->cpus_online);
+	metric_u64(f, "ctxprof_cpus_sampled", "gauge",
+		   "CPUs with a perf event (fewer than online: some CPU is not sampled).",
+		   m->cpus_sampled);
+	head(f, "ctxprof_cpu_hotplug_total", "counter",
+	     "CPUs seen to go offline and to come online.");
+	fprintf(f, "ctxprof_cpu_hotplug_total{event=\"offline\"} %llu\n",
+		(unsigned long long)m->cpus_offlined);
+	fprintf(f, "ctxprof_cpu_hotplug_total{event=\"online\"} %llu\n",
+		(unsigned long long)m->cpus_onlined);
+	metric_u64(f, "ctxprof_cpu_event_open_failures_total", "counter",
+		   "Failed attempts to open the perf event of an online CPU.",
+		   m->cpu_event_open_failures);
+
 	head(f, "ctxprof_ring_fill_ratio", "gauge",
 	     "How full each CPU's ring buffer is, 0 to 1 (ring_full drops follow 1).");
 	for (i = 0; i < m->nr_rings && i < METRICS_MAX_RINGS; i++)

@@ -56,6 +56,15 @@ struct metrics_snapshot {
 	struct metrics_family symbol_errors; /* unnamed, unmapped, elf_unreadable, ... */
 	uint64_t elf_files_read;
 
+	/* the sampling rate and CPUs (sampling/sampler.h: struct sampler_health) */
+	unsigned int sampling_hz;     /* requested per CPU */
+	double sampling_effective_hz; /* per sampled CPU, last seconds; negative: not yet */
+	long max_sample_rate;	      /* kernel.perf_event_max_sample_rate; negative: unreadable */
+	bool sampling_throttled;      /* effective below 90 % of requested */
+	uint64_t sampling_throttled_seconds;
+	int cpus_online, cpus_sampled;
+	uint64_t cpus_offlined, cpus_onlined, cpu_event_open_failures;
+
 	/* rings: fill of each CPU's ring, 0-1; negative: unknown */
 	double ring_fill[METRICS_MAX_RINGS];
 	unsigned int nr_rings;

@@ -70,3 +70,49 @@ int cpus_online(bool *mask, int n)
 	buf[len] = '\0';
 	return cpus_parse_list(buf, mask, n);
 }
+
+long cpus_max_sample_rate(void)
+{
+	char buf[32], *end;
+	ssize_t len;
+	long v;
+	int fd;
+
+	fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	v = len < 0 ? -errno : 0;
+	close(fd);
+	if (v)
+		return v;
+	buf[len] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || v < 0)
+		return -EINVAL;
+	return v;
+}
+
+void cpu_rate__add(struct cpu_rate *r, uint64_t runs, uint64_t enabled_ns)
+{
+	r->runs[r->next] = runs;
+	r->enabled_ns[r->next] = enabled_ns;
+	r->next = (r->next + 1) % CPU_RATE_WINDOW;
+	if (r->n < CPU_RATE_WINDOW)
+		r->n++;
+}
+
+double cpu_rate__hz(const struct cpu_rate *r)
+{
+	uint64_t runs = 0, ns = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++) {
+		runs += r->runs[i];
+		ns += r->enabled_ns[i];
+	}
+	if (r->n < CPU_RATE_WINDOW || ns < 1000000000ull)
+		return -1;
+	return runs * 1e9 / ns;
+}

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * cpus - which CPUs are online.
+ * cpus - which CPUs are online, how fast the kernel lets them sample, and
+ * how fast they do.
  *
  * libbpf's CPU-mask parser is internal (not LIBBPF_API), so we parse the
  * kernel's list format ("0-3,5,7-8") ourselves.
+ *
+ * Plain functions and a value type: any thread, no shared state.
  */
 #ifndef CTXPROF_CPUS_H
 #define CTXPROF_CPUS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /**
  * cpus_parse_list() - parse a CPU list such as "0-3,5\n" into @mask[@n].
@@ -23,5 +27,42 @@ int cpus_parse_list(const char *text, bool *mask, int n);
  * Return: 0 or -errno.
  */
 int cpus_online(bool *mask, int n);
+
+/**
+ * cpus_max_sample_rate() - kernel.perf_event_max_sample_rate: the samples
+ * per second the kernel lets one perf event take before it throttles it.
+ * The kernel lowers it on its own when perf interrupts take too long.
+ * Return: the rate, or -errno.
+ */
+long cpus_max_sample_rate(void);
+
+/* checks the effective sampling rate is measured over (about one a second) */
+#define CPU_RATE_WINDOW 3
+
+/*
+ * cpu_rate - how often the sampler's program ran per second of sampling,
+ * over the last CPU_RATE_WINDOW checks.  Each check adds the program's runs
+ * (samples and filtered ticks: every tick of a cpu-clock event) and the
+ * enabled time of the events they came from, summed over the CPUs whose
+ * event lived from the previous check to this one: a CPU offline, or whose
+ * event just opened, adds nothing to either, so the rate is per sampled CPU.
+ */
+struct cpu_rate {
+	uint64_t runs[CPU_RATE_WINDOW];
+	uint64_t enabled_ns[CPU_RATE_WINDOW];
+	unsigned int n;	   /* entries filled, up to CPU_RATE_WINDOW */
+	unsigned int next; /* the entry the next check overwrites */
+};
+
+/** cpu_rate__add() - one check's @runs over @enabled_ns of events' time. */
+void cpu_rate__add(struct cpu_rate *r, uint64_t runs, uint64_t enabled_ns);
+
+/**
+ * cpu_rate__hz() - runs per second of one CPU's enabled time over the
+ * window.
+ * Return: the rate, or -1 until the window is full and holds a second of
+ * enabled time.
+ */
+double cpu_rate__hz(const struct cpu_rate *r);
 
 #endif /* CTXPROF_CPUS_H */

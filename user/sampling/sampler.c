@@ -18,6 +18,7 @@
 #include "util/errmsg.h"
 #include "sampling/sampler.h"
 #include "sampling/cpus.h"
+#include "sampling/perf_opener.h"
 #include "sampler.skel.h"
 #include "util/percpu_stats.h"
 
@@ -29,25 +30,43 @@ struct ring_part {
 	void *ctx;	     /* the callback's argument for this part */
 };
 
+/* the sampler's perf event on one CPU */
+struct cpu_event {
+	int fd;		       /* the cpu-clock event; -1: none */
+	struct bpf_link *link; /* the program on it, which owns @fd once set */
+	bool offline;	       /* the CPU was offline (or its event died) at the last look */
+	bool said;	       /* that its event cannot be opened was said, until it opens */
+	/* at the last check, when @measured: the event's enabled time and the
+	 * program's runs on this CPU */
+	bool measured;
+	uint64_t enabled_ns;
+	uint64_t runs;
+};
+
 struct sampler {
 	struct sampler_bpf *skel;
 	struct ring_part *parts;
 	int nr_parts;
-	struct bpf_link **links; /* one per online CPU */
-	int *ring_fds;		 /* one per possible CPU */
-	int nr_links;
-	/* the cpu-clock events sampler__prepare() opened, one per online CPU,
-	 * each owned by its link once attached (nr_events = nr_links then) */
-	int *event_fds;
-	int *event_cpus;
-	int nr_events;
+	int *ring_fds;		/* one per possible CPU */
+	struct cpu_event *cpus; /* one per possible CPU */
+	int nr_links;		/* CPUs whose event has the program on it */
 	bool enabled;
+	struct perf_event_attr attr; /* every CPU's event's; size 0 before the first opens */
+	/* opens events once the collector lost CAP_PERFMON; NULL: it could not start */
+	struct perf_opener *opener;
 	/* each ring's consumer and producer positions, mapped read-only for
 	 * sampler__ring_fill(); NULL entries where the mapping failed */
 	const unsigned long **ring_pos;
 	size_t ring_bytes;
 	int nr_possible;
 	sampler_record_fn fn;
+	/* sampler__check()'s: scratch masks and counters, the rate window */
+	bool *online;
+	uint64_t *percpu, *runs;
+	struct cpu_rate rate;
+	uint64_t run_runs, run_ns; /* since sampling began */
+	bool said_slow;
+	struct sampler_health health;
 };
 
 static const char *const stat_names[SAMPLER_STAT_MAX] = {
@@ -102,20 +121,34 @@ static int handle_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int open_cpu_clock(int cpu, unsigned int frequency)
+static void set_attr(struct sampler *s, unsigned int frequency)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
+	s->attr = (struct perf_event_attr){
+		.size = sizeof(s->attr),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		/* a fixed period, not freq mode: cpu-clock is an hrtimer, so
 		 * every sample then stands for exactly 1e9/frequency ns */
 		.sample_period = 1000000000ull / frequency,
+		/* how long it sampled: the rate check's denominator, and
+		 * still while its CPU went offline and back */
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 		/* enabled by the attach, once the program is on it */
 		.disabled = 1,
 	};
+	s->health.requested_hz = frequency;
+}
 
-	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+/* the event on @cpu: ourselves while privileged (@direct), else through the opener */
+static int open_cpu_clock(struct sampler *s, int cpu, bool direct)
+{
+	struct perf_event_attr attr = s->attr;
+	int fd;
+
+	if (!direct && s->opener)
+		return perf_opener__open(s->opener, cpu);
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* one ring per possible CPU, created before load: the first one also serves
@@ -173,69 +206,83 @@ err_consumer:
 }
 
 /* the privileged half of attaching: perf_event_open() on every online CPU */
-static int open_events(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
+static int open_events(struct sampler *s, char *err_msg, size_t err_len)
 {
-	bool *online;
-	int i, fd, err = 0;
+	int i, fd, err, nr = 0;
 
-	online = calloc(s->nr_possible, sizeof(*online));
-	if (!online)
-		return -ENOMEM;
-	err = cpus_online(online, s->nr_possible);
+	err = cpus_online(s->online, s->nr_possible);
 	if (err) {
 		set_err(err_msg, err_len, "cannot read online CPUs: %s", strerror(-err));
-		goto out;
+		return err;
 	}
+	s->health.cpus_online = 0;
 	for (i = 0; i < s->nr_possible; i++) {
-		if (!online[i])
+		s->cpus[i].offline = !s->online[i];
+		s->health.cpus_online += s->online[i];
+		if (!s->online[i])
 			continue;
-		fd = open_cpu_clock(i, frequency);
-		if (fd < 0) {
-			err = -errno;
-			set_err(err_msg, err_len, "perf_event_open(cpu-clock, cpu %d): %s%s", i,
-				strerror(errno),
-				errno == EINVAL
-					? " (frequency above kernel.perf_event_max_sample_rate?)"
-					: "");
-			goto out;
+		fd = open_cpu_clock(s, i, true);
+		/* gone offline since we read the mask: sampler__check() sees it back */
+		if (fd == -ENODEV) {
+			s->cpus[i].offline = true;
+			continue;
 		}
-		s->event_cpus[s->nr_events] = i;
-		s->event_fds[s->nr_events++] = fd;
+		if (fd < 0) {
+			set_err(err_msg, err_len, "perf_event_open(cpu-clock, cpu %d): %s", i,
+				strerror(-fd));
+			return fd;
+		}
+		s->cpus[i].fd = fd;
+		nr++;
 	}
-	if (!s->nr_events) {
-		err = -ENODEV;
+	if (!nr) {
 		set_err(err_msg, err_len, "no online CPU to sample");
+		return -ENODEV;
 	}
-out:
-	free(online);
-	return err;
+	return 0;
 }
 
-static void close_events(struct sampler *s)
+/* close @cpu's event (its link's, once attached) */
+static void close_cpu(struct sampler *s, int cpu)
 {
-	int i;
+	struct cpu_event *ev = &s->cpus[cpu];
 
-	/* the first nr_links belong to their links */
-	for (i = s->nr_links; i < s->nr_events; i++)
-		close(s->event_fds[i]);
-	s->nr_events = 0;
+	if (ev->link) {
+		bpf_link__destroy(ev->link);
+		s->nr_links--;
+	} else if (ev->fd >= 0) {
+		close(ev->fd);
+	}
+	ev->link = NULL;
+	ev->fd = -1;
+	ev->measured = false;
 }
 
-/* the program onto each opened event; libbpf enables it, and the link owns it */
+/* the program onto @cpu's opened event; libbpf enables it, and the link owns it */
+static int attach_cpu(struct sampler *s, int cpu)
+{
+	struct cpu_event *ev = &s->cpus[cpu];
+
+	ev->link = bpf_program__attach_perf_event(s->skel->progs.sample, ev->fd);
+	if (!ev->link)
+		return -errno;
+	s->nr_links++;
+	return 0;
+}
+
 static int attach_cpus(struct sampler *s, char *err_msg, size_t err_len)
 {
 	int i, err;
 
-	for (i = s->nr_links; i < s->nr_events; i++) {
-		s->links[i] =
-			bpf_program__attach_perf_event(s->skel->progs.sample, s->event_fds[i]);
-		if (!s->links[i]) {
-			err = -errno;
+	for (i = 0; i < s->nr_possible; i++) {
+		if (s->cpus[i].fd < 0 || s->cpus[i].link)
+			continue;
+		err = attach_cpu(s, i);
+		if (err) {
 			set_err(err_msg, err_len, "cannot attach to the perf event on cpu %d: %s",
-				s->event_cpus[i], strerror(errno));
+				i, strerror(-err));
 			return err;
 		}
-		s->nr_links++;
 	}
 	return 0;
 }
@@ -245,15 +292,44 @@ static int enable_events(struct sampler *s, bool on, char *err_msg, size_t err_l
 {
 	int i;
 
-	for (i = 0; i < s->nr_links; i++)
-		if (ioctl(s->event_fds[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
-			  0)) {
+	for (i = 0; i < s->nr_possible; i++)
+		if (s->cpus[i].link &&
+		    ioctl(s->cpus[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0)) {
 			set_err(err_msg, err_len, "cannot %s the perf event on cpu %d: %s",
-				on ? "enable" : "pause", s->event_cpus[i], strerror(errno));
+				on ? "enable" : "pause", i, strerror(errno));
 			return -errno;
 		}
 	s->enabled = on;
 	return 0;
+}
+
+/* say at start what the kernel will make of the frequency */
+static void check_max_rate(struct sampler *s, unsigned int frequency)
+{
+	long max = cpus_max_sample_rate();
+
+	s->health.max_sample_rate = max;
+	if (max >= 0 && max < frequency)
+		fprintf(stderr,
+			"ctxprof: -F %u is above kernel.perf_event_max_sample_rate=%ld: the "
+			"kernel will throttle each CPU to about %ld samples/s, and the profile's "
+			"CPU times will read that much short; ask for -F %ld or less, or raise "
+			"the limit: sysctl -w kernel.perf_event_max_sample_rate=%u\n",
+			frequency, max, max, max, frequency);
+}
+
+/* what sampler__prepare() and the non-prepared sampler__attach() share */
+static int open_and_attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
+{
+	int err;
+
+	set_attr(s, frequency);
+	check_max_rate(s, frequency);
+	err = open_events(s, err_msg, err_len);
+	if (!err)
+		err = attach_cpus(s, err_msg, err_len);
+	s->health.cpus_sampled = s->nr_links;
+	return err;
 }
 
 struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn fn,
@@ -267,6 +343,9 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	if (!s)
 		return NULL;
 	s->fn = fn;
+	s->health.effective_hz = -1;
+	s->health.run_hz = -1;
+	s->health.lowest_hz = -1;
 	s->nr_possible = libbpf_num_possible_cpus();
 	if (s->nr_possible <= 0) {
 		err = s->nr_possible ? s->nr_possible : -ENODEV;
@@ -277,17 +356,20 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	s->nr_parts = opts->nr_parts < 1 ? 1 : opts->nr_parts;
 	if (s->nr_parts > s->nr_possible)
 		s->nr_parts = s->nr_possible;
-	s->links = calloc(s->nr_possible, (sizeof(struct bpf_link *)));
-	s->event_fds = calloc(s->nr_possible, sizeof(*s->event_fds));
-	s->event_cpus = calloc(s->nr_possible, sizeof(*s->event_cpus));
+	s->cpus = calloc(s->nr_possible, sizeof(*s->cpus));
+	s->online = calloc(s->nr_possible, sizeof(*s->online));
+	s->percpu = calloc(s->nr_possible, sizeof(*s->percpu));
+	s->runs = calloc(s->nr_possible, sizeof(*s->runs));
 	s->ring_pos = calloc(s->nr_possible, sizeof(*s->ring_pos));
 	s->ring_bytes = opts->ring_bytes;
 	s->ring_fds = malloc(s->nr_possible * sizeof(*s->ring_fds));
 	/* before anything can fail: sampler__free() closes the fds it finds */
 	for (i = 0; s->ring_fds && i < s->nr_possible; i++)
 		s->ring_fds[i] = -1;
+	for (i = 0; s->cpus && i < s->nr_possible; i++)
+		s->cpus[i].fd = -1;
 	s->parts = calloc(s->nr_parts, sizeof(*s->parts));
-	if (!s->links || !s->ring_fds || !s->parts || !s->event_fds || !s->event_cpus ||
+	if (!s->ring_fds || !s->parts || !s->cpus || !s->online || !s->percpu || !s->runs ||
 	    !s->ring_pos) {
 		err = -ENOMEM;
 		goto err_free;
@@ -347,13 +429,20 @@ int sampler__prepare(struct sampler *s, unsigned int frequency, char *err_msg, s
 
 	if (s->nr_links)
 		return 0;
-	err = open_events(s, frequency, err_msg, err_len);
-	if (!err)
-		err = attach_cpus(s, err_msg, err_len);
+	err = open_and_attach(s, frequency, err_msg, err_len);
 	/* libbpf enabled each event: the drains do not run yet */
 	if (!err)
 		err = enable_events(s, false, err_msg, err_len);
-	return err;
+	if (err)
+		return err;
+	/* while we hold CAP_PERFMON and run alone: for CPUs that come online later */
+	s->opener = perf_opener__start(&s->attr);
+	if (!s->opener)
+		fprintf(stderr,
+			"ctxprof: cannot start the perf event opener (%s): a CPU that comes "
+			"online later will not be sampled\n",
+			strerror(errno));
+	return 0;
 }
 
 int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len)
@@ -361,8 +450,10 @@ int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, si
 	int err;
 
 	if (!s->nr_links) {
-		err = open_events(s, frequency, err_msg, err_len);
-		return err ? err : attach_cpus(s, err_msg, err_len);
+		err = open_and_attach(s, frequency, err_msg, err_len);
+		if (!err)
+			s->enabled = true;
+		return err;
 	}
 	return s->enabled ? 0 : enable_events(s, true, err_msg, err_len);
 }
@@ -420,12 +511,9 @@ int sampler__stop(struct sampler *s)
 	uint64_t stats[SAMPLER_STAT_MAX], records;
 	int i, p, n, total = 0, err;
 
-	for (i = 0; i < s->nr_links; i++) {
-		bpf_link__destroy(s->links[i]);
-		s->links[i] = NULL;
-	}
-	s->nr_links = 0;
-	s->nr_events = 0;
+	for (i = 0; i < s->nr_possible; i++)
+		close_cpu(s, i);
+	s->enabled = false;
 	/* closing a cpu-clock event cancels its hrtimer and waits for a running
 	 * handler; still, sweep until every record the BPF side counted as
 	 * emitted has arrived, so the counters reconcile (bounded: 1 s) */
@@ -451,6 +539,167 @@ int sampler__stop(struct sampler *s)
 int sampler__read_stats(struct sampler *s, uint64_t *out)
 {
 	return percpu_stats__read(bpf_map__fd(s->skel->maps.stats), SAMPLER_STAT_MAX, out);
+}
+
+/* the program's runs on each CPU (samples and filtered ticks) into s->runs */
+static int read_runs(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	__u32 keys[] = {SAMPLER_STAT_SAMPLES, SAMPLER_STAT_FILTERED};
+	unsigned int k;
+	int i;
+
+	memset(s->runs, 0, s->nr_possible * sizeof(*s->runs));
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		if (bpf_map_lookup_elem(fd, &keys[k], s->percpu))
+			return -errno;
+		for (i = 0; i < s->nr_possible; i++)
+			s->runs[i] += s->percpu[i];
+	}
+	return 0;
+}
+
+/* how long @cpu's event has been enabled, -errno when it cannot be read */
+static int64_t enabled_ns(const struct sampler *s, int cpu)
+{
+	uint64_t v[2];
+
+	if (read(s->cpus[cpu].fd, v, sizeof(v)) != sizeof(v))
+		return -EIO;
+	return (int64_t)v[1];
+}
+
+/* an online CPU without an event gets one; said once until it works */
+static void reopen_cpu(struct sampler *s, int cpu)
+{
+	struct cpu_event *ev = &s->cpus[cpu];
+	int err;
+
+	ev->fd = open_cpu_clock(s, cpu, false);
+	err = ev->fd < 0 ? ev->fd : attach_cpu(s, cpu);
+	if (!err && !s->enabled)
+		err = ioctl(ev->fd, PERF_EVENT_IOC_DISABLE, 0) ? -errno : 0;
+	if (err) {
+		close_cpu(s, cpu);
+		s->health.open_failed++;
+		if (!ev->said)
+			fprintf(stderr,
+				"ctxprof: cpu %d is online but its perf event cannot be opened "
+				"(%s): it is not sampled; trying again every second\n",
+				cpu, strerror(-err));
+		ev->said = true;
+		return;
+	}
+	if (ev->said)
+		fprintf(stderr, "ctxprof: cpu %d is sampled again\n", cpu);
+	ev->said = false;
+}
+
+/*
+ * Hotplug: an event whose CPU went offline is closed, and one whose enabled
+ * time stood still since the last check died with an offline and online
+ * cycle in between (the kernel removes the events of a CPU that goes and
+ * never restores them); an online CPU without an event gets one.  Adds what
+ * the events that lived through the interval counted to the rate window.
+ */
+static void check_cpus(struct sampler *s)
+{
+	uint64_t runs = 0, ns = 0;
+	struct cpu_event *ev;
+	int64_t en;
+	int i;
+
+	if (cpus_online(s->online, s->nr_possible) || read_runs(s))
+		return;
+	s->health.cpus_online = 0;
+	for (i = 0; i < s->nr_possible; i++) {
+		ev = &s->cpus[i];
+		s->health.cpus_online += s->online[i];
+		if (ev->fd >= 0) {
+			en = enabled_ns(s, i);
+			if (!s->online[i] || en < 0 ||
+			    (ev->measured && (uint64_t)en == ev->enabled_ns)) {
+				close_cpu(s, i);
+				s->health.cpus_offlined++;
+				ev->offline = true;
+				fprintf(stderr,
+					"ctxprof: cpu %d went offline: its perf event is closed\n",
+					i);
+			} else {
+				if (ev->measured) {
+					runs += s->runs[i] - ev->runs;
+					ns += en - ev->enabled_ns;
+				}
+				ev->measured = true;
+				ev->enabled_ns = en;
+				ev->runs = s->runs[i];
+			}
+		}
+		if (!s->online[i]) {
+			ev->offline = true;
+			continue;
+		}
+		if (ev->offline) {
+			s->health.cpus_onlined++;
+			ev->offline = false;
+			fprintf(stderr, "ctxprof: cpu %d came online: opening its perf event\n", i);
+		}
+		if (ev->fd < 0)
+			reopen_cpu(s, i);
+	}
+	s->health.cpus_sampled = s->nr_links;
+	if (!ns)
+		return;
+	cpu_rate__add(&s->rate, runs, ns);
+	s->run_runs += runs;
+	s->run_ns += ns;
+}
+
+/* the effective rate against the requested one; said once when well below */
+static void check_rate(struct sampler *s)
+{
+	struct sampler_health *h = &s->health;
+	double hz = cpu_rate__hz(&s->rate);
+
+	if (s->run_ns >= 1000000000ull)
+		h->run_hz = s->run_runs * 1e9 / s->run_ns;
+	if (hz < 0)
+		return;
+	h->effective_hz = hz;
+	if (h->lowest_hz < 0 || hz < h->lowest_hz)
+		h->lowest_hz = hz;
+	h->throttled = hz < SAMPLER_RATE_LOW * h->requested_hz;
+	if (!h->throttled)
+		return;
+	h->throttled_checks++;
+	if (s->said_slow)
+		return;
+	s->said_slow = true;
+	if (h->max_sample_rate >= 0 && h->max_sample_rate < h->requested_hz)
+		fprintf(stderr,
+			"ctxprof: kernel throttles sampling: %.0f Hz effective of %u Hz requested; "
+			"perf_event_max_sample_rate=%ld\n",
+			hz, h->requested_hz, h->max_sample_rate);
+	else
+		fprintf(stderr,
+			"ctxprof: sampling below the requested rate: %.0f Hz effective of %u Hz "
+			"requested (perf_event_max_sample_rate=%ld): perf interrupts throttled or "
+			"timer interrupts late\n",
+			hz, h->requested_hz, h->max_sample_rate);
+}
+
+void sampler__check(struct sampler *s)
+{
+	s->health.max_sample_rate = cpus_max_sample_rate();
+	if (!s->enabled)
+		return;
+	check_cpus(s);
+	check_rate(s);
+}
+
+void sampler__health(const struct sampler *s, struct sampler_health *out)
+{
+	*out = s->health;
 }
 
 int sampler__pid_map_fd(const struct sampler *s)
@@ -513,11 +762,10 @@ void sampler__free(struct sampler *s)
 
 	if (!s)
 		return;
-	if (s->links)
-		for (i = 0; i < s->nr_links; i++)
-			bpf_link__destroy(s->links[i]);
-	if (s->event_fds)
-		close_events(s);
+	if (s->cpus)
+		for (i = 0; i < s->nr_possible; i++)
+			close_cpu(s, i);
+	perf_opener__stop(s->opener);
 	if (s->ring_pos)
 		for (i = 0; i < s->nr_possible; i++)
 			if (s->ring_pos[i])
@@ -531,9 +779,10 @@ void sampler__free(struct sampler *s)
 				close(s->ring_fds[i]);
 	sampler_bpf__destroy(s->skel);
 	free(s->parts);
-	free(s->links);
-	free(s->event_fds);
-	free(s->event_cpus);
+	free(s->cpus);
+	free(s->online);
+	free(s->percpu);
+	free(s->runs);
 	free(s->ring_pos);
 	free(s->ring_fds);
 	free(s);

@@ -3,6 +3,14 @@
  * sampler - load bpf/sampler.bpf.c, attach it to a cpu-clock perf event on
  * every online CPU, and hand its records to a callback.
  *
+ * CPUs come and go (hotplug): sampler__check(), about once a second, closes
+ * the event of a CPU that went offline and opens one on a CPU that came
+ * online (through perf_opener.h: the collector no longer holds CAP_PERFMON
+ * then), and compares the rate the CPUs sample at with the requested one:
+ * the kernel throttles perf events above kernel.perf_event_max_sample_rate
+ * (which another tool may lower, and the kernel lowers on its own when perf
+ * interrupts take too long) without a word to us.
+ *
  * One BPF ring buffer per possible CPU (an array of maps): a CPU only ever
  * writes its own ring, so producers never contend, and the records of one
  * CPU arrive in order.  The BPF side submits without waking the collector
@@ -62,7 +70,10 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
  * sampler__prepare() - what sampler__attach() does that needs a capability
  * (CAP_PERFMON for perf_event_open, CAP_BPF for the attach), ahead of it: a
  * cpu-clock event at @frequency on every online CPU with the program
- * attached, then paused.  A sample may land between attach and pause.
+ * attached, then paused.  A sample may land between attach and pause.  Also
+ * forks the perf event opener (perf_opener.h), for CPUs that come online
+ * later: call it from the process's only thread.  Says on stderr when
+ * @frequency is above kernel.perf_event_max_sample_rate.
  * Return: 0 or -errno, with a one-line reason in @err_msg.
  */
 int sampler__prepare(struct sampler *s, unsigned int frequency, char *err_msg, size_t err_len);
@@ -106,6 +117,48 @@ int sampler__stop(struct sampler *s);
  */
 int sampler__read_stats(struct sampler *s, uint64_t *out);
 
+/* the effective rate below this share of the requested one is "throttled" */
+#define SAMPLER_RATE_LOW 0.9
+
+/*
+ * What the sampler knows of sample loss that is not its own: the rate the
+ * CPUs sample at against the one requested, and CPUs that are online but not
+ * sampled.  Rates are per sampled CPU: each CPU's cpu-clock event ticks at
+ * the requested frequency whatever runs there, and the program counts every
+ * tick (SAMPLER_STAT_SAMPLES + SAMPLER_STAT_FILTERED), over the time the
+ * event was enabled; an offline CPU counts neither.
+ */
+struct sampler_health {
+	unsigned int requested_hz;
+	/* ticks per second per sampled CPU: over the last CPU_RATE_WINDOW
+	 * checks, since sampling began, and the lowest window; -1: not yet */
+	double effective_hz, run_hz, lowest_hz;
+	long max_sample_rate;	   /* kernel.perf_event_max_sample_rate at the last check; -errno */
+	bool throttled;		   /* effective_hz < SAMPLER_RATE_LOW * requested_hz */
+	uint64_t throttled_checks; /* checks (about seconds) it was */
+	/* cpus_sampled < cpus_online: some online CPU has no event (not sampled) */
+	int cpus_online, cpus_sampled;
+	uint64_t cpus_offlined, cpus_onlined; /* hotplug: CPUs seen to go, and to come back */
+	uint64_t open_failed; /* attempts to open an event on an online CPU that failed */
+};
+
+/**
+ * sampler__check() - once a second or so while sampling, from the thread
+ * that attached (the collector's main thread): follow CPU hotplug and
+ * measure the effective rate, as described at the top.  Says on stderr when
+ * a CPU goes or comes, when one cannot be sampled, and once when the rate is
+ * well below the requested one.  A read of sysfs, procfs, two BPF map
+ * lookups and one read() per CPU; no-op (but for the rate limit's read)
+ * before sampler__attach() and after sampler__stop().
+ */
+void sampler__check(struct sampler *s);
+
+/**
+ * sampler__health() - the state sampler__check() left, into @out.  Same
+ * thread as sampler__check(); after sampler__stop(), as of the last check.
+ */
+void sampler__health(const struct sampler *s, struct sampler_health *out);
+
 /**
  * sampler__ctx_map_fd() - the BPF hash map tid -> the thread's libctxprof
  * context slot (u32 -> struct ctx_slot_ref in records.h) the sampler reads.
@@ -140,7 +193,7 @@ bool sampler__can_unwind(void);
 /** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
 int sampler__nr_parts(const struct sampler *s);
 
-/** sampler__nr_cpus() - CPUs a perf event is attached on. */
+/** sampler__nr_cpus() - CPUs a perf event is attached on now. */
 int sampler__nr_cpus(const struct sampler *s);
 
 /** sampler__prog_fd() - the BPF program's fd (for run-time statistics). */
