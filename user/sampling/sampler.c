@@ -741,19 +741,9 @@ int sampler__nr_parts(const struct sampler *s)
 	return s->nr_parts;
 }
 
-int sampler__nr_possible(const struct sampler *s)
-{
-	return s->nr_possible;
-}
-
 int sampler__nr_cpus(const struct sampler *s)
 {
 	return s->nr_links;
-}
-
-int sampler__prog_fd(const struct sampler *s)
-{
-	return bpf_program__fd(s->skel->progs.sample);
 }
 
 void sampler__free(struct sampler *s)

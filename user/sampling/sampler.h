@@ -93,9 +93,6 @@ int sampler__attach(struct sampler *s, unsigned int frequency, char *err_msg, si
  */
 int sampler__ring_fill(struct sampler *s, double *fill, int n);
 
-/** sampler__nr_possible() - possible CPUs: one ring each. */
-int sampler__nr_possible(const struct sampler *s);
-
 /**
  * sampler__poll() - wait up to @timeout_ms for a watermark wakeup on one of
  * @part's rings, then consume all of them.  Call from @part's thread only.
@@ -195,9 +192,6 @@ int sampler__nr_parts(const struct sampler *s);
 
 /** sampler__nr_cpus() - CPUs a perf event is attached on now. */
 int sampler__nr_cpus(const struct sampler *s);
-
-/** sampler__prog_fd() - the BPF program's fd (for run-time statistics). */
-int sampler__prog_fd(const struct sampler *s);
 
 /** sampler__free() - detach and unload; accepts NULL. */
 void sampler__free(struct sampler *s);
