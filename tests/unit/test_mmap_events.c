@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "fixtures.h"
@@ -57,7 +58,7 @@ static void put64(uint8_t *p, uint64_t v)
 
 static void put_header(uint8_t *p, uint32_t type, uint16_t misc, uint16_t size)
 {
-	struct perf_event_header h = { .type = type, .misc = misc, .size = size };
+	struct perf_event_header h = {.type = type, .misc = misc, .size = size};
 
 	memcpy(p, &h, sizeof(h));
 }
@@ -107,9 +108,9 @@ static size_t build_lost(uint8_t *buf, uint64_t lost)
 	return 40;
 }
 
-static const uint8_t test_build_id[20] = { 0x93, 0xac, 0x61, 0xec, 0x5a, 0x8e, 0xb1,
-					   0x39, 0x6f, 0x9f, 0xbd, 0x35, 0x0e, 0x31,
-					   0x69, 0xa5, 0x58, 0x52, 0x8a, 0x40 };
+static const uint8_t test_build_id[20] = {0x93, 0xac, 0x61, 0xec, 0x5a, 0x8e, 0xb1,
+					  0x39, 0x6f, 0x9f, 0xbd, 0x35, 0x0e, 0x31,
+					  0x69, 0xa5, 0x58, 0x52, 0x8a, 0x40};
 
 static const struct spec lib_spec = {
 	.pid = 4242,
@@ -315,8 +316,8 @@ static void fake_ring_put(struct fake_ring *f, const void *src, size_t len)
 static void mmap_events_ring__read__wrapped_records__delivered(void **state)
 {
 	struct fake_ring f;
-	struct mmap_events_stats st = { 0 };
-	struct collect c = { 0 };
+	struct mmap_events_stats st = {0};
+	struct collect c = {0};
 	struct spec s = lib_spec;
 	uint8_t rec[256];
 	uint64_t tail;
@@ -351,8 +352,8 @@ static void mmap_events_ring__read__wrapped_records__delivered(void **state)
 static void mmap_events_ring__read__bad_header__resyncs_to_head(void **state)
 {
 	struct fake_ring f;
-	struct mmap_events_stats st = { 0 };
-	struct collect c = { 0 };
+	struct mmap_events_stats st = {0};
+	struct collect c = {0};
 	uint8_t rec[256];
 	size_t size;
 
@@ -466,7 +467,8 @@ static const struct mmap_event *event_at(struct fixture *f, uint64_t addr)
 	int i;
 
 	for (i = 0; i < f->c.n; i++) {
-		if (f->c.got[i].ev.start > addr || addr - f->c.got[i].ev.start >= f->c.got[i].ev.len)
+		if (f->c.got[i].ev.start > addr ||
+		    addr - f->c.got[i].ev.start >= f->c.got[i].ev.len)
 			continue;
 		if (found)
 			fail_msg("two records map %#lx", (unsigned long)addr);
@@ -512,6 +514,17 @@ static size_t readelf_build_id(const char *path, uint8_t id[MMAP_EVENTS_BUILD_ID
 	pclose(p);
 	assert_true(n > 0);
 	return n;
+}
+
+/* the running kernel is @major.@minor or later */
+static bool kernel_at_least(int major_v, int minor_v)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	assert_int_equal(uname(&u), 0);
+	assert_int_equal(sscanf(u.release, "%d.%d", &ma, &mi), 2);
+	return ma > major_v || (ma == major_v && mi >= minor_v);
 }
 
 static void copy_file(const char *from, const char *to)
@@ -685,6 +698,8 @@ static void mmap_events__dlopen__build_id_of_the_file(void **state)
 
 	open_events(f, 0);
 	mmap_events__stats(f->me, &st);
+	/* attr.build_id came with 5.12 */
+	assert_int_equal(st.build_id, kernel_at_least(5, 12));
 	assert_int_equal(stat(lib, &sb), 0);
 	collect(f, getpid());
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -800,8 +815,8 @@ static void mmap_events__child_process__record_with_its_pid(void **state)
 	close(fd);
 }
 
-/* a ring a quarter full wakes the poller, long before its timeout */
-static void mmap_events__poll__wakes_at_a_quarter(void **state)
+/* records wake the poller (a ring a quarter full), long before its timeout */
+static void mmap_events__poll__records_wake_it(void **state)
 {
 	struct fixture *f = *state;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -900,7 +915,7 @@ static int mapped_on_cpu1(struct fixture *f, int fd)
 
 static void check_cpus(struct fixture *f, int expect)
 {
-	bool online[64] = { false };
+	bool online[64] = {false};
 
 	assert_int_equal(cpus_online(online, 64), 0);
 	assert_int_equal(mmap_events__check_cpus(f->me, online, 64), expect);
@@ -909,7 +924,7 @@ static void check_cpus(struct fixture *f, int expect)
 static void mmap_events__check_cpus__cpu_back__reopened(void **state)
 {
 	struct fixture *f = *state;
-	struct opener o = { 0 };
+	struct opener o = {0};
 	struct mmap_events_stats st;
 	char path[PATH_MAX];
 	int fd;
@@ -987,7 +1002,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(mmap_events__child_process__record_with_its_pid,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(mmap_events__poll__wakes_at_a_quarter, setup,
+		cmocka_unit_test_setup_teardown(mmap_events__poll__records_wake_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(mmap_events__check_cpus__cpu_back__reopened, setup,
 						hotplug_teardown),

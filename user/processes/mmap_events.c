@@ -235,7 +235,7 @@ static void cpu_event__free(struct mmap_events *me, struct cpu_event *ce)
 /* map the ring of @fd (taken over) and enable it: the live event of @cpu */
 static int cpu_event__start(struct mmap_events *me, int cpu, int fd)
 {
-	struct epoll_event e = { .events = EPOLLIN, .data.u32 = (uint32_t)cpu };
+	struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t)cpu};
 	struct cpu_event *ce = calloc(1, sizeof(*ce));
 	int err;
 
@@ -244,8 +244,8 @@ static int cpu_event__start(struct mmap_events *me, int cpu, int fd)
 		return -ENOMEM;
 	}
 	ce->fd = fd;
-	ce->base = mmap(NULL, me->page_size + me->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0);
+	ce->base = mmap(NULL, me->page_size + me->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
 	if (ce->base == MAP_FAILED) {
 		ce->base = NULL;
 		err = -errno;

@@ -67,21 +67,21 @@ struct mmap_events;
 
 /* one new executable mapping */
 struct mmap_event {
-	uint32_t pid;	   /* process, in the collector's pid namespace */
-	uint32_t tid;	   /* the thread that mapped it */
-	uint64_t time_ns;  /* CLOCK_MONOTONIC (bpf_ktime_get_ns()'s clock) of the mapping */
-	uint64_t start;	   /* first address */
-	uint64_t len;	   /* bytes; start + len does not wrap */
-	uint64_t pgoff;	   /* file offset of start; the start address when anonymous */
+	uint32_t pid;	    /* process, in the collector's pid namespace */
+	uint32_t tid;	    /* the thread that mapped it */
+	uint64_t time_ns;   /* CLOCK_MONOTONIC (bpf_ktime_get_ns()'s clock) of the mapping */
+	uint64_t start;	    /* first address */
+	uint64_t len;	    /* bytes; start + len does not wrap */
+	uint64_t pgoff;	    /* file offset of start; the start address when anonymous */
 	uint32_t dev_major; /* device, inode and inode generation: 0 when */
 	uint32_t dev_minor; /* build_id_len != 0 (the record carries the */
-	uint64_t inode;	   /* build id in their place) */
+	uint64_t inode;	    /* build id in their place) */
 	uint64_t inode_gen;
-	uint32_t prot;	     /* PROT_READ | PROT_EXEC ... */
-	uint32_t flags;	     /* MAP_PRIVATE or MAP_SHARED, MAP_LOCKED, MAP_HUGETLB ... */
-	const char *path;    /* NUL-terminated, "//anon", "[vdso]", "... (deleted)": in the
-			      * record, valid during the callback only */
-	size_t path_len;     /* strlen(path) */
+	uint32_t prot;	  /* PROT_READ | PROT_EXEC ... */
+	uint32_t flags;	  /* MAP_PRIVATE or MAP_SHARED, MAP_LOCKED, MAP_HUGETLB ... */
+	const char *path; /* NUL-terminated, "//anon", "[vdso]", "... (deleted)": in the
+			   * record, valid during the callback only */
+	size_t path_len;  /* strlen(path) */
 	uint8_t build_id[MMAP_EVENTS_BUILD_ID_MAX];
 	uint8_t build_id_len; /* 0: none in the record */
 	int cpu;	      /* the ring it came from; -1 for mmap_events_parse() */
@@ -105,17 +105,17 @@ struct mmap_events_stats {
 	uint64_t lost;	       /* records the kernel dropped, its ring full (PERF_RECORD_LOST) */
 	uint64_t lost_records; /* PERF_RECORD_LOST records that said so */
 	uint64_t other;	       /* other types (FORK, EXIT ...): not ours, skipped */
-	uint64_t malformed;    /* sizes that did not add up: skipped (a ring resynced to its head) */
+	uint64_t malformed; /* sizes that did not add up: skipped (a ring resynced to its head) */
 	/*
 	 * CPU hotplug (mmap_events__check_cpus()): a CPU that goes offline takes
 	 * its event with it for good; one opened again for a CPU that came back
 	 * missed what was mapped on that CPU from its return to the reopen.
 	 */
-	uint64_t cpus_gone;    /* events found dead (their CPU went offline), closed */
-	uint64_t cpus_opened;  /* events opened after mmap_events__new(): each one a gap */
-	uint64_t open_failed;  /* opens for an online CPU that failed (not -ENODEV) */
-	int cpus_watched;      /* CPUs with a live event now */
-	bool build_id;	       /* the kernel gives build ids (attr.build_id taken) */
+	uint64_t cpus_gone;   /* events found dead (their CPU went offline), closed */
+	uint64_t cpus_opened; /* events opened after mmap_events__new(): each one a gap */
+	uint64_t open_failed; /* opens for an online CPU that failed (not -ENODEV) */
+	int cpus_watched;     /* CPUs with a live event now */
+	bool build_id;	      /* the kernel gives build ids (attr.build_id taken) */
 };
 
 /**
