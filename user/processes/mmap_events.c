@@ -353,8 +353,8 @@ struct mmap_events *mmap_events__new(int nr_pages, char *err_msg, size_t err_len
 		set_err(err_msg, err_len, "mmap events: cannot count the CPUs: %s", strerror(-err));
 		goto err_free;
 	}
-	me->live = calloc((size_t)me->nr_cpus, sizeof(*me->live));
-	me->retiring = calloc((size_t)me->nr_cpus, sizeof(*me->retiring));
+	me->live = calloc((size_t)me->nr_cpus, sizeof(struct cpu_event *));
+	me->retiring = calloc((size_t)me->nr_cpus, sizeof(struct cpu_event *));
 	me->copy = malloc(me->data_size < MAX_RECORD ? me->data_size : MAX_RECORD);
 	if (!me->live || !me->retiring || !me->copy) {
 		err = -ENOMEM;
