@@ -313,8 +313,12 @@ static void init_attr(struct perf_event_attr *a, size_t data_size)
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
+	/* exclude_kernel stays 0: it filters no side-band record, and an
+	 * event for every process needs CAP_PERFMON with or without it */
+	/* its enabled time tells a dead event (cpu_event__dead()) */
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
 	a->disabled = 1;
+	/* wake the poller at a quarter, not at the default half: room for a burst */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(data_size / 4);
 }
