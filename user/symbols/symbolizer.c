@@ -317,7 +317,7 @@ static bool make_room_locked(struct symbolizer *s, size_t need, struct evict_ctx
 		}
 		if (!lru)
 			break;
-		grown = realloc(v->victims, (v->nr + 1) * sizeof(*grown));
+		grown = realloc(v->victims, (v->nr + 1) * sizeof(struct sym_file *));
 		if (!grown)
 			break;
 		v->victims = grown;
@@ -377,8 +377,8 @@ static struct sym_file *file_new_locked(struct symbolizer *s, const struct file_
 {
 	struct sym_file *f = calloc(1, sizeof(*f));
 
-	if (!f ||
-	    array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files), 64))
+	if (!f || array_grow((void **)&s->files, &s->cap_files, s->nr_files + 1,
+			     sizeof(struct sym_file *), 64))
 		goto err_free;
 	*f = (struct sym_file){.es = es, .dbg = dbg, .bytes = bytes};
 	s->files[s->nr_files] = f;
@@ -640,7 +640,7 @@ void symbolizer__trim(struct symbolizer *s, uint64_t now_ns)
 
 		if (!is_idle(s->files[i], &c))
 			continue;
-		grown = realloc(v.victims, (v.nr + 1) * sizeof(*grown));
+		grown = realloc(v.victims, (v.nr + 1) * sizeof(struct sym_file *));
 		if (!grown)
 			break;
 		v.victims = grown;
