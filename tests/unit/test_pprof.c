@@ -30,6 +30,7 @@
 
 #include "export/pprof.h"
 #include "fixtures.h"
+#include "util/utf8.h"
 
 /* --- allocation failure injection */
 
@@ -926,6 +927,82 @@ static void pprof__add_sample__repeated_label_strings__interned_once(void **stat
 	pprof__free(p);
 }
 
+/*
+ * Strings from other processes that are not UTF-8 (prctl() names, tags,
+ * symbol and file names) come out with each bad byte as U+FFFD, through
+ * every table that takes strings; valid multi-byte text is left alone.
+ */
+static void pprof__intern__invalid_utf8__every_string_valid_bad_bytes_replaced(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"bad\xff", "bad\xef\xbf\xbd"},
+		/* an overlong '/' */
+		{"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+		/* a surrogate */
+		{"s\xed\xa0\x80", "s\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		/* a sequence cut short */
+		{"cut\xe2\x82", "cut\xef\xbf\xbd\xef\xbf\xbd"},
+		/* past U+10FFFF */
+		{"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		{"\x80lone", "\xef\xbf\xbdlone"},
+		{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct pprof_mapping m = {.memory_start = 0x1000, .memory_limit = 0x2000};
+	struct pprof_label labels[2];
+	int64_t values[2] = {1, PERIOD_NS};
+	struct dec_profile *d;
+	uint64_t loc, fn, map;
+	int64_t bad_str;
+	struct pprof *p;
+	size_t i;
+
+	(void)state;
+	p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
+	assert_non_null(p);
+	assert_int_equal(pprof__add_comment(p, "comment \xfe"), 0);
+	for (i = 0; i < n; i++) {
+		m.filename = cases[i].in;
+		m.build_id = cases[i].in;
+		map = pprof__mapping(p, &m);
+		fn = pprof__function(p, cases[i].in, cases[i].in, cases[i].in);
+		loc = pprof__location(p, map, 0x1000 + i, fn);
+		assert_true(map && fn && loc);
+		labels[0] = (struct pprof_label){.key = "thread_name", .str = cases[i].in};
+		labels[1] = (struct pprof_label){.key = cases[i].in, .num = 1, .num_unit = "b\xff"};
+		assert_int_equal(pprof__add_sample(p, &loc, 1, values, labels, 2), 0);
+	}
+	d = encode_and_decode(p);
+	for (i = 0; i < d->nr_strs && i < 1024; i++)
+		if (!utf8_valid(d->strs[i].p, d->strs[i].len))
+			fail_msg("string %zu is not UTF-8: \"%.*s\"", i, (int)d->strs[i].len,
+				 (const char *)d->strs[i].p);
+	for (i = 0; i < n; i++) {
+		assert_true(dec_str_is(d, d->samples[i].labels[0].str, cases[i].out));
+		assert_true(dec_str_is(d, d->samples[i].labels[1].key, cases[i].out));
+		assert_true(dec_str_is(d, d->samples[i].labels[1].num_unit, "b\xef\xbf\xbd"));
+		assert_true(dec_str_is(d, d->functions[i].name, cases[i].out));
+		assert_true(dec_str_is(d, d->functions[i].system_name, cases[i].out));
+		assert_true(dec_str_is(d, d->functions[i].filename, cases[i].out));
+		assert_true(dec_str_is(d, d->mappings[i].filename, cases[i].out));
+		assert_true(dec_str_is(d, d->mappings[i].build_id, cases[i].out));
+	}
+	assert_true(dec_str_is(d, d->comments[0], "comment \xef\xbf\xbd"));
+	bad_str = d->samples[0].labels[0].str;
+	loc = d->samples[0].locs[0];
+	dec_free(d);
+	/* interned as replaced: "bad\xfe" is "bad\xff"'s string */
+	labels[0] = (struct pprof_label){.key = "thread_name", .str = "bad\xfe"};
+	assert_int_equal(pprof__add_sample(p, &loc, 1, values, labels, 1), 0);
+	d = encode_and_decode(p);
+	assert_int_equal(d->samples[n].labels[0].str, bad_str);
+	dec_free(d);
+	pprof__free(p);
+}
+
 static void pprof__add_sample__label_buffer_reused__strings_copied(void **state)
 {
 	struct pprof *p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
@@ -1462,6 +1539,8 @@ int main(void)
 		cmocka_unit_test(pprof__add_sample__bad_arguments__einval_and_nothing_added),
 		cmocka_unit_test(pprof__new__no_sample_types__einval),
 		cmocka_unit_test(pprof__add_sample__repeated_label_strings__interned_once),
+		cmocka_unit_test(
+			pprof__intern__invalid_utf8__every_string_valid_bad_bytes_replaced),
 		cmocka_unit_test(pprof__add_sample__label_buffer_reused__strings_copied),
 		cmocka_unit_test(pprof__location__100k_distinct__ids_dense_and_stable),
 		cmocka_unit_test(pprof__add_sample__1m_samples__all_encoded),

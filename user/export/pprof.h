@@ -6,6 +6,10 @@
  * tables and a list of samples, and serializes them as the protobuf message
  * perftools.profiles.Profile (github.com/google/pprof/proto/profile.proto).
  * Ids handed out are 1-based as profile.proto requires; 0 means "none".
+ * Every string (names, labels, comments) is written as UTF-8: bytes that
+ * are not (a thread's prctl() name, a tag, a hostile file's symbol) become
+ * U+FFFD (util/utf8.h), since protobuf libraries refuse a whole profile
+ * with one proto3 string that is not UTF-8.
  *
  * Not thread-safe: one builder is used by one thread (the exporter).
  */
