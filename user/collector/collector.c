@@ -9,7 +9,8 @@
  * the mappings of processes the drains found unread or due, polls libctxprof
  * regions, draws the status line; at each interval (continuous mode) and at
  * the end (duration, signal or target exit) it exports: rotate the storage,
- * flip the drains' sample tables, symbolize, write pprof.  See
+ * close the drains' window (each sample goes by its time), symbolize, write
+ * pprof.  See
  * docs/ARCHITECTURE.md.
  */
 #include <errno.h>
@@ -61,6 +62,16 @@
 /* at start, how long to wait for the tables of what runs, silently, then in all */
 #define UNWIND_START_WAIT_MS 1000
 #define UNWIND_START_MAX_MS  30000
+
+/* how far ahead of the samples a window's end is posted (next_window_end()) */
+#define WINDOW_LEAD_NS 200000000ull
+/*
+ * How long before its window ends an interval's export begins: the storage
+ * rotates then, so that the next window's samples, read from its first
+ * moment on, put their stacks after it (the next export is handed them).
+ * The main loop wakes every POLL_MS.
+ */
+#define EXPORT_LEAD_NS (2ull * POLL_MS * 1000000)
 
 /* how far behind the samples span events may come (see timeline_cut()) */
 #define TIMELINE_HOLD_NS 300000000l
@@ -266,21 +277,45 @@ static int write_timeline(struct collector *c, struct exporter *e, uint64_t end_
 	return 0;
 }
 
+static int64_t wall_ns(void)
+{
+	return (int64_t)clock_ns(CLOCK_REALTIME);
+}
+
 /*
- * Write one profile covering [start, start + duration).  The storage is
- * rotated first, then the drains flip: every sample in the tables exported
- * here was counted before the flip, so its trace was put before it too.
+ * The end of the window after the one ending at @end: on the --interval
+ * grid, at least DRAIN_SPLIT_LEAD_NS ahead, so the drains see it before any
+ * sample of the next window (an export that overran makes the window after
+ * it longer).
+ */
+static uint64_t next_window_end(const struct collector *c, uint64_t end)
+{
+	uint64_t step = (uint64_t)(c->opts.interval * 1e9), now = mono_ns();
+
+	do
+		end += step;
+	while (end < now + WINDOW_LEAD_NS);
+	return end;
+}
+
+/*
+ * Write the profile of the window [c->win_start_ns, end): the interval's
+ * (continuous mode) or, @final, everything up to the stop.  The storage is
+ * rotated first, EXPORT_LEAD_NS before the window ends, then the drains
+ * close the window (this waits for its end): its samples' traces were put
+ * before the rotation, or are found as put since (export.h).
  * @final: the drains are stopped; export every table.
  */
-static int export_profile(struct collector *c, const char *path, int64_t wall_start,
-			  double duration, bool final)
+static int export_profile(struct collector *c, const char *path, bool final)
 {
 	uint64_t st[SAMPLER_STAT_MAX] = {};
+	uint64_t end_ns = final ? c->stopped_ns : c->win_end_ns;
+	double duration = (end_ns - c->win_start_ns) / 1e9;
 	char comment[256];
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
 	struct exporter *e;
-	uint64_t begin_ns, tl_end_ns = 0;
+	uint64_t begin_ns, tl_end_ns = 0, next;
 	int err;
 
 	begin_ns = mono_ns();
@@ -299,8 +334,8 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	e = exporter__begin(c->traces, c->sym,
 			    &(struct export_opts){
 				    .period_ns = 1000000000ull / c->opts.frequency,
-				    .time_nanos = wall_start,
-				    .duration_nanos = (int64_t)(duration * 1e9),
+				    .time_nanos = c->win_start_wall,
+				    .duration_nanos = (int64_t)(end_ns - c->win_start_ns),
 				    .comments = comments,
 				    .states = c->states,
 				    .reg = c->reg,
@@ -310,18 +345,30 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	if (!e)
 		return -errno;
 	if (!final) {
-		err = drains__flip(c->drains);
+		err = drains__close(c->drains);
 		if (err)
 			goto out;
 	}
 	drains__for_each_table(c->drains, final, add_table, e);
+	drains__for_each_table(c->drains, final, clear_table, NULL);
+	if (!final) {
+		/* the next window, as soon as its tables are free */
+		next = next_window_end(c, c->win_end_ns);
+		if (drains__open(c->drains, next))
+			fprintf(stderr,
+				"\ncollector: the main thread stalled while opening the next "
+				"interval: its first samples may sit in the profile of the one "
+				"before\n");
+		c->win_start_wall = (int64_t)(wall_ns() - mono_ns() + c->win_end_ns);
+		c->win_start_ns = c->win_end_ns;
+		c->win_end_ns = next;
+	}
 	err = exporter__write(e, path, &res);
 	if (err)
 		goto out;
 	c->files_written++;
 	c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
 	c->last_export_time = clock_s(CLOCK_REALTIME);
-	drains__for_each_table(c->drains, final, clear_table, NULL);
 	if (c->tl) {
 		err = write_timeline(c, e, tl_end_ns);
 		if (err)
@@ -346,14 +393,14 @@ out:
 	return err;
 }
 
-static int export_interval(struct collector *c, int64_t wall_start, double duration, bool final)
+static int export_interval(struct collector *c, bool final)
 {
-	const char *path = outfiles__path(c->files, (time_t)(wall_start / 1000000000));
+	const char *path = outfiles__path(c->files, (time_t)(c->win_start_wall / 1000000000));
 	int err;
 
 	if (!path)
 		return -errno;
-	err = export_profile(c, path, wall_start, duration, final);
+	err = export_profile(c, path, final);
 	if (err)
 		return err;
 	err = outfiles__written(c->files);
@@ -413,11 +460,6 @@ static void scan_app_due(void *ctx, uint32_t pid)
 static void scan_apps_due(struct collector *c)
 {
 	process_states__app_due(c->states, scan_app_due, c);
-}
-
-static int64_t wall_ns(void)
-{
-	return (int64_t)clock_ns(CLOCK_REALTIME);
 }
 
 /* wait up to POLL_MS for the target to exit (just sleep without one, -1);
@@ -681,6 +723,11 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			fprintf(stderr, "ctxprof: sampling before every table is built: the "
 					"others' first samples are walked by frame pointers\n");
 	}
+	/* the first profile's window: from here, before the first sample */
+	c->win_start_wall = wall_ns();
+	c->win_start_ns = mono_ns();
+	c->win_end_ns = o->interval ? c->win_start_ns + (uint64_t)(o->interval * 1e9) : UINT64_MAX;
+	drains__begin_window(c->drains, c->win_start_ns, c->win_end_ns);
 	err = drains__start(c->drains, c->sampler, POLL_MS);
 	if (err)
 		return err;
@@ -700,9 +747,8 @@ int main(int argc, char **argv)
 	struct drain_counters dc;
 	char err_msg[256] = "", default_out[128], node_file[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
-	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	double start, elapsed = 0, last_tick = 0, last_status = 0;
 	double last_sweep = 0, last_publish = 0;
-	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
 	bool status;
@@ -757,7 +803,6 @@ int main(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	wall_start = wall_interval = wall_ns();
 	start = clock_s(CLOCK_MONOTONIC);
 	if (o->all)
 		fprintf(stderr, "ctxprof: profiling all processes");
@@ -808,16 +853,14 @@ int main(int argc, char **argv)
 			trace_writer__sweep(c.tw_main);
 			last_sweep = elapsed;
 		}
-		if (o->interval && elapsed - interval_start >= o->interval) {
-			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
+		if (o->interval && mono_ns() + EXPORT_LEAD_NS >= c.win_end_ns) {
+			err = export_interval(&c, false);
 			if (err) {
 				fprintf(stderr, "\ncollector: cannot write a profile: %s\n",
 					strerror(-err));
 				why = "write error";
 				break;
 			}
-			interval_start = elapsed;
-			wall_interval = wall_ns();
 		}
 		if (status && elapsed - last_status >= 1.0)
 			report__status(&c, elapsed, &last_samples, &last_status);
@@ -844,8 +887,7 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto cleanup;
 	}
-	n = o->interval ? export_interval(&c, wall_interval, elapsed - interval_start, true)
-			: export_profile(&c, o->output, wall_start, elapsed, true);
+	n = o->interval ? export_interval(&c, true) : export_profile(&c, o->output, true);
 	if (n) {
 		err = n;
 		fprintf(stderr, "collector: cannot write %s: %s\n",
