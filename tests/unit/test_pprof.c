@@ -1157,7 +1157,7 @@ static void pprof__write_gz__profile__gunzips_to_encoded_bytes(void **state)
 	int n;
 
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	assert_int_equal(pprof__encode(p, &buf, &len), 0);
 	/* only the renamed file remains, with mkstemp's private mode */
 	assert_int_equal(count_dir_entries(f->dir), 1);
@@ -1175,7 +1175,7 @@ static void pprof__write_gz__profile__gunzips_to_encoded_bytes(void **state)
 	gzclose(gz);
 
 	/* writing again replaces the file */
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	assert_int_equal(count_dir_entries(f->dir), 1);
 	free(got);
 	free(buf);
@@ -1197,7 +1197,7 @@ static void pprof__add_sample__two_samples__decoded_by_pprof(void **state)
 	}
 	p = build_three_functions();
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d:\n%s", status, out);
@@ -1262,7 +1262,7 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 	}
 	p = build_three_functions();
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 
 	/* the default sample type is the last one, cpu */
 	out = fixture_run_pprof(tool, "-top -nodecount=10", path, &status);
@@ -1320,7 +1320,7 @@ static void pprof__write_gz__no_samples__valid_for_pprof(void **state)
 	p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
 	assert_non_null(p);
 	snprintf(path, sizeof(path), "%s/empty.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d on an empty profile:\n%s", status, out);
@@ -1338,7 +1338,7 @@ static void pprof__write_gz__missing_dir__returns_enoent(void **state)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), -ENOENT);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -ENOENT);
 	assert_int_equal(count_dir_entries(f->dir), 0);
 	pprof__free(p);
 }
@@ -1355,19 +1355,19 @@ static void pprof__write_gz__unwritable_dir__returns_error(void **state)
 		snprintf(dir, sizeof(dir), "%s/ro", f->dir);
 		assert_int_equal(mkdir(dir, 0500), 0);
 		snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
-		err = pprof__write_gz(p, path);
+		err = pprof__write_gz(p, path, NULL);
 		assert_int_equal(err, -EACCES);
 		assert_int_equal(count_dir_entries(dir), 0);
 	}
 	/* /proc refuses new files even to root */
-	err = pprof__write_gz(p, "/proc/ctxprof-test.pb.gz");
+	err = pprof__write_gz(p, "/proc/ctxprof-test.pb.gz", NULL);
 	assert_true(err < 0);
 	assert_int_equal(access("/proc/ctxprof-test.pb.gz", F_OK), -1);
 	/* a regular file in place of a directory */
 	snprintf(path, sizeof(path), "%s/file", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	snprintf(path, sizeof(path), "%s/file/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), -ENOTDIR);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -ENOTDIR);
 	pprof__free(p);
 }
 
@@ -1380,7 +1380,7 @@ static void pprof__write_gz__rename_onto_directory__fails_and_leaves_no_temp(voi
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	/* the temporary file is written, then rename() fails */
-	assert_int_equal(pprof__write_gz(p, path), -EISDIR);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -EISDIR);
 	assert_int_equal(count_dir_entries(f->dir), 1);
 	pprof__free(p);
 }
@@ -1445,7 +1445,7 @@ static int alloc_scenario(const char *path, size_t *nr_samples)
 	if (err && err != -ENOMEM)
 		failures = INT_MIN;
 	failures += !!err;
-	err = pprof__write_gz(p, path);
+	err = pprof__write_gz(p, path, NULL);
 	if (err && err != -ENOMEM)
 		failures = INT_MIN;
 	failures += !!err;

@@ -117,6 +117,16 @@ static int check_kernel(const struct collector_opts *o)
 	return 0;
 }
 
+/* the temporary files a killed run left where ours go: removed, said */
+static void clean_temps(const char *path, bool is_dir)
+{
+	unsigned int n;
+
+	if (!output_clean_temps(path, is_dir, &n) && n)
+		fprintf(stderr, "ctxprof: removed %u temporary file%s a killed run left %s %s\n", n,
+			n == 1 ? "" : "s", is_dir ? "in" : "beside", path);
+}
+
 /* fail before profiling, not after an hour of it, when the output cannot be written */
 static int check_outputs(const struct collector_opts *o)
 {
@@ -126,24 +136,33 @@ static int check_outputs(const struct collector_opts *o)
 
 	if (o->interval) {
 		err = output_dir_check(dir, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: --output-dir %s: %s\n", dir, why);
+			return err;
+		}
+		clean_temps(dir, true);
 	} else {
 		err = output_check(o->output, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
+			return err;
+		}
+		clean_temps(o->output, false);
 	}
-	if (!err && o->timeline) {
+	if (o->timeline) {
 		if (o->output && !strcmp(o->timeline, o->output)) {
 			fprintf(stderr, "collector: --timeline and --output name the same file\n");
 			return -EINVAL;
 		}
 		err = output_check(o->timeline, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: cannot write the timeline %s: %s\n",
 				o->timeline, why);
+			return err;
+		}
+		clean_temps(o->timeline, false);
 	}
-	return err;
+	return 0;
 }
 
 /*
@@ -251,30 +270,51 @@ static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
 	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
 }
 
+/*
+ * A write of @path failed with @err: say why in one line, and what became
+ * of the document (@kept: in memory, to be written again unless @final).
+ */
+static void write_failed(const char *what, const char *path, int err, bool kept, bool final)
+{
+	char why[256];
+
+	/* a refused path says why better than its errno */
+	if (!output_check(path, why, sizeof(why)))
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	fprintf(stderr, "\ncollector: cannot write %s %s: %s; %s\n", what, path, why,
+		!kept	? "dropped (no room left to keep it in memory)"
+		: final ? "dropped (the collector is stopping)"
+			: "kept in memory, written again at the next interval");
+}
+
 /* the timeline of the interval just exported, beside its profile */
-static int write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns)
+static void write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns, bool final)
 {
 	const char *path = c->files ? outfiles__sibling(c->files) : c->opts.timeline;
+	struct output_keep keep;
 	struct timeline_opts to = {
 		.period_ns = 1000000000ull / c->opts.frequency,
 		.begin_ns = c->interval_ns,
 		.end_ns = end_ns,
 		.names = e,
 		.reg = c->reg,
+		.keep = &keep,
 	};
+	bool kept;
 	int err;
 
+	/* a name too long (ENAMETOOLONG): the events wait for the next timeline */
 	if (!path)
-		return -errno;
+		return;
+	outqueue__keep(c->queue, &keep);
 	err = timeline__write(c->timeline, c->tl, path, &to, &c->tl_last);
-	if (err) {
-		fprintf(stderr, "\ncollector: cannot write the timeline %s: %s\n", path,
-			strerror(-err));
-		return err;
-	}
-	c->tl_written++;
+	/* written, kept or dropped, the interval's events are consumed */
 	c->interval_ns = end_ns;
-	return 0;
+	kept = outqueue__done(c->queue, path, false, 0, err, &keep);
+	if (err)
+		write_failed("the timeline", path, err, kept, final);
+	else
+		c->tl_written++;
 }
 
 static int64_t wall_ns(void)
@@ -314,9 +354,11 @@ static int export_profile(struct collector *c, const char *path, bool final)
 	char comment[256];
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
+	struct output_keep keep;
 	struct exporter *e;
 	uint64_t begin_ns, tl_end_ns = 0, next;
-	int err;
+	int err = 0, werr = 0;
+	bool kept;
 
 	begin_ns = mono_ns();
 	sampler__read_stats(c->sampler, st);
@@ -344,11 +386,9 @@ static int export_profile(struct collector *c, const char *path, bool final)
 			    });
 	if (!e)
 		return -errno;
-	if (!final) {
-		err = drains__close(c->drains);
-		if (err)
-			goto out;
-	}
+	err = final ? 0 : drains__close(c->drains);
+	if (err)
+		goto out;
 	drains__for_each_table(c->drains, final, add_table, e);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
 	if (!final) {
@@ -363,50 +403,45 @@ static int export_profile(struct collector *c, const char *path, bool final)
 		c->win_start_ns = c->win_end_ns;
 		c->win_end_ns = next;
 	}
-	err = exporter__write(e, path, &res);
-	if (err)
-		goto out;
-	c->files_written++;
-	c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
-	c->last_export_time = clock_s(CLOCK_REALTIME);
-	if (c->tl) {
-		err = write_timeline(c, e, tl_end_ns);
-		if (err)
-			goto out;
-	}
-	c->exported += res.samples;
+	/* what earlier writes kept goes first, oldest first */
+	outqueue__retry(c->queue, &c->files_written, &c->exported);
+	outqueue__keep(c->queue, &keep);
+	werr = exporter__write(e, path, &keep, &res);
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->stacks_cut += res.stacks_cut;
 	c->last = res;
+	kept = outqueue__done(c->queue, path, true, res.samples, werr, &keep);
+	if (werr) {
+		write_failed("the profile", path, werr, kept, final);
+	} else {
+		c->files_written++;
+		c->exported += res.samples;
+		c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
+		c->last_export_time = clock_s(CLOCK_REALTIME);
+	}
+	if (c->tl)
+		write_timeline(c, e, tl_end_ns, final);
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
 out:
 	exporter__free(e);
-	c->last_export_failed = err != 0;
-	if (err)
+	c->last_export_failed = err || werr;
+	if (err || werr)
 		c->exports_failed++;
 	else
 		c->exports_ok++;
-	health__exported(c->health, err);
+	health__exported(c->health, err ?: werr);
+	/* a file that could not be written is kept or dropped, counted: profiling goes on */
 	return err;
 }
 
 static int export_interval(struct collector *c, bool final)
 {
 	const char *path = outfiles__path(c->files, (time_t)(c->win_start_wall / 1000000000));
-	int err;
 
-	if (!path)
-		return -errno;
-	err = export_profile(c, path, final);
-	if (err)
-		return err;
-	err = outfiles__written(c->files);
-	if (err)
-		fprintf(stderr, "\ncollector: cannot delete an old profile: %s\n", strerror(-err));
-	return 0;
+	return path ? export_profile(c, path, final) : -errno;
 }
 
 /* a process the drains found unread gets its mappings read; one read
@@ -615,8 +650,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 						       o->max_files)
 				       : NULL;
 	}
+	c->queue = outqueue__new(c->files, OUTQUEUE_MAX_BYTES);
 	if (!c->sym || !c->states || !c->reg || !c->traces || !c->drains ||
-	    (o->interval && !c->files)) {
+	    (o->interval && !c->files) || !c->queue) {
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
 	}
@@ -856,9 +892,9 @@ int main(int argc, char **argv)
 		if (o->interval && mono_ns() + EXPORT_LEAD_NS >= c.win_end_ns) {
 			err = export_interval(&c, false);
 			if (err) {
-				fprintf(stderr, "\ncollector: cannot write a profile: %s\n",
+				fprintf(stderr, "\ncollector: cannot export a profile: %s\n",
 					strerror(-err));
-				why = "write error";
+				why = "export error";
 				break;
 			}
 		}
@@ -890,12 +926,18 @@ int main(int argc, char **argv)
 	n = o->interval ? export_interval(&c, true) : export_profile(&c, o->output, true);
 	if (n) {
 		err = n;
-		fprintf(stderr, "collector: cannot write %s: %s\n",
-			o->interval ? "the last profile" : o->output, strerror(-err));
+		fprintf(stderr, "collector: cannot export the last profile: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	/* what could not be written by now never will be: counted as dropped */
+	outqueue__drop_all(c.queue);
 	drains__counters(c.drains, &dc);
 	report__summary(&c, st, &dc, elapsed, why);
+	/* a run that wrote nothing failed, whatever else it did */
+	if (!c.files_written) {
+		err = -EIO;
+		fprintf(stderr, "collector: no profile could be written\n");
+	}
 
 cleanup:
 	/* the HTTP thread reads the drains, the tracker and the health checker */
@@ -919,6 +961,7 @@ cleanup:
 	calltrace_storage__free(c.traces);
 	traces__free(c.tl);
 	timeline__free(c.timeline);
+	outqueue__free(c.queue);
 	outfiles__free(c.files);
 	pod_index__free(c.pods);
 	if (pidfd >= 0)

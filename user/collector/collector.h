@@ -24,6 +24,7 @@ struct drains;
 struct health;
 struct otel_context;
 struct outfiles;
+struct outqueue;
 struct pod_index;
 struct process_states;
 struct sampler;
@@ -41,7 +42,8 @@ struct collector {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct process_states *states;
-	struct outfiles *files;
+	struct outfiles *files;	   /* --interval: the files' names and --max-files */
+	struct outqueue *queue;	   /* what could not be written yet, and the counts */
 	struct app_context *app;   /* NULL with --no-context */
 	struct otel_context *otel; /* NULL with --no-context */
 	struct thread_registry *reg;

@@ -774,14 +774,14 @@ struct gz_job {
 	size_t len;
 };
 
-static int fill_gz(void *ctx, int fd)
+static int fill_gz(void *ctx, struct output_sink *s)
 {
 	const struct gz_job *job = ctx;
 
-	return output_write_gz(fd, job->buf, job->len);
+	return output_write_gz(s, job->buf, job->len);
 }
 
-int pprof__write_gz(struct pprof *p, const char *path)
+int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep)
 {
 	struct gz_job job;
 	uint8_t *buf = NULL;
@@ -791,7 +791,7 @@ int pprof__write_gz(struct pprof *p, const char *path)
 	if (err)
 		return err;
 	job.buf = buf;
-	err = output_write(path, fill_gz, &job);
+	err = output_write(path, fill_gz, &job, keep);
 	free(buf);
 	return err;
 }

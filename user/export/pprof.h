@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 struct pprof;
+struct output_keep;
 
 /* A value type such as ("samples", "count") or ("cpu", "nanoseconds"). */
 struct pprof_value_type {
@@ -121,12 +122,14 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
 
 /**
  * pprof__write_gz() - serialize, gzip and write to @path the way
- * export/output.h says: a regular file atomically (a temporary file in the
- * same directory, mode 0600, then renamed), "-", a device or a FIFO in place.
+ * export/output.h says: "-", or a regular file atomically (a temporary file
+ * in the same directory, mode 0600, then renamed).
  * On error no temporary file is left behind.
+ * @keep: NULL, or where the gzipped profile is kept when it cannot be
+ *	written (output_write())
  * Return: 0 or -errno.
  */
-int pprof__write_gz(struct pprof *p, const char *path);
+int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep);
 
 /* what a location names (pprof__location_frame()) */
 struct pprof_frame {

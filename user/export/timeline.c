@@ -750,14 +750,14 @@ static int replay_doc(struct writer *w, struct traces *ts)
 }
 
 /* the document streamed straight into the file (output_write()'s @fill) */
-static int fill(void *ctx, int fd)
+static int fill(void *ctx, struct output_sink *s)
 {
 	struct fill_ctx *f = ctx;
 	struct writer *w = f->w;
 	int err, close_err;
 
 	f->ran = true;
-	w->j.out = output_stream__open(fd, f->gz);
+	w->j.out = output_stream__open(s, f->gz);
 	if (!w->j.out)
 		return -ENOMEM;
 	err = replay_doc(w, f->ts);
@@ -777,7 +777,7 @@ int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
 	memset(res, 0, sizeof(*res));
 	if (++tl->epoch == 0)
 		tl->epoch = 1;
-	err = output_write(path, fill, &f);
+	err = output_write(path, fill, &f, o->keep);
 	if (!f.ran) {
 		/* no file (the path could not be opened): the interval is still
 		 * consumed, so that the next timeline starts where this one ends */
