@@ -324,7 +324,7 @@ static int64_t wall_ns(void)
 
 /*
  * The end of the window after the one ending at @end: on the --interval
- * grid, at least DRAIN_SPLIT_LEAD_NS ahead, so the drains see it before any
+ * grid, at least WINDOW_LEAD_NS ahead, so the drains see it before any
  * sample of the next window (an export that overran makes the window after
  * it longer).
  */
