@@ -76,6 +76,7 @@ DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-d
 	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 xz-utils sqlite3 openssl \
+	python3-protobuf protobuf-compiler \
 	podman buildah runc debootstrap prometheus curl jq nodejs chromium
 # speedscope's built web app, from the npm registry, pinned by version and by the
 # tarball's SHA-512 (the registry's "integrity", in hex).  It goes in DEPS_DIR, not
@@ -161,7 +162,7 @@ include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 
 # workloads instrumented with libctxprof link it statically
 CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle \
-	$(OUTPUT)/workloads/phases
+	$(OUTPUT)/workloads/phases $(OUTPUT)/workloads/bad_utf8
 $(CTXPROF_WORKLOADS): $(LIBCTXPROF_A)
 $(CTXPROF_WORKLOADS): WORKLOAD_LIBS = $(LIBCTXPROF_A)
 

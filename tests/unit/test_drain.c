@@ -37,6 +37,11 @@ static void sum_table(void *ctx, struct sample_table *t)
 	*(uint64_t *)ctx += sample_table__nr_samples(t);
 }
 
+static void clear_table(void *ctx, struct sample_table *t)
+{
+	sample_table__clear(t);
+}
+
 static void drains__record__valid_and_malformed__counted_by_reason(void **state)
 {
 	struct calltrace_storage *cs = calltrace_storage__new(64);
@@ -103,6 +108,58 @@ static void drains__record__full_tables__dropped_with_reason(void **state)
 	calltrace_storage__free(cs);
 }
 
+/* a record at @time_ns on thread @tid */
+static void record_at(void *ctx, uint32_t tid, uint64_t time_ns)
+{
+	struct rec_buf b;
+	size_t size = fill(&b, tid, 0, 1);
+
+	b.rec.time_ns = time_ns;
+	drains__record(ctx, &b.rec, size);
+}
+
+/*
+ * Each record goes to the window its time lies in, whatever the order it
+ * is read in: [1000, 2000) to the open window's table, later ones to the
+ * next, earlier ones nowhere (counted); once the next window is opened up
+ * to 3000, records from 3000 on go to the table the closed window left.
+ */
+static void drains__record__by_time__in_the_window_of_its_time(void **state)
+{
+	struct calltrace_storage *cs = calltrace_storage__new(64);
+	struct drains *d = drains__new(1, cs, reg, 64);
+	void *ctx = drains__ctxs(d)[0];
+	struct drain_counters dc;
+	uint64_t open = 0, all = 0;
+
+	drains__begin_window(d, 1000, 2000);
+	record_at(ctx, 1, 999);
+	record_at(ctx, 1, 2500);
+	record_at(ctx, 1, 1000);
+	record_at(ctx, 1, 1999);
+	record_at(ctx, 1, 2000);
+	drains__counters(d, &dc);
+	assert_int_equal(dc.drops[DRAIN_DROP_OUTSIDE_WINDOW], 1);
+	drains__for_each_table(d, false, sum_table, &open);
+	assert_int_equal(open, 2);
+	drains__for_each_table(d, true, sum_table, &all);
+	assert_int_equal(all, 4);
+	/* the closed window's table read and cleared, the next one opened */
+	drains__for_each_table(d, false, clear_table, NULL);
+	assert_int_equal(drains__open(d, UINT64_MAX - 1), 0);
+	record_at(ctx, 1, 2999);
+	record_at(ctx, 1, UINT64_MAX - 1);
+	open = 0;
+	drains__for_each_table(d, false, sum_table, &open);
+	/* 2000, 2500, 2999 */
+	assert_int_equal(open, 3);
+	all = 0;
+	drains__for_each_table(d, true, sum_table, &all);
+	assert_int_equal(all, 4);
+	drains__free(d);
+	calltrace_storage__free(cs);
+}
+
 /* records look their thread up: an empty registry, every process unread */
 static int setup(void **state)
 {
@@ -123,6 +180,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(drains__record__valid_and_malformed__counted_by_reason),
 		cmocka_unit_test(drains__record__full_tables__dropped_with_reason),
+		cmocka_unit_test(drains__record__by_time__in_the_window_of_its_time),
 	};
 
 	return cmocka_run_group_tests_name("drain", tests, setup, teardown);

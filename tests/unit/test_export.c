@@ -88,7 +88,7 @@ static void count(struct fixture *f, uint64_t trace_id, uint32_t tid, int times)
 static void write_profile(struct fixture *f, struct exporter *e, struct export_result *res)
 {
 	assert_int_equal(exporter__add_samples(e, f->rows), 0);
-	assert_int_equal(exporter__write(e, f->path, res), 0);
+	assert_int_equal(exporter__write(e, f->path, NULL, res), 0);
 	assert_int_equal(access(f->path, R_OK), 0);
 }
 

@@ -30,6 +30,7 @@
 
 #include "export/pprof.h"
 #include "fixtures.h"
+#include "util/utf8.h"
 
 /* --- allocation failure injection */
 
@@ -926,6 +927,82 @@ static void pprof__add_sample__repeated_label_strings__interned_once(void **stat
 	pprof__free(p);
 }
 
+/*
+ * Strings from other processes that are not UTF-8 (prctl() names, tags,
+ * symbol and file names) come out with each bad byte as U+FFFD, through
+ * every table that takes strings; valid multi-byte text is left alone.
+ */
+static void pprof__intern__invalid_utf8__every_string_valid_bad_bytes_replaced(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"bad\xff", "bad\xef\xbf\xbd"},
+		/* an overlong '/' */
+		{"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+		/* a surrogate */
+		{"s\xed\xa0\x80", "s\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		/* a sequence cut short */
+		{"cut\xe2\x82", "cut\xef\xbf\xbd\xef\xbf\xbd"},
+		/* past U+10FFFF */
+		{"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+		{"\x80lone", "\xef\xbf\xbdlone"},
+		{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	struct pprof_mapping m = {.memory_start = 0x1000, .memory_limit = 0x2000};
+	struct pprof_label labels[2];
+	int64_t values[2] = {1, PERIOD_NS};
+	struct dec_profile *d;
+	uint64_t loc, fn, map;
+	int64_t bad_str;
+	struct pprof *p;
+	size_t i;
+
+	(void)state;
+	p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
+	assert_non_null(p);
+	assert_int_equal(pprof__add_comment(p, "comment \xfe"), 0);
+	for (i = 0; i < n; i++) {
+		m.filename = cases[i].in;
+		m.build_id = cases[i].in;
+		map = pprof__mapping(p, &m);
+		fn = pprof__function(p, cases[i].in, cases[i].in, cases[i].in);
+		loc = pprof__location(p, map, 0x1000 + i, fn);
+		assert_true(map && fn && loc);
+		labels[0] = (struct pprof_label){.key = "thread_name", .str = cases[i].in};
+		labels[1] = (struct pprof_label){.key = cases[i].in, .num = 1, .num_unit = "b\xff"};
+		assert_int_equal(pprof__add_sample(p, &loc, 1, values, labels, 2), 0);
+	}
+	d = encode_and_decode(p);
+	for (i = 0; i < d->nr_strs && i < 1024; i++)
+		if (!utf8_valid(d->strs[i].p, d->strs[i].len))
+			fail_msg("string %zu is not UTF-8: \"%.*s\"", i, (int)d->strs[i].len,
+				 (const char *)d->strs[i].p);
+	for (i = 0; i < n; i++) {
+		assert_true(dec_str_is(d, d->samples[i].labels[0].str, cases[i].out));
+		assert_true(dec_str_is(d, d->samples[i].labels[1].key, cases[i].out));
+		assert_true(dec_str_is(d, d->samples[i].labels[1].num_unit, "b\xef\xbf\xbd"));
+		assert_true(dec_str_is(d, d->functions[i].name, cases[i].out));
+		assert_true(dec_str_is(d, d->functions[i].system_name, cases[i].out));
+		assert_true(dec_str_is(d, d->functions[i].filename, cases[i].out));
+		assert_true(dec_str_is(d, d->mappings[i].filename, cases[i].out));
+		assert_true(dec_str_is(d, d->mappings[i].build_id, cases[i].out));
+	}
+	assert_true(dec_str_is(d, d->comments[0], "comment \xef\xbf\xbd"));
+	bad_str = d->samples[0].labels[0].str;
+	loc = d->samples[0].locs[0];
+	dec_free(d);
+	/* interned as replaced: "bad\xfe" is "bad\xff"'s string */
+	labels[0] = (struct pprof_label){.key = "thread_name", .str = "bad\xfe"};
+	assert_int_equal(pprof__add_sample(p, &loc, 1, values, labels, 1), 0);
+	d = encode_and_decode(p);
+	assert_int_equal(d->samples[n].labels[0].str, bad_str);
+	dec_free(d);
+	pprof__free(p);
+}
+
 static void pprof__add_sample__label_buffer_reused__strings_copied(void **state)
 {
 	struct pprof *p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
@@ -1080,7 +1157,7 @@ static void pprof__write_gz__profile__gunzips_to_encoded_bytes(void **state)
 	int n;
 
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	assert_int_equal(pprof__encode(p, &buf, &len), 0);
 	/* only the renamed file remains, with mkstemp's private mode */
 	assert_int_equal(count_dir_entries(f->dir), 1);
@@ -1098,7 +1175,7 @@ static void pprof__write_gz__profile__gunzips_to_encoded_bytes(void **state)
 	gzclose(gz);
 
 	/* writing again replaces the file */
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	assert_int_equal(count_dir_entries(f->dir), 1);
 	free(got);
 	free(buf);
@@ -1120,7 +1197,7 @@ static void pprof__add_sample__two_samples__decoded_by_pprof(void **state)
 	}
 	p = build_three_functions();
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d:\n%s", status, out);
@@ -1185,7 +1262,7 @@ static void pprof__write_gz__three_functions__pprof_top_flat_values(void **state
 	}
 	p = build_three_functions();
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 
 	/* the default sample type is the last one, cpu */
 	out = fixture_run_pprof(tool, "-top -nodecount=10", path, &status);
@@ -1243,7 +1320,7 @@ static void pprof__write_gz__no_samples__valid_for_pprof(void **state)
 	p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
 	assert_non_null(p);
 	snprintf(path, sizeof(path), "%s/empty.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	out = fixture_run_pprof(tool, "-raw", path, &status);
 	if (status != 0)
 		fail_msg("pprof -raw exited %d on an empty profile:\n%s", status, out);
@@ -1261,7 +1338,7 @@ static void pprof__write_gz__missing_dir__returns_enoent(void **state)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), -ENOENT);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -ENOENT);
 	assert_int_equal(count_dir_entries(f->dir), 0);
 	pprof__free(p);
 }
@@ -1278,19 +1355,19 @@ static void pprof__write_gz__unwritable_dir__returns_error(void **state)
 		snprintf(dir, sizeof(dir), "%s/ro", f->dir);
 		assert_int_equal(mkdir(dir, 0500), 0);
 		snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
-		err = pprof__write_gz(p, path);
+		err = pprof__write_gz(p, path, NULL);
 		assert_int_equal(err, -EACCES);
 		assert_int_equal(count_dir_entries(dir), 0);
 	}
 	/* /proc refuses new files even to root */
-	err = pprof__write_gz(p, "/proc/ctxprof-test.pb.gz");
+	err = pprof__write_gz(p, "/proc/ctxprof-test.pb.gz", NULL);
 	assert_true(err < 0);
 	assert_int_equal(access("/proc/ctxprof-test.pb.gz", F_OK), -1);
 	/* a regular file in place of a directory */
 	snprintf(path, sizeof(path), "%s/file", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), 0);
+	assert_int_equal(pprof__write_gz(p, path, NULL), 0);
 	snprintf(path, sizeof(path), "%s/file/cpu.pb.gz", f->dir);
-	assert_int_equal(pprof__write_gz(p, path), -ENOTDIR);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -ENOTDIR);
 	pprof__free(p);
 }
 
@@ -1303,7 +1380,7 @@ static void pprof__write_gz__rename_onto_directory__fails_and_leaves_no_temp(voi
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	/* the temporary file is written, then rename() fails */
-	assert_int_equal(pprof__write_gz(p, path), -EISDIR);
+	assert_int_equal(pprof__write_gz(p, path, NULL), -EISDIR);
 	assert_int_equal(count_dir_entries(f->dir), 1);
 	pprof__free(p);
 }
@@ -1368,7 +1445,7 @@ static int alloc_scenario(const char *path, size_t *nr_samples)
 	if (err && err != -ENOMEM)
 		failures = INT_MIN;
 	failures += !!err;
-	err = pprof__write_gz(p, path);
+	err = pprof__write_gz(p, path, NULL);
 	if (err && err != -ENOMEM)
 		failures = INT_MIN;
 	failures += !!err;
@@ -1462,6 +1539,8 @@ int main(void)
 		cmocka_unit_test(pprof__add_sample__bad_arguments__einval_and_nothing_added),
 		cmocka_unit_test(pprof__new__no_sample_types__einval),
 		cmocka_unit_test(pprof__add_sample__repeated_label_strings__interned_once),
+		cmocka_unit_test(
+			pprof__intern__invalid_utf8__every_string_valid_bad_bytes_replaced),
 		cmocka_unit_test(pprof__add_sample__label_buffer_reused__strings_copied),
 		cmocka_unit_test(pprof__location__100k_distinct__ids_dense_and_stable),
 		cmocka_unit_test(pprof__add_sample__1m_samples__all_encoded),

@@ -9,7 +9,8 @@
  * the mappings of processes the drains found unread or due, polls libctxprof
  * regions, draws the status line; at each interval (continuous mode) and at
  * the end (duration, signal or target exit) it exports: rotate the storage,
- * flip the drains' sample tables, symbolize, write pprof.  See
+ * close the drains' window (each sample goes by its time), symbolize, write
+ * pprof.  See
  * docs/ARCHITECTURE.md.
  */
 #include <errno.h>
@@ -62,6 +63,16 @@
 #define UNWIND_START_WAIT_MS 1000
 #define UNWIND_START_MAX_MS  30000
 
+/* how far ahead of the samples a window's end is posted (next_window_end()) */
+#define WINDOW_LEAD_NS 200000000ull
+/*
+ * How long before its window ends an interval's export begins: the storage
+ * rotates then, so that the next window's samples, read from its first
+ * moment on, put their stacks after it (the next export is handed them).
+ * The main loop wakes every POLL_MS.
+ */
+#define EXPORT_LEAD_NS (2ull * POLL_MS * 1000000)
+
 /* how far behind the samples span events may come (see timeline_cut()) */
 #define TIMELINE_HOLD_NS 300000000l
 
@@ -106,6 +117,16 @@ static int check_kernel(const struct collector_opts *o)
 	return 0;
 }
 
+/* the temporary files a killed run left where ours go: removed, said */
+static void clean_temps(const char *path, bool is_dir)
+{
+	unsigned int n;
+
+	if (!output_clean_temps(path, is_dir, &n) && n)
+		fprintf(stderr, "ctxprof: removed %u temporary file%s a killed run left %s %s\n", n,
+			n == 1 ? "" : "s", is_dir ? "in" : "beside", path);
+}
+
 /* fail before profiling, not after an hour of it, when the output cannot be written */
 static int check_outputs(const struct collector_opts *o)
 {
@@ -115,24 +136,33 @@ static int check_outputs(const struct collector_opts *o)
 
 	if (o->interval) {
 		err = output_dir_check(dir, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: --output-dir %s: %s\n", dir, why);
+			return err;
+		}
+		clean_temps(dir, true);
 	} else {
 		err = output_check(o->output, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: cannot write %s: %s\n", o->output, why);
+			return err;
+		}
+		clean_temps(o->output, false);
 	}
-	if (!err && o->timeline) {
+	if (o->timeline) {
 		if (o->output && !strcmp(o->timeline, o->output)) {
 			fprintf(stderr, "collector: --timeline and --output name the same file\n");
 			return -EINVAL;
 		}
 		err = output_check(o->timeline, why, sizeof(why));
-		if (err)
+		if (err) {
 			fprintf(stderr, "collector: cannot write the timeline %s: %s\n",
 				o->timeline, why);
+			return err;
+		}
+		clean_temps(o->timeline, false);
 	}
-	return err;
+	return 0;
 }
 
 /*
@@ -240,48 +270,95 @@ static void timeline_cut(struct collector *c, bool final, uint64_t *end_ns)
 	traces__cut(c->tl, final ? UINT64_MAX : *end_ns);
 }
 
+/*
+ * A write of @path failed with @err: say why in one line, and what became
+ * of the document (@kept: in memory, to be written again unless @final).
+ */
+static void write_failed(const char *what, const char *path, int err, bool kept, bool final)
+{
+	char why[256];
+
+	/* a refused path says why better than its errno */
+	if (!output_check(path, why, sizeof(why)))
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	fprintf(stderr, "\ncollector: cannot write %s %s: %s; %s\n", what, path, why,
+		!kept	? "dropped (no room left to keep it in memory)"
+		: final ? "dropped (the collector is stopping)"
+			: "kept in memory, written again at the next interval");
+}
+
 /* the timeline of the interval just exported, beside its profile */
-static int write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns)
+static void write_timeline(struct collector *c, struct exporter *e, uint64_t end_ns, bool final)
 {
 	const char *path = c->files ? outfiles__sibling(c->files) : c->opts.timeline;
+	struct output_keep keep;
 	struct timeline_opts to = {
 		.period_ns = 1000000000ull / c->opts.frequency,
 		.begin_ns = c->interval_ns,
 		.end_ns = end_ns,
 		.names = e,
 		.reg = c->reg,
+		.keep = &keep,
 	};
+	bool kept;
 	int err;
 
+	/* a name too long (ENAMETOOLONG): the events wait for the next timeline */
 	if (!path)
-		return -errno;
+		return;
+	outqueue__keep(c->queue, &keep);
 	err = timeline__write(c->timeline, c->tl, path, &to, &c->tl_last);
-	if (err) {
-		fprintf(stderr, "\ncollector: cannot write the timeline %s: %s\n", path,
-			strerror(-err));
-		return err;
-	}
-	c->tl_written++;
+	/* written, kept or dropped, the interval's events are consumed */
 	c->interval_ns = end_ns;
-	return 0;
+	kept = outqueue__done(c->queue, path, false, 0, err, &keep);
+	if (err)
+		write_failed("the timeline", path, err, kept, final);
+	else
+		c->tl_written++;
+}
+
+static int64_t wall_ns(void)
+{
+	return (int64_t)clock_ns(CLOCK_REALTIME);
 }
 
 /*
- * Write one profile covering [start, start + duration).  The storage is
- * rotated first, then the drains flip: every sample in the tables exported
- * here was counted before the flip, so its trace was put before it too.
+ * The end of the window after the one ending at @end: on the --interval
+ * grid, at least WINDOW_LEAD_NS ahead, so the drains see it before any
+ * sample of the next window (an export that overran makes the window after
+ * it longer).
+ */
+static uint64_t next_window_end(const struct collector *c, uint64_t end)
+{
+	uint64_t step = (uint64_t)(c->opts.interval * 1e9), now = mono_ns();
+
+	do
+		end += step;
+	while (end < now + WINDOW_LEAD_NS);
+	return end;
+}
+
+/*
+ * Write the profile of the window [c->win_start_ns, end): the interval's
+ * (continuous mode) or, @final, everything up to the stop.  The storage is
+ * rotated first, EXPORT_LEAD_NS before the window ends, then the drains
+ * close the window (this waits for its end): its samples' traces were put
+ * before the rotation, or are found as put since (export.h).
  * @final: the drains are stopped; export every table.
  */
-static int export_profile(struct collector *c, const char *path, int64_t wall_start,
-			  double duration, bool final)
+static int export_profile(struct collector *c, const char *path, bool final)
 {
 	uint64_t st[SAMPLER_STAT_MAX] = {};
+	uint64_t end_ns = final ? c->stopped_ns : c->win_end_ns;
+	double duration = (end_ns - c->win_start_ns) / 1e9;
 	char comment[256];
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
+	struct output_keep keep;
 	struct exporter *e;
-	uint64_t begin_ns, tl_end_ns = 0;
-	int err;
+	uint64_t begin_ns, tl_end_ns = 0, next;
+	int err = 0, werr = 0;
+	bool kept;
 
 	begin_ns = mono_ns();
 	sampler__read_stats(c->sampler, st);
@@ -299,8 +376,8 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	e = exporter__begin(c->traces, c->sym,
 			    &(struct export_opts){
 				    .period_ns = 1000000000ull / c->opts.frequency,
-				    .time_nanos = wall_start,
-				    .duration_nanos = (int64_t)(duration * 1e9),
+				    .time_nanos = c->win_start_wall,
+				    .duration_nanos = (int64_t)(end_ns - c->win_start_ns),
 				    .comments = comments,
 				    .states = c->states,
 				    .reg = c->reg,
@@ -309,30 +386,43 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 			    });
 	if (!e)
 		return -errno;
-	if (!final) {
-		err = drains__flip(c->drains);
-		if (err)
-			goto out;
-	}
-	drains__for_each_table(c->drains, final, add_table, e);
-	err = exporter__write(e, path, &res);
+	err = final ? 0 : drains__close(c->drains);
 	if (err)
 		goto out;
-	c->files_written++;
-	c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
-	c->last_export_time = clock_s(CLOCK_REALTIME);
+	drains__for_each_table(c->drains, final, add_table, e);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
-	if (c->tl) {
-		err = write_timeline(c, e, tl_end_ns);
-		if (err)
-			goto out;
+	if (!final) {
+		/* the next window, as soon as its tables are free */
+		next = next_window_end(c, c->win_end_ns);
+		if (drains__open(c->drains, next))
+			fprintf(stderr,
+				"\ncollector: the main thread stalled while opening the next "
+				"interval: its first samples may sit in the profile of the one "
+				"before\n");
+		c->win_start_wall = (int64_t)(wall_ns() - mono_ns() + c->win_end_ns);
+		c->win_start_ns = c->win_end_ns;
+		c->win_end_ns = next;
 	}
-	c->exported += res.samples;
+	/* what earlier writes kept goes first, oldest first */
+	outqueue__retry(c->queue, &c->files_written, &c->exported);
+	outqueue__keep(c->queue, &keep);
+	werr = exporter__write(e, path, &keep, &res);
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->stacks_cut += res.stacks_cut;
 	c->frames_uncertain += res.frames_uncertain;
 	c->last = res;
+	kept = outqueue__done(c->queue, path, true, res.samples, werr, &keep);
+	if (werr) {
+		write_failed("the profile", path, werr, kept, final);
+	} else {
+		c->files_written++;
+		c->exported += res.samples;
+		c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
+		c->last_export_time = clock_s(CLOCK_REALTIME);
+	}
+	if (c->tl)
+		write_timeline(c, e, tl_end_ns, final);
 	/* images gone well before this export began have no samples left */
 	if (begin_ns > STATE_GRACE_NS)
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
@@ -340,29 +430,21 @@ static int export_profile(struct collector *c, const char *path, int64_t wall_st
 	symbolizer__trim(c->sym, mono_ns());
 out:
 	exporter__free(e);
-	c->last_export_failed = err != 0;
-	if (err)
+	c->last_export_failed = err || werr;
+	if (err || werr)
 		c->exports_failed++;
 	else
 		c->exports_ok++;
-	health__exported(c->health, err);
+	health__exported(c->health, err ?: werr);
+	/* a file that could not be written is kept or dropped, counted: profiling goes on */
 	return err;
 }
 
-static int export_interval(struct collector *c, int64_t wall_start, double duration, bool final)
+static int export_interval(struct collector *c, bool final)
 {
-	const char *path = outfiles__path(c->files, (time_t)(wall_start / 1000000000));
-	int err;
+	const char *path = outfiles__path(c->files, (time_t)(c->win_start_wall / 1000000000));
 
-	if (!path)
-		return -errno;
-	err = export_profile(c, path, wall_start, duration, final);
-	if (err)
-		return err;
-	err = outfiles__written(c->files);
-	if (err)
-		fprintf(stderr, "\ncollector: cannot delete an old profile: %s\n", strerror(-err));
-	return 0;
+	return path ? export_profile(c, path, final) : -errno;
 }
 
 /* a process the drains found unread gets its mappings read; one read
@@ -419,11 +501,6 @@ static int subscribe_context(struct collector *c, char *err_msg, size_t err_len)
 	if (err)
 		snprintf(err_msg, err_len, "cannot follow process mappings: %s", strerror(-err));
 	return err;
-}
-
-static int64_t wall_ns(void)
-{
-	return (int64_t)clock_ns(CLOCK_REALTIME);
 }
 
 /* wait up to POLL_MS for the target to exit (just sleep without one, -1);
@@ -585,8 +662,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 						       o->max_files)
 				       : NULL;
 	}
+	c->queue = outqueue__new(c->files, OUTQUEUE_MAX_BYTES);
 	if (!c->sym || !c->states || !c->reg || !c->traces || !c->drains ||
-	    (o->interval && !c->files)) {
+	    (o->interval && !c->files) || !c->queue) {
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
 	}
@@ -688,6 +766,11 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			fprintf(stderr, "ctxprof: sampling before every table is built: the "
 					"others' first samples are walked by frame pointers\n");
 	}
+	/* the first profile's window: from here, before the first sample */
+	c->win_start_wall = wall_ns();
+	c->win_start_ns = mono_ns();
+	c->win_end_ns = o->interval ? c->win_start_ns + (uint64_t)(o->interval * 1e9) : UINT64_MAX;
+	drains__begin_window(c->drains, c->win_start_ns, c->win_end_ns);
 	err = drains__start(c->drains, c->sampler, POLL_MS);
 	if (err)
 		return err;
@@ -707,9 +790,8 @@ int main(int argc, char **argv)
 	struct drain_counters dc;
 	char err_msg[256] = "", default_out[128], node_file[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
-	double start, elapsed = 0, last_tick = 0, last_status = 0, interval_start = 0;
+	double start, elapsed = 0, last_tick = 0, last_status = 0;
 	double last_sweep = 0, last_publish = 0;
-	int64_t wall_start, wall_interval;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
 	bool status;
@@ -764,7 +846,6 @@ int main(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	wall_start = wall_interval = wall_ns();
 	start = clock_s(CLOCK_MONOTONIC);
 	if (o->all)
 		fprintf(stderr, "ctxprof: profiling all processes");
@@ -815,16 +896,14 @@ int main(int argc, char **argv)
 			trace_writer__sweep(c.tw_main);
 			last_sweep = elapsed;
 		}
-		if (o->interval && elapsed - interval_start >= o->interval) {
-			err = export_interval(&c, wall_interval, elapsed - interval_start, false);
+		if (o->interval && mono_ns() + EXPORT_LEAD_NS >= c.win_end_ns) {
+			err = export_interval(&c, false);
 			if (err) {
-				fprintf(stderr, "\ncollector: cannot write a profile: %s\n",
+				fprintf(stderr, "\ncollector: cannot export a profile: %s\n",
 					strerror(-err));
-				why = "write error";
+				why = "export error";
 				break;
 			}
-			interval_start = elapsed;
-			wall_interval = wall_ns();
 		}
 		if (status && elapsed - last_status >= 1.0)
 			report__status(&c, elapsed, &last_samples, &last_status);
@@ -851,16 +930,21 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto cleanup;
 	}
-	n = o->interval ? export_interval(&c, wall_interval, elapsed - interval_start, true)
-			: export_profile(&c, o->output, wall_start, elapsed, true);
+	n = o->interval ? export_interval(&c, true) : export_profile(&c, o->output, true);
 	if (n) {
 		err = n;
-		fprintf(stderr, "collector: cannot write %s: %s\n",
-			o->interval ? "the last profile" : o->output, strerror(-err));
+		fprintf(stderr, "collector: cannot export the last profile: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	/* what could not be written by now never will be: counted as dropped */
+	outqueue__drop_all(c.queue);
 	drains__counters(c.drains, &dc);
 	report__summary(&c, st, &dc, elapsed, why);
+	/* a run that wrote nothing failed, whatever else it did */
+	if (!c.files_written) {
+		err = -EIO;
+		fprintf(stderr, "collector: no profile could be written\n");
+	}
 
 cleanup:
 	/* the HTTP thread reads the drains, the tracker and the health checker */
@@ -884,6 +968,7 @@ cleanup:
 	calltrace_storage__free(c.traces);
 	traces__free(c.tl);
 	timeline__free(c.timeline);
+	outqueue__free(c.queue);
 	outfiles__free(c.files);
 	pod_index__free(c.pods);
 	if (pidfd >= 0)

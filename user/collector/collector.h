@@ -24,6 +24,7 @@ struct drains;
 struct health;
 struct otel_context;
 struct outfiles;
+struct outqueue;
 struct pod_index;
 struct process_states;
 struct sampler;
@@ -41,7 +42,8 @@ struct collector {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct process_states *states;
-	struct outfiles *files;
+	struct outfiles *files;	   /* --interval: the files' names and --max-files */
+	struct outqueue *queue;	   /* what could not be written yet, and the counts */
 	struct app_context *app;   /* NULL with --no-context */
 	struct otel_context *otel; /* NULL with --no-context */
 	struct thread_registry *reg;
@@ -51,8 +53,12 @@ struct collector {
 	struct traces *tl;
 	struct timeline *timeline;
 	struct trace_writer *tw_main; /* the main thread's: span events */
-	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current interval */
-	uint64_t stopped_ns;	      /* when sampling stopped, 0 before */
+	uint64_t interval_ns;	      /* CLOCK_MONOTONIC start of the current timeline */
+	/* the window of the profile being collected: CLOCK_MONOTONIC, its start
+	 * in CLOCK_REALTIME; the end is UINT64_MAX without --interval */
+	uint64_t win_start_ns, win_end_ns;
+	int64_t win_start_wall;
+	uint64_t stopped_ns; /* when sampling stopped, 0 before */
 	struct timeline_result tl_last;
 	uint64_t tl_written;
 	uint64_t exported; /* samples written into profiles so far */

@@ -11,6 +11,7 @@
 #include "collector/collector.h"
 #include "collector/health.h"
 #include "collector/metrics_feed.h"
+#include "export/outfiles.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
 #include "sampling/sampler.h"
@@ -42,6 +43,7 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 {
 	uint64_t st[SAMPLER_STAT_MAX] = {};
 	struct symbolizer_stats ss;
+	struct outqueue_stats qs;
 	struct drain_counters dc;
 	int i;
 
@@ -58,6 +60,8 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 	for (i = 0; i < DRAIN_DROP_MAX; i++)
 		add_counter(&m->dropped, drain_drop_name(i), dc.drops[i]);
 	add_counter(&m->dropped, "no_trace", c->no_trace);
+	outqueue__stats(c->queue, &qs);
+	add_counter(&m->dropped, "unwritten", qs.dropped_samples);
 	for (i = 0; i < UNWIND_STOP_MAX; i++)
 		add_counter(&m->stack_end, sampler_stat_name(SAMPLER_STAT_USTOP_FIRST + i),
 			    st[SAMPLER_STAT_USTOP_FIRST + i]);
@@ -125,6 +129,11 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 	m->rss_bytes = self_rss_bytes();
 	m->start_time = c->start_time;
 	m->files_written = c->files_written;
+	m->file_writes_failed = qs.failed;
+	m->files_written_late = qs.written_late;
+	m->files_dropped = qs.dropped;
+	m->files_pending = qs.pending;
+	m->files_pending_bytes = qs.pending_bytes;
 	m->exports_ok = c->exports_ok;
 	m->exports_failed = c->exports_failed;
 	m->last_export_time = c->last_export_time;

@@ -23,8 +23,12 @@
 static uint64_t sum_drops(const uint64_t *bpf, const struct drain_counters *dc,
 			  const struct collector *c)
 {
+	struct outqueue_stats qs;
 	uint64_t n = c->no_trace;
 	int i;
+
+	outqueue__stats(c->queue, &qs);
+	n += qs.dropped_samples;
 
 	for (i = SAMPLER_STAT_DROP_FIRST; i <= SAMPLER_STAT_DROP_LAST; i++)
 		n += bpf[i];
@@ -194,6 +198,7 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 	double cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	const struct export_result *res = &c->last;
 	struct symbolizer_stats ss;
+	struct outqueue_stats qs;
 	int i;
 
 	symbolizer__stats(c->sym, &ss);
@@ -206,7 +211,9 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 		fprintf(stderr, " %s=%llu", sampler_stat_name(i), (unsigned long long)st[i]);
 	for (i = 0; i < DRAIN_DROP_MAX; i++)
 		fprintf(stderr, " %s=%llu", drain_drop_name(i), (unsigned long long)dc->drops[i]);
-	fprintf(stderr, " no_trace=%llu\n", (unsigned long long)c->no_trace);
+	outqueue__stats(c->queue, &qs);
+	fprintf(stderr, " no_trace=%llu unwritten=%llu\n", (unsigned long long)c->no_trace,
+		(unsigned long long)qs.dropped_samples);
 	print_sampling_summary(c);
 	fprintf(stderr, "ctxprof: stack errors (samples kept): user=%llu kernel=%llu\n",
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
@@ -284,7 +291,18 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 		"ctxprof: collector CPU %.3f s in all (set-up, symbols, export); drain threads "
 		"%.3f s, %.2f us per sample\n",
 		cpu_s, dc->cpu_ns / 1e9, dc->received ? dc->cpu_ns / 1e3 / dc->received : 0.0);
-	if (c->files)
+	if (qs.failed)
+		fprintf(stderr,
+			"ctxprof: writes: %llu attempts failed (the last: %s); %llu files kept in "
+			"memory (at most %zu MiB), %llu of them written later; %llu files dropped, "
+			"with %llu samples\n",
+			(unsigned long long)qs.failed, strerror(-qs.last_err),
+			(unsigned long long)qs.kept, qs.max_bytes >> 20,
+			(unsigned long long)qs.written_late, (unsigned long long)qs.dropped,
+			(unsigned long long)qs.dropped_samples);
+	if (!c->files_written)
+		fprintf(stderr, "ctxprof: no profile written\n");
+	else if (c->files)
 		fprintf(stderr, "ctxprof: wrote %lu files into %s\n", outfiles__count(c->files),
 			c->opts.output_dir ? c->opts.output_dir : ".");
 	else if (!strcmp(c->opts.output, "-"))

@@ -434,14 +434,15 @@ const struct pprof *exporter__pprof(const struct exporter *e)
 	return e->p;
 }
 
-int exporter__write(struct exporter *e, const char *path, struct export_result *res)
+int exporter__write(struct exporter *e, const char *path, struct output_keep *keep,
+		    struct export_result *res)
 {
 	int err;
 
 	e->result.locations = pprof__nr_locations(e->p);
 	e->result.functions = pprof__nr_functions(e->p);
 	e->result.mappings = pprof__nr_mappings(e->p);
-	err = pprof__write_gz(e->p, path);
+	err = pprof__write_gz(e->p, path, keep);
 	*res = e->result;
 	return err;
 }

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "export/output.h"
 #include "export/pprof.h"
 #include "processes/process_state.h"
 #include "sampling/sample_table.h"
@@ -95,10 +96,13 @@ const struct pprof *exporter__pprof(const struct exporter *e);
 
 /**
  * exporter__write() - write the gzipped profile to @path (atomically) and
- * report what it holds in @res.
+ * report what it holds in @res (whether it was written or not).
+ * @keep: NULL, or where the gzipped profile is kept when it cannot be
+ *	written (export/output.h)
  * Return: 0 or -errno.
  */
-int exporter__write(struct exporter *e, const char *path, struct export_result *res);
+int exporter__write(struct exporter *e, const char *path, struct output_keep *keep,
+		    struct export_result *res);
 
 /** exporter__free() - accepts NULL. */
 void exporter__free(struct exporter *e);

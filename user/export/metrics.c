@@ -175,6 +175,17 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 
 	metric_u64(f, "ctxprof_files_written_total", "counter", "Profile files written.",
 		   m->files_written);
+	metric_u64(f, "ctxprof_file_writes_failed_total", "counter",
+		   "File writes that failed (the file is kept in memory, or dropped).",
+		   m->file_writes_failed);
+	metric_u64(f, "ctxprof_files_written_late_total", "counter",
+		   "Files written from memory after a failed write.", m->files_written_late);
+	metric_u64(f, "ctxprof_files_dropped_total", "counter",
+		   "Files never written: no room left in memory for them.", m->files_dropped);
+	metric_u64(f, "ctxprof_files_pending", "gauge",
+		   "Files kept in memory, to be written again.", m->files_pending);
+	metric_u64(f, "ctxprof_files_pending_bytes", "gauge", "Their bytes.",
+		   m->files_pending_bytes);
 	head(f, "ctxprof_exports_total", "counter", "Profile exports by result.");
 	fprintf(f, "ctxprof_exports_total{result=\"ok\"} %llu\n",
 		(unsigned long long)m->exports_ok);

@@ -80,6 +80,10 @@ struct metrics_snapshot {
 
 	/* export */
 	uint64_t files_written;
+	/* writes that failed (disk full...): attempts, documents written later
+	 * from memory, given up, kept now (export/outfiles.h's outqueue) */
+	uint64_t file_writes_failed, files_written_late, files_dropped;
+	uint64_t files_pending, files_pending_bytes;
 	uint64_t exports_ok, exports_failed;
 	double last_export_time;     /* Unix time of the last successful export; 0: none */
 	double last_export_duration; /* seconds it took */

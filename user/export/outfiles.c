@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "export/outfiles.h"
+#include "export/output.h"
+#include "util/array.h"
 
 struct outfiles {
 	char *dir;
@@ -99,7 +101,7 @@ static int delete_file(const struct outfiles *o, const char *path)
 	return err;
 }
 
-int outfiles__written(struct outfiles *o)
+int outfiles__written(struct outfiles *o, const char *path)
 {
 	unsigned int slot;
 	char *copy;
@@ -108,7 +110,7 @@ int outfiles__written(struct outfiles *o)
 	o->count++;
 	if (!o->max_files)
 		return 0;
-	copy = strdup(o->path);
+	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	if (o->nr == o->max_files) {
@@ -143,4 +145,159 @@ void outfiles__free(struct outfiles *o)
 	free(o->dir);
 	free(o->who);
 	free(o);
+}
+
+/* a document kept to be written again */
+struct kept_doc {
+	char *path;
+	uint8_t *buf;
+	size_t len;
+	uint64_t samples;
+	bool profile;
+};
+
+struct outqueue {
+	struct outfiles *files;
+	struct kept_doc *docs; /* oldest first */
+	size_t nr, cap;
+	struct outqueue_stats st;
+};
+
+struct outqueue *outqueue__new(struct outfiles *files, size_t max_bytes)
+{
+	struct outqueue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->files = files;
+	q->st.max_bytes = max_bytes;
+	return q;
+}
+
+void outqueue__keep(const struct outqueue *q, struct output_keep *k)
+{
+	*k = (struct output_keep){.max = q->st.max_bytes - q->st.pending_bytes};
+}
+
+/* the document written: counted, and a profile joins the --max-files ring */
+static void written(struct outqueue *q, const char *path, bool profile)
+{
+	int err;
+
+	q->st.written++;
+	if (!profile || !q->files)
+		return;
+	err = outfiles__written(q->files, path);
+	if (err)
+		fprintf(stderr, "\ncollector: cannot delete an old profile: %s\n", strerror(-err));
+}
+
+static void dropped(struct outqueue *q, bool profile, uint64_t samples)
+{
+	q->st.dropped++;
+	if (profile)
+		q->st.dropped_samples += samples;
+}
+
+bool outqueue__done(struct outqueue *q, const char *path, bool profile, uint64_t samples, int err,
+		    struct output_keep *k)
+{
+	char *copy = NULL;
+
+	if (!err) {
+		written(q, path, profile);
+		return true;
+	}
+	q->st.failed++;
+	q->st.last_err = err;
+	if (!k || !k->buf ||
+	    array_grow((void **)&q->docs, &q->cap, q->nr + 1, sizeof(*q->docs), 8) ||
+	    !(copy = strdup(path))) {
+		if (k) {
+			free(k->buf);
+			k->buf = NULL;
+		}
+		dropped(q, profile, samples);
+		return false;
+	}
+	q->docs[q->nr++] = (struct kept_doc){
+		.path = copy,
+		.buf = k->buf,
+		.len = k->len,
+		.samples = samples,
+		.profile = profile,
+	};
+	k->buf = NULL;
+	q->st.kept++;
+	q->st.pending++;
+	q->st.pending_bytes += k->len;
+	return true;
+}
+
+static int fill_kept(void *ctx, struct output_sink *s)
+{
+	const struct kept_doc *d = ctx;
+
+	return output_sink__write(s, d->buf, d->len);
+}
+
+static void forget(struct outqueue *q, struct kept_doc *d)
+{
+	q->st.pending--;
+	q->st.pending_bytes -= d->len;
+	free(d->path);
+	free(d->buf);
+}
+
+int outqueue__retry(struct outqueue *q, uint64_t *profiles, uint64_t *samples)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < q->nr; i++) {
+		struct kept_doc *d = &q->docs[i];
+
+		err = output_write(d->path, fill_kept, d, NULL);
+		if (err) {
+			q->st.failed++;
+			q->st.last_err = err;
+			break;
+		}
+		q->st.written_late++;
+		written(q, d->path, d->profile);
+		if (d->profile) {
+			(*profiles)++;
+			*samples += d->samples;
+		}
+		forget(q, d);
+	}
+	memmove(q->docs, q->docs + i, (q->nr - i) * sizeof(*q->docs));
+	q->nr -= i;
+	return err;
+}
+
+void outqueue__drop_all(struct outqueue *q)
+{
+	for (size_t i = 0; i < q->nr; i++) {
+		dropped(q, q->docs[i].profile, q->docs[i].samples);
+		forget(q, &q->docs[i]);
+	}
+	q->nr = 0;
+}
+
+void outqueue__stats(const struct outqueue *q, struct outqueue_stats *st)
+{
+	*st = q->st;
+}
+
+void outqueue__free(struct outqueue *q)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->nr; i++) {
+		free(q->docs[i].path);
+		free(q->docs[i].buf);
+	}
+	free(q->docs);
+	free(q);
 }

@@ -25,6 +25,7 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
+#include "util/utf8.h"
 
 /* field numbers from profile.proto */
 enum {
@@ -186,15 +187,20 @@ static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 }
 
 /*
- * Intern @s (NULL reads as "") into the string table.
+ * Intern @s (NULL reads as "") into the string table: the one door every
+ * string of the profile goes through, so this is where bytes that are not
+ * UTF-8 (a thread named by prctl(), a tag, a symbol or path from a hostile
+ * file) become U+FFFD.  A protobuf library refuses a whole profile with one
+ * such string in it (proto3 strings are UTF-8); the strings are interned as
+ * replaced, so two that differ only in bad bytes share an index.
  * Return: 0 with *@idx set, or -ENOMEM.
  */
 static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 {
 	struct str_key key;
 	uint32_t hash, found;
-	char *copy;
-	int err;
+	char *copy, *clean = NULL;
+	int err = 0;
 
 	/* "" is string_table[0] and is never hashed */
 	if (!s || !*s) {
@@ -203,30 +209,41 @@ static int intern_string(struct pprof *p, const char *s, uint32_t *idx)
 	}
 	key.s = s;
 	key.len = strlen(s);
-	hash = hash_bytes(s, key.len);
+	if (!utf8_valid(s, key.len)) {
+		clean = malloc(key.len * UTF8_REPLACEMENT_LEN);
+		if (!clean)
+			return -ENOMEM;
+		key.len = utf8_sanitize(s, key.len, clean);
+		key.s = clean;
+	}
+	hash = hash_bytes(key.s, key.len);
 	found = htable__find(&p->str_idx, hash, str_eq, p, &key);
 	if (found != HTABLE_NONE) {
 		*idx = found;
-		return 0;
+		goto out;
 	}
-	if (p->nr_strs >= PPROF_MAX_ENTRIES)
-		return -ENOMEM;
-	err = ARRAY_RESERVE(p->strs, p->strs_cap, p->nr_strs + 1);
+	err = p->nr_strs >= PPROF_MAX_ENTRIES ? -ENOMEM
+					      : ARRAY_RESERVE(p->strs, p->strs_cap, p->nr_strs + 1);
 	if (err)
-		return err;
+		goto out;
 	copy = malloc(key.len + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, s, key.len + 1);
+	if (!copy) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(copy, key.s, key.len);
+	copy[key.len] = '\0';
 	err = htable__insert(&p->str_idx, hash, p->nr_strs);
 	if (err) {
 		free(copy);
-		return err;
+		goto out;
 	}
 	p->strs[p->nr_strs].s = copy;
 	p->strs[p->nr_strs].len = key.len;
 	*idx = p->nr_strs++;
-	return 0;
+out:
+	free(clean);
+	return err;
 }
 
 static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
@@ -757,14 +774,14 @@ struct gz_job {
 	size_t len;
 };
 
-static int fill_gz(void *ctx, int fd)
+static int fill_gz(void *ctx, struct output_sink *s)
 {
 	const struct gz_job *job = ctx;
 
-	return output_write_gz(fd, job->buf, job->len);
+	return output_write_gz(s, job->buf, job->len);
 }
 
-int pprof__write_gz(struct pprof *p, const char *path)
+int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep)
 {
 	struct gz_job job;
 	uint8_t *buf = NULL;
@@ -774,7 +791,7 @@ int pprof__write_gz(struct pprof *p, const char *path)
 	if (err)
 		return err;
 	job.buf = buf;
-	err = output_write(path, fill_gz, &job);
+	err = output_write(path, fill_gz, &job, keep);
 	free(buf);
 	return err;
 }

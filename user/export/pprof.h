@@ -6,6 +6,10 @@
  * tables and a list of samples, and serializes them as the protobuf message
  * perftools.profiles.Profile (github.com/google/pprof/proto/profile.proto).
  * Ids handed out are 1-based as profile.proto requires; 0 means "none".
+ * Every string (names, labels, comments) is written as UTF-8: bytes that
+ * are not (a thread's prctl() name, a tag, a hostile file's symbol) become
+ * U+FFFD (util/utf8.h), since protobuf libraries refuse a whole profile
+ * with one proto3 string that is not UTF-8.
  *
  * Not thread-safe: one builder is used by one thread (the exporter).
  */
@@ -16,6 +20,7 @@
 #include <stdint.h>
 
 struct pprof;
+struct output_keep;
 
 /* A value type such as ("samples", "count") or ("cpu", "nanoseconds"). */
 struct pprof_value_type {
@@ -117,12 +122,14 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
 
 /**
  * pprof__write_gz() - serialize, gzip and write to @path the way
- * export/output.h says: a regular file atomically (a temporary file in the
- * same directory, mode 0600, then renamed), "-", a device or a FIFO in place.
+ * export/output.h says: "-", or a regular file atomically (a temporary file
+ * in the same directory, mode 0600, then renamed).
  * On error no temporary file is left behind.
+ * @keep: NULL, or where the gzipped profile is kept when it cannot be
+ *	written (output_write())
  * Return: 0 or -errno.
  */
-int pprof__write_gz(struct pprof *p, const char *path);
+int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep);
 
 /* what a location names (pprof__location_frame()) */
 struct pprof_frame {

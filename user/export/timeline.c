@@ -11,6 +11,7 @@
 #include "util/array.h"
 #include "util/hash.h"
 #include "util/htable.h"
+#include "util/utf8.h"
 
 /* stack levels a slice is kept for; deeper frames are left out */
 #define MAX_DEPTH 320
@@ -148,36 +149,6 @@ static void jb_puts(struct jbuf *j, const char *s)
 			jb_puts((j), jb_buf_);                                                     \
 	} while (0)
 
-/* length of the valid UTF-8 sequence at @s (up to @end), or 0 */
-static size_t utf8_len(const unsigned char *s, const unsigned char *end)
-{
-	uint32_t cp;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - s) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong, surrogate, past U+10FFFF */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* @s as a JSON string, quoted; @max bytes at most (NUL ends it sooner) */
 static void jb_str(struct jbuf *j, const char *str, size_t max)
 {
@@ -190,7 +161,7 @@ static void jb_str(struct jbuf *j, const char *str, size_t max)
 		return;
 	j->s[j->len++] = '"';
 	while (s < end) {
-		n = utf8_len(s, end);
+		n = utf8_seq_len(s, end);
 		if (!n) {
 			memcpy(j->s + j->len, "\\ufffd", 6);
 			j->len += 6;
@@ -779,14 +750,14 @@ static int replay_doc(struct writer *w, struct traces *ts)
 }
 
 /* the document streamed straight into the file (output_write()'s @fill) */
-static int fill(void *ctx, int fd)
+static int fill(void *ctx, struct output_sink *s)
 {
 	struct fill_ctx *f = ctx;
 	struct writer *w = f->w;
 	int err, close_err;
 
 	f->ran = true;
-	w->j.out = output_stream__open(fd, f->gz);
+	w->j.out = output_stream__open(s, f->gz);
 	if (!w->j.out)
 		return -ENOMEM;
 	err = replay_doc(w, f->ts);
@@ -806,7 +777,7 @@ int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
 	memset(res, 0, sizeof(*res));
 	if (++tl->epoch == 0)
 		tl->epoch = 1;
-	err = output_write(path, fill, &f);
+	err = output_write(path, fill, &f, o->keep);
 	if (!f.ran) {
 		/* no file (the path could not be opened): the interval is still
 		 * consumed, so that the next timeline starts where this one ends */

@@ -36,6 +36,7 @@
 
 #include <stdint.h>
 #include "export/export.h"
+#include "export/output.h"
 #include "processes/thread_registry.h"
 #include "traces/trace.h"
 
@@ -47,6 +48,9 @@ struct timeline_opts {
 	uint64_t end_ns;
 	struct exporter *names;	     /* the interval's exporter, after its traces were taken */
 	struct thread_registry *reg; /* thread and process names when the trace has none */
+	/* NULL, or where the gzipped document is kept when it cannot be
+	 * written (export/output.h) */
+	struct output_keep *keep;
 };
 
 struct timeline_result {

@@ -19,9 +19,20 @@ struct drain {
 	pthread_t thread;
 	int part;
 	struct sample_table *tables[2];
-	_Atomic unsigned int active;   /* index of the table being written */
-	_Atomic unsigned int flip_req; /* bumped by the exporter */
-	_Atomic unsigned int flip_ack; /* = flip_req once the switch is done */
+	/*
+	 * The windows (see drain.h), as whoever calls drains__record() sees
+	 * them (the drain thread, or the thread that stops the sampler once
+	 * it has exited): records in [lower, split) go to tables[active],
+	 * from split on to the other table, before lower nowhere.
+	 */
+	uint64_t lower, split;
+	_Atomic unsigned int active; /* read by the exporter after a close */
+	unsigned int open_seen;
+	/* posted by the exporter: the next window's end */
+	_Atomic uint64_t next_end;
+	_Atomic unsigned int open_req;
+	/* windows this drain closed; release: the exporter sees their rows */
+	_Atomic unsigned int closed;
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
@@ -43,6 +54,7 @@ struct drains {
 	struct sampler *sampler;
 	struct thread_registry *reg;
 	struct calltrace_storage *traces;
+	unsigned int windows; /* windows the exporter closed */
 	_Atomic int stopping;
 	_Atomic int error;
 };
@@ -51,6 +63,7 @@ static const char *const drop_names[DRAIN_DROP_MAX] = {
 	[DRAIN_DROP_MALFORMED] = "malformed_record",
 	[DRAIN_DROP_STACK_TABLE_FULL] = "stack_table_full",
 	[DRAIN_DROP_SAMPLE_TABLE_FULL] = "sample_table_full",
+	[DRAIN_DROP_OUTSIDE_WINDOW] = "outside_window",
 };
 
 const char *drain_drop_name(enum drain_drop drop)
@@ -111,6 +124,48 @@ static void trace_sample(struct trace_writer *tw, const struct sample_record *re
 	trace__append(tw, t, ev, n);
 }
 
+/* the window after the closed one, once the exporter posted its end */
+static void take_open(struct drain *d)
+{
+	unsigned int req = atomic_load_explicit(&d->open_req, memory_order_acquire);
+
+	if (req == d->open_seen)
+		return;
+	d->open_seen = req;
+	d->split = atomic_load_explicit(&d->next_end, memory_order_relaxed);
+	atomic_store_explicit(&d->active, !atomic_load_explicit(&d->active, memory_order_relaxed),
+			      memory_order_relaxed);
+}
+
+/*
+ * The table of a record taken at @time_ns, NULL when it is older than the
+ * open window.  Routing by the record's own time, not by when it is read,
+ * is what keeps each profile to its window.
+ */
+static struct sample_table *window_table(struct drain *d, uint64_t time_ns)
+{
+	unsigned int active;
+
+	take_open(d);
+	if (time_ns < d->lower)
+		return NULL;
+	active = atomic_load_explicit(&d->active, memory_order_relaxed);
+	return d->tables[active ^ (time_ns >= d->split)];
+}
+
+/* a sweep that began at @sweep_ns read every record of a window that ended
+ * DRAIN_SETTLE_NS before: close it, later ones are outside it */
+static void close_window(struct drain *d, uint64_t sweep_ns)
+{
+	if (d->lower == d->split || sweep_ns < DRAIN_SETTLE_NS ||
+	    sweep_ns - DRAIN_SETTLE_NS < d->split)
+		return;
+	d->lower = d->split;
+	atomic_store_explicit(&d->closed,
+			      atomic_load_explicit(&d->closed, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	const struct otel_thread_record *otel = NULL;
@@ -127,6 +182,11 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64) ||
 	    otel_thread_ctx__from_sample(rec, size, &otel) < 0) {
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
+		return;
+	}
+	t = window_table(d, rec->time_ns);
+	if (!t) {
+		bump(&d->drops[DRAIN_DROP_OUTSIDE_WINDOW]);
 		return;
 	}
 	gen = maps_gen(d->set->reg, rec, &due);
@@ -148,21 +208,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;
 	}
-	t = d->tables[atomic_load_explicit(&d->active, memory_order_relaxed)];
 	if (sample_table__add(t, trace_id, rec, otel))
 		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
-}
-
-static void serve_flip(struct drain *d)
-{
-	unsigned int req = atomic_load_explicit(&d->flip_req, memory_order_acquire);
-
-	if (req == atomic_load_explicit(&d->flip_ack, memory_order_relaxed))
-		return;
-	atomic_store_explicit(&d->active, !atomic_load_explicit(&d->active, memory_order_relaxed),
-			      memory_order_relaxed);
-	/* release: the exporter sees every row written to the old table */
-	atomic_store_explicit(&d->flip_ack, req, memory_order_release);
 }
 
 static void *drain_thread(void *arg)
@@ -170,22 +217,20 @@ static void *drain_thread(void *arg)
 	struct drain *d = arg;
 	struct drains *set = d->set;
 	uint64_t now, last_sweep = 0;
-	int n;
-
 	char name[16];
+	int n;
 
 	snprintf(name, sizeof(name), "ctxprof-drain%d", d->part);
 	pthread_setname_np(pthread_self(), name);
 	thread_registry__register_thread();
 	while (!atomic_load_explicit(&set->stopping, memory_order_acquire)) {
-		serve_flip(d);
-		if (d->tw) {
-			/* vDSO, no syscall: a sweep a second lets idle traces go */
-			now = mono_ns();
-			if (now - last_sweep >= 1000000000ull) {
-				trace_writer__sweep(d->tw);
-				last_sweep = now;
-			}
+		/* vDSO, no syscall */
+		now = mono_ns();
+		take_open(d);
+		/* a sweep a second lets idle traces go */
+		if (d->tw && now - last_sweep >= 1000000000ull) {
+			trace_writer__sweep(d->tw);
+			last_sweep = now;
 		}
 		atomic_fetch_add_explicit(&d->heartbeat, 1, memory_order_relaxed);
 		n = sampler__poll(set->sampler, d->part, set->poll_ms);
@@ -195,9 +240,8 @@ static void *drain_thread(void *arg)
 			atomic_compare_exchange_strong(&set->error, &expected, n);
 			break;
 		}
+		close_window(d, now);
 	}
-	/* a flip asked for while stopping must not hang the exporter */
-	serve_flip(d);
 	thread_registry__unregister_thread();
 	d->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
@@ -223,6 +267,7 @@ struct drains *drains__new(int n, struct calltrace_storage *traces, struct threa
 	for (i = 0; i < n; i++) {
 		set->d[i].set = set;
 		set->d[i].part = i;
+		set->d[i].split = UINT64_MAX;
 		set->ctxs[i] = &set->d[i];
 		for (j = 0; j < 2; j++) {
 			set->d[i].tables[j] = sample_table__new(max_rows);
@@ -278,23 +323,42 @@ int drains__start(struct drains *set, struct sampler *s, int poll_ms)
 	return err;
 }
 
-int drains__flip(struct drains *set)
+void drains__begin_window(struct drains *set, uint64_t start_ns, uint64_t end_ns)
 {
-	unsigned int req;
+	for (int i = 0; i < set->nr_alloc; i++) {
+		set->d[i].lower = start_ns;
+		set->d[i].split = end_ns;
+	}
+}
+
+int drains__close(struct drains *set)
+{
 	int i;
 
+	set->windows++;
 	for (i = 0; i < set->started; i++)
-		atomic_fetch_add_explicit(&set->d[i].flip_req, 1, memory_order_release);
-	for (i = 0; i < set->started; i++) {
-		req = atomic_load_explicit(&set->d[i].flip_req, memory_order_relaxed);
-		/* bounded: a drain checks at least once per poll period, or has exited */
-		while (atomic_load_explicit(&set->d[i].flip_ack, memory_order_acquire) != req) {
+		/* bounded: a drain sweeps at least once per poll period */
+		while (atomic_load_explicit(&set->d[i].closed, memory_order_acquire) !=
+		       set->windows) {
 			if (atomic_load_explicit(&set->error, memory_order_relaxed))
 				return atomic_load(&set->error);
 			usleep(1000);
 		}
-	}
 	return 0;
+}
+
+int drains__open(struct drains *set, uint64_t end_ns)
+{
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		atomic_store_explicit(&set->d[i].next_end, end_ns, memory_order_relaxed);
+		atomic_fetch_add_explicit(&set->d[i].open_req, 1, memory_order_release);
+	}
+	/* the posts are seen by every CPU before the clock is read again: a
+	 * drain reading a record taken after that time sees them */
+	atomic_thread_fence(memory_order_seq_cst);
+	return mono_ns() < end_ns ? 0 : -ETIME;
 }
 
 void drains__for_each_table(struct drains *set, bool all,
@@ -305,9 +369,9 @@ void drains__for_each_table(struct drains *set, bool all,
 
 	for (i = 0; i < set->n; i++) {
 		active = atomic_load_explicit(&set->d[i].active, memory_order_acquire);
+		fn(ctx, set->d[i].tables[active]);
 		if (all)
-			fn(ctx, set->d[i].tables[active]);
-		fn(ctx, set->d[i].tables[!active]);
+			fn(ctx, set->d[i].tables[!active]);
 	}
 }
 

@@ -13,10 +13,18 @@
  * allocation, lock or syscall per record (a trace's part switch, every
  * ~126 samples of a thread, takes the trace's mutex).
  *
- * Every drain owns two sample tables: it writes the active one while the
- * exporter reads the other.  drains__flip() asks every thread to switch and
- * waits until each has (a thread checks between two polls, so within one
- * poll period); after it, the tables the threads left are the exporter's.
+ * Every drain owns two sample tables, one per profile window: the window
+ * open, [start, end), and the one after it, [end, next end); each record
+ * goes to the table of the window its CLOCK_MONOTONIC time (taken by the
+ * BPF program) lies in, so a profile holds exactly the samples taken in
+ * its window, whenever the drains happen to read them.  The exporter posts
+ * each window's end before it passes (drains__open()); a drain closes the
+ * window by itself once a sweep of its rings began DRAIN_SETTLE_NS after
+ * the end (every record taken before it is then read), and the exporter,
+ * after drains__close(), reads the closed tables while the drains fill the
+ * next.  A record older than the open window (taken before profiling began,
+ * or committed more than DRAIN_SETTLE_NS late) belongs to no window: it is
+ * dropped, counted as outside_window.
  */
 #ifndef CTXPROF_DRAIN_H
 #define CTXPROF_DRAIN_H
@@ -33,8 +41,15 @@ enum drain_drop {
 	DRAIN_DROP_MALFORMED,	      /* record size and frame counts disagree */
 	DRAIN_DROP_STACK_TABLE_FULL,  /* the storage answered CALLTRACE_DROPPED_TRACE_ID */
 	DRAIN_DROP_SAMPLE_TABLE_FULL, /* the drain's sample table is full */
+	DRAIN_DROP_OUTSIDE_WINDOW,    /* taken before the window open (see above) */
 	DRAIN_DROP_MAX,
 };
+
+/*
+ * How late after its time a record may reach its ring: the BPF program
+ * reads the clock, walks the stacks, then commits (tens of microseconds).
+ */
+#define DRAIN_SETTLE_NS 10000000ull
 
 /* slots of the lossy "processes to map" set of each drain */
 #define DRAIN_RECENT_PIDS 256
@@ -79,16 +94,38 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size);
 int drains__start(struct drains *d, struct sampler *s, int poll_ms);
 
 /**
- * drains__flip() - switch every drain to its other sample table and wait
- * until all have.  Call from one thread (the exporter) while the drains run.
- * Return: 0, or -errno when a drain thread has failed (see drains__error()).
+ * drains__begin_window() - the first window: records before @start_ns are
+ * outside every window, those at @end_ns or later go to the next table
+ * (UINT64_MAX: one window until the end).  Before drains__start(); without
+ * it the window is [0, UINT64_MAX).
  */
-int drains__flip(struct drains *d);
+void drains__begin_window(struct drains *d, uint64_t start_ns, uint64_t end_ns);
 
 /**
- * drains__for_each_table() - call @fn on the tables the drains are not
- * writing (after drains__flip()), or on all of them once drains__stop()
- * returned (@all true).
+ * drains__close() - wait until every drain has closed the open window (a
+ * sweep that began DRAIN_SETTLE_NS after its end, at most about two poll
+ * periods after that; this waits for the end).  Call from one thread (the
+ * exporter) while the drains run.
+ * Return: 0, or -errno when a drain thread has failed (see drains__error()).
+ */
+int drains__close(struct drains *d);
+
+/**
+ * drains__open() - the window after the closed one, from its end to
+ * @end_ns, once the closed window's tables are read and cleared: records
+ * at @end_ns or later will go to those.  @end_ns must be ahead of the
+ * drains: a record of the window after it that a drain read before this
+ * call would sit in this window.
+ * Return: 0, or -ETIME when @end_ns had passed by the time every drain
+ * could see it (the caller's thread stalled): the window may hold samples
+ * taken after its end.
+ */
+int drains__open(struct drains *d, uint64_t end_ns);
+
+/**
+ * drains__for_each_table() - call @fn on the tables of the closed window
+ * (after drains__close(), before drains__open()), or on all of them once
+ * drains__stop() returned (@all true).
  */
 void drains__for_each_table(struct drains *d, bool all,
 			    void (*fn)(void *ctx, struct sample_table *t), void *ctx);
