@@ -41,14 +41,14 @@ leaf_samples() {
 
 check() {
 	local what=$1 lib_a=$2 lib_b=$3 extra=${4:-}
-	local pb="$TMP/$what.pb.gz" log="$TMP/$what.log" max_a max_b a b cpu_a cpu_b
+	local pb="$TMP/$what.pb.gz" log="$TMP/$what.log" max_a max_b total a b cpu_a cpu_b
 	"$DLSWAP" "$lib_a" alpha_spin "$lib_b" beta_spin $PHASE $extra 2>"$TMP/$what.out" &
 	local pid=$!
 	PIDS+=($pid)
 	"$COLLECTOR" --pid "$pid" -F $HZ -o "$pb" 2>"$log"
 	wait "$pid"
 	cat "$TMP/$what.out"
-	grep -E "samples:|by mapping only" "$log"
+	grep -E "samples:|by mapping only|mappings:" "$log"
 	a=$(leaf_samples "$pb" alpha_spin)
 	b=$(leaf_samples "$pb" beta_spin)
 	read -r cpu_a cpu_b <<<"$(sed -n 's/^dlswap: cpu \([0-9.]*\) \([0-9.]*\)$/\1 \2/p' "$TMP/$what.out")"
@@ -62,6 +62,16 @@ check() {
 		fail "$what: beta_spin has $b samples, more than its phase ran: some are alpha_spin's"
 	[ "$a" -gt 0 ] && [ "$b" -gt 0 ] && ok "$what: both functions named" ||
 		fail "$what: a function is missing (alpha $a, beta $b)"
+	# the kernel's reports of new mappings date the swap: (almost) every
+	# sample is named, none left to its mapping
+	total=$(summary_field "$log" | awk '{ print $2 }')
+	if grep -q "no kernel reports of new mappings" "$log"; then
+		echo "no mapping events here: samples of the swap's second may be named by mapping only"
+	elif [ $((a + b)) -ge $((total * 9 / 10)) ]; then
+		ok "$what: $((a + b)) of $total samples named alpha_spin or beta_spin (>= 90 %)"
+	else
+		fail "$what: only $((a + b)) of $total samples named alpha_spin or beta_spin (want >= 90 %)"
+	fi
 	check_reconciled "$log" "$pb"
 }
 

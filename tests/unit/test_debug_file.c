@@ -105,7 +105,7 @@ static const char *name_in_root(struct root *r, struct symbolizer *s, uint64_t v
 	assert_non_null(snap);
 	assert_int_equal(snap->nr, 1);
 	/* no process: the path inside the root, kept as its inode is the one mapped */
-	symbolizer__attach(s, 0, r->fd, snap, NULL);
+	symbolizer__attach(s, 0, r->fd, snap, NULL, 0, 0);
 	assert_non_null(snap->maps[0].file);
 	assert_int_equal(
 		symbolizer__user(s, &snap->maps[0], snap->maps[0].start + vaddr, false, &f), 0);

@@ -435,6 +435,106 @@ static void mappings__put__last_reference__files_released(void **state)
 	fx_free(fx);
 }
 
+/* a snapshot of the maps text @text, read at @read_ns */
+static struct mappings *snap_text(const char *text)
+{
+	struct proc_maps *pm = proc_maps__parse(text, strlen(text));
+	struct mappings *m;
+
+	assert_non_null(pm);
+	m = mappings__new(pm, 0, 0);
+	proc_maps__free(pm);
+	assert_non_null(m);
+	return m;
+}
+
+#define LIB_A  "7f0000000000-7f0000010000 r-xp 00000000 08:01 11 /lib/a.so\n"
+#define LIB_B  "7f0000000000-7f0000010000 r-xp 00000000 08:01 12 /lib/b.so\n"
+#define EXE    "400000-401000 r-xp 00000000 08:01 10 /bin/app\n"
+#define IN_LIB 0x7f0000001000ull
+#define IN_EXE 0x400100ull
+
+static const char *path_at(const struct mappings_history *h, uint64_t addr, uint32_t gen,
+			   enum mappings_find *why)
+{
+	const struct mapping *m = mappings_history__find_gen(h, addr, gen, why);
+
+	return m ? m->path : NULL;
+}
+
+/*
+ * A library swapped for another at its address, the kernel's report dating
+ * the swap: each generation's samples are named from the file they ran in,
+ * whether or not a read came between.
+ */
+static void mappings_history__find_gen__reported_swap__each_side_its_file(void **state)
+{
+	struct mappings_history h = {};
+	enum mappings_find why;
+
+	assert_int_equal(mappings_history__add(&h, snap_text(EXE LIB_A), 1, 100), 0);
+	/* B mapped at 500 (reported), read at 520 */
+	assert_int_equal(mappings_history__announce(&h, 2, 500, 0x7f0000000000, 0x7f0000010000), 0);
+	/* before the read settles it, generation 2 has no file at the new range */
+	assert_string_equal(path_at(&h, IN_LIB, 2, &why), "/lib/a.so");
+	assert_int_equal(why, MAPPINGS_CHANGED);
+	assert_string_equal(path_at(&h, IN_EXE, 2, &why), "/bin/app");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	mappings_history__settle(&h, snap_text(EXE LIB_B), 520);
+	assert_string_equal(path_at(&h, IN_LIB, 1, &why), "/lib/a.so");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	assert_string_equal(path_at(&h, IN_LIB, 2, &why), "/lib/b.so");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	/* sampled before the first read: the first snapshot, nothing changed before it */
+	assert_string_equal(path_at(&h, IN_EXE, 0, &why), "/bin/app");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	mappings_history__release(&h);
+}
+
+/*
+ * The same swap found only by reads (no report): the first generation's
+ * samples at the library cannot be told apart, named by mapping only;
+ * the executable's are still named.
+ */
+static void mappings_history__find_gen__swap_found_by_a_read__uncertain_there_only(void **state)
+{
+	struct mappings_history h = {};
+	enum mappings_find why;
+
+	assert_int_equal(mappings_history__add(&h, snap_text(EXE LIB_A), 1, 100), 0);
+	assert_int_equal(mappings_history__add(&h, snap_text(EXE LIB_B), 2, 1100), 0);
+	assert_string_equal(path_at(&h, IN_LIB, 1, &why), "/lib/a.so");
+	assert_int_equal(why, MAPPINGS_CHANGED);
+	assert_string_equal(path_at(&h, IN_EXE, 1, &why), "/bin/app");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	/* after the read: B for sure */
+	assert_string_equal(path_at(&h, IN_LIB, 2, &why), "/lib/b.so");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	mappings_history__release(&h);
+}
+
+/*
+ * A library mapped where nothing was (a dlopen), reported: samples before
+ * it are nowhere there (a stack cut, not another file's name); after it,
+ * named even when the read that settles the generation came later.
+ */
+static void mappings_history__find_gen__library_mapped_late__named_from_its_read(void **state)
+{
+	struct mappings_history h = {};
+	enum mappings_find why;
+
+	assert_int_equal(mappings_history__add(&h, snap_text(EXE), 1, 100), 0);
+	assert_int_equal(mappings_history__announce(&h, 2, 300, 0x7f0000000000, 0x7f0000010000), 0);
+	mappings_history__settle(&h, snap_text(EXE LIB_A), 350);
+	assert_null(path_at(&h, IN_LIB, 1, &why));
+	assert_string_equal(path_at(&h, IN_LIB, 2, &why), "/lib/a.so");
+	assert_int_equal(why, MAPPINGS_FOUND);
+	/* a generation that left the history names its mapping, not its file */
+	assert_string_equal(path_at(&h, IN_LIB, 7, &why), "/lib/a.so");
+	assert_int_equal(why, MAPPINGS_GEN_DROPPED);
+	mappings_history__release(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +552,13 @@ int main(void)
 		cmocka_unit_test(process_states__add_text__nonexistent_pid__esrch),
 		cmocka_unit_test(process_states__add_text__repeated__files_parsed_once),
 	};
+	const struct CMUnitTest generations[] = {
+		cmocka_unit_test(mappings_history__find_gen__reported_swap__each_side_its_file),
+		cmocka_unit_test(
+			mappings_history__find_gen__swap_found_by_a_read__uncertain_there_only),
+		cmocka_unit_test(
+			mappings_history__find_gen__library_mapped_late__named_from_its_read),
+	};
 	const struct CMUnitTest standalone[] = {
 		cmocka_unit_test(process_states__add_text__more_changes_than_kept__oldest_dropped),
 		cmocka_unit_test(mappings__put__last_reference__files_released),
@@ -466,6 +573,7 @@ int main(void)
 
 	failed = cmocka_run_group_tests_name("mappings_self", tests, setup_symbolizer,
 					     teardown_symbolizer);
+	failed += cmocka_run_group_tests_name("mappings_generations", generations, NULL, NULL);
 	failed += cmocka_run_group_tests_name("mappings_standalone", standalone, NULL, NULL);
 	return failed;
 }

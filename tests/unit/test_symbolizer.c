@@ -76,7 +76,7 @@ static const void *file_at(struct symbolizer *s, int root, const char *path, uin
 {
 	struct mappings *m = snap_of(path, inode, 0x10000000);
 
-	symbolizer__attach(s, 0, root, m, NULL);
+	symbolizer__attach(s, 0, root, m, NULL, 0, 0);
 	*out = m;
 	return m->maps[0].file;
 }
@@ -248,7 +248,7 @@ static void symbolizer__attach__path_replaced_after_mmap__named_from_mapped_file
 	snap = mappings__new(pm, 0, 1);
 	proc_maps__free(pm);
 	assert_non_null(snap);
-	symbolizer__attach(s, getpid(), -1, snap, NULL);
+	symbolizer__attach(s, getpid(), -1, snap, NULL, 0, 0);
 	m = mappings__find(snap, (uintptr_t)base + off);
 	assert_non_null(m);
 	assert_string_equal(m->path, path);
@@ -379,7 +379,7 @@ static void symbolizer__attach__vdso_of_other_size__no_file(void **state)
 	assert_non_null(pm);
 	snap = mappings__new(pm, 0, 1);
 	proc_maps__free(pm);
-	symbolizer__attach(s, getpid(), -1, snap, NULL);
+	symbolizer__attach(s, getpid(), -1, snap, NULL, 0, 0);
 	m = mappings__find(snap, vdso);
 	assert_non_null(m);
 	assert_string_equal(m->path, "[vdso]");
@@ -390,7 +390,7 @@ static void symbolizer__attach__vdso_of_other_size__no_file(void **state)
 	pm = proc_maps__parse(line, len);
 	other = mappings__new(pm, 0, 1);
 	proc_maps__free(pm);
-	symbolizer__attach(s, getpid(), -1, other, NULL);
+	symbolizer__attach(s, getpid(), -1, other, NULL, 0, 0);
 	assert_null(other->maps[0].file);
 	release(s, other);
 	release(s, snap);

@@ -43,7 +43,9 @@
 #include "processes/pod_meta.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
+#include "sampling/cpus.h"
 #include "sampling/drain.h"
+#include "sampling/perf_opener.h"
 #include "sampling/sample_table.h"
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
@@ -596,6 +598,35 @@ static void file_safe(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
+static int open_mapping_cpu(void *ctx, int cpu)
+{
+	return perf_opener__open(ctx, cpu);
+}
+
+/*
+ * The kernel's reports of new executable mappings come from an event per
+ * online CPU: a CPU that comes back after the capabilities went gets its
+ * event from an opener that kept CAP_PERFMON, forked now, alone.
+ */
+static int mapping_events_setup(struct collector *c, char *err_msg, size_t err_len)
+{
+	const struct perf_event_attr *attr = tracker__mapping_attr(c->tracker);
+	int n = libbpf_num_possible_cpus();
+
+	if (!attr || n <= 0)
+		return 0;
+	c->map_online = calloc(n, sizeof(*c->map_online));
+	c->map_opener = c->map_online ? perf_opener__start(attr) : NULL;
+	if (!c->map_opener) {
+		snprintf(err_msg, err_len, "cannot start the mapping events' opener: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	c->nr_possible = n;
+	tracker__set_mapping_opener(c->tracker, open_mapping_cpu, c->map_opener);
+	return 0;
+}
+
 /*
  * Keep only what reading other processes needs (privileges.h), before any
  * thread starts, so that every thread runs with the narrowed sets.
@@ -709,6 +740,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		err_msg, err_len);
 	if (!c->tracker)
 		return -errno;
+	err = mapping_events_setup(c, err_msg, err_len);
+	if (err)
+		return err;
 	err = drop_privileges(c, err_msg, err_len);
 	if (err)
 		return err;
@@ -882,6 +916,8 @@ int main(int argc, char **argv)
 		if (elapsed - last_tick >= 1.0) {
 			/* CPU hotplug, and the rate the kernel lets us sample at */
 			sampler__check(c.sampler);
+			if (c.map_online && !cpus_online(c.map_online, c.nr_possible))
+				tracker__check_cpus(c.tracker, c.map_online, c.nr_possible);
 			if (o->pid)
 				refresh_target(&c);
 			if (c.otel)
@@ -954,6 +990,8 @@ cleanup:
 	/* the drains read the registry; freeing the registry retires every state */
 	drains__free(c.drains);
 	tracker__free(c.tracker);
+	perf_opener__stop(c.map_opener);
+	free(c.map_online);
 	unwinder__stop(c.unwinder);
 	thread_registry__free(c.reg);
 	thread_registry__unregister_thread();

@@ -65,6 +65,10 @@ struct collector {
 	uint64_t no_trace; /* samples left out: their trace was not handed over */
 	uint64_t traces_exported;
 	uint64_t stacks_cut; /* user stacks cut at a return address in no executable mapping */
+	/* the mapping events' CPUs: the online ones, and the opener of new ones */
+	bool *map_online;
+	int nr_possible;
+	struct perf_opener *map_opener;
 	uint64_t frames_uncertain; /* user frames named by their mapping only (export_result) */
 	struct export_result last; /* the latest file's counts */
 	char node[256];		   /* the node label: $NODE_NAME, else the host name */

@@ -11,6 +11,7 @@
 #include "collector/collector.h"
 #include "collector/report.h"
 #include "export/outfiles.h"
+#include "processes/process_state.h"
 #include "processes/tracker.h"
 #include "sampling/drain.h"
 #include "sampling/sampler.h"
@@ -96,6 +97,31 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
 		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
 		us.store.bytes / 1048576.0);
+}
+
+/* how processes' mappings were followed */
+static void print_mappings_summary(const struct collector *c)
+{
+	struct process_states_stats ps;
+	struct tracker_stats ts;
+
+	process_states__stats(c->states, &ps);
+	tracker__stats(c->tracker, &ts);
+	fprintf(stderr,
+		"ctxprof: mappings: %llu reads of /proc/PID/maps (%llu changed, %llu bad lines), "
+		"%llu snapshots, %llu taken from a parent at fork; ",
+		(unsigned long long)ps.reads, (unsigned long long)ps.reads_changed,
+		(unsigned long long)ps.bad_lines, (unsigned long long)ps.snapshots,
+		(unsigned long long)ps.inherited);
+	if (ts.mapping_events_on)
+		fprintf(stderr,
+			"the kernel reported %llu new executable mappings (%llu applied), %llu "
+			"reports lost, %llu CPUs with a gap\n",
+			(unsigned long long)ts.mapping_events, (unsigned long long)ps.mapped,
+			(unsigned long long)ts.mapping_events_lost,
+			(unsigned long long)ts.mapping_events_gaps);
+	else
+		fprintf(stderr, "no kernel reports of new mappings\n");
 }
 
 /* what was read of OpenTelemetry's process and thread context; nothing when none */
@@ -219,6 +245,7 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 		(unsigned long long)st[SAMPLER_STAT_USTACK_ERR],
 		(unsigned long long)st[SAMPLER_STAT_KSTACK_ERR]);
 	print_unwind_summary(c, st);
+	print_mappings_summary(c);
 	if (c->opts.all || c->opts.children) {
 		struct tracker_stats ts;
 

@@ -122,30 +122,101 @@ const struct mapping *mappings__find(const struct mappings *m, uint64_t addr)
 	return &m->maps[lo - 1];
 }
 
-int mappings_history__add(struct mappings_history *h, struct mappings *m, uint32_t gen,
-			  uint64_t since_ns)
+/* room for one more generation: the oldest goes past MAPPINGS_HISTORY_MAX */
+static int make_room(struct mappings_history *h)
 {
+	unsigned int cap;
+	struct mappings_entry *e;
+
 	if (h->nr == MAPPINGS_HISTORY_MAX) {
 		mappings__put(h->e[0].snap);
 		memmove(&h->e[0], &h->e[1], (h->nr - 1) * sizeof(h->e[0]));
 		h->nr--;
 	}
-	if (h->nr == h->cap) {
-		unsigned int cap = h->cap ? h->cap * 2 : 2;
-		struct mappings_entry *e;
-
-		if (cap > MAPPINGS_HISTORY_MAX)
-			cap = MAPPINGS_HISTORY_MAX;
-		e = realloc(h->e, cap * sizeof(*e));
-		if (!e) {
-			mappings__put(m);
-			return -ENOMEM;
-		}
-		h->e = e;
-		h->cap = cap;
-	}
-	h->e[h->nr++] = (struct mappings_entry){m, since_ns, gen};
+	if (h->nr < h->cap)
+		return 0;
+	cap = h->cap ? h->cap * 2 : 2;
+	if (cap > MAPPINGS_HISTORY_MAX)
+		cap = MAPPINGS_HISTORY_MAX;
+	e = realloc(h->e, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	h->e = e;
+	h->cap = cap;
 	return 0;
+}
+
+static bool same_mapping(const struct mapping *a, const struct mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       mapping__same_file(a, b);
+}
+
+/* whether @m has a mapping that @other lacks, widening [*lo, *hi) to hold it */
+static void widen_by_missing(const struct mappings *m, const struct mappings *other, uint64_t *lo,
+			     uint64_t *hi)
+{
+	const struct mapping *o;
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++) {
+		o = mappings__find(other, m->maps[i].start);
+		if (o && same_mapping(o, &m->maps[i]))
+			continue;
+		if (*lo == *hi || m->maps[i].start < *lo)
+			*lo = m->maps[i].start;
+		if (*lo == *hi || m->maps[i].end > *hi)
+			*hi = m->maps[i].end;
+	}
+}
+
+int mappings_history__add(struct mappings_history *h, struct mappings *m, uint32_t gen,
+			  uint64_t read_ns)
+{
+	const struct mappings_entry *prev = h->nr ? &h->e[h->nr - 1] : NULL;
+	struct mappings_entry e = {.snap = m, .since_ns = read_ns, .read_ns = read_ns, .gen = gen};
+
+	if (prev) {
+		/* the mappings either side has and the other lacks, changed some
+		 * time after the previous read */
+		widen_by_missing(m, prev->snap, &e.chg_start, &e.chg_end);
+		widen_by_missing(prev->snap, m, &e.chg_start, &e.chg_end);
+		e.chg_t0 = prev->read_ns;
+		e.chg_t1 = read_ns;
+	}
+	if (make_room(h)) {
+		mappings__put(m);
+		return -ENOMEM;
+	}
+	h->e[h->nr++] = e;
+	return 0;
+}
+
+int mappings_history__announce(struct mappings_history *h, uint32_t gen, uint64_t time_ns,
+			       uint64_t start, uint64_t end)
+{
+	struct mappings_entry e;
+
+	if (!h->nr || make_room(h))
+		return -ENOMEM;
+	e = h->e[h->nr - 1];
+	e.snap = mappings__get(e.snap);
+	e.since_ns = time_ns;
+	e.gen = gen;
+	e.chg_start = start;
+	e.chg_end = end;
+	e.chg_t0 = e.chg_t1 = time_ns;
+	h->e[h->nr++] = e;
+	return 0;
+}
+
+void mappings_history__settle(struct mappings_history *h, struct mappings *m, uint64_t read_ns)
+{
+	struct mappings_entry *e = &h->e[h->nr - 1];
+
+	mappings__put(e->snap);
+	e->snap = m;
+	e->read_ns = read_ns;
 }
 
 const struct mapping *mappings_history__find(const struct mappings_history *h, uint64_t addr,
@@ -170,36 +241,69 @@ const struct mapping *mappings_history__find(const struct mappings_history *h, u
 	return m;
 }
 
-static bool same_mapping(const struct mapping *a, const struct mapping *b)
+/* a change at @addr whose time may lie inside (@from, @to) */
+static bool changed_between(const struct mappings_history *h, uint64_t addr, uint64_t from,
+			    uint64_t to)
 {
-	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
-	       mapping__same_file(a, b);
+	unsigned int i;
+
+	for (i = 0; i < h->nr; i++) {
+		const struct mappings_entry *e = &h->e[i];
+
+		if (addr >= e->chg_start && addr < e->chg_end && e->chg_t1 > from && e->chg_t0 < to)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the snapshot of entry @k shows what the image had at @addr from
+ * @ws to @we: no change at @addr between its read and that window, nor
+ * inside the window.  (A change exactly at @ws, the window's own, counts
+ * only when the snapshot was read before it.)
+ */
+static bool stands_for(const struct mappings_history *h, unsigned int k, uint64_t addr, uint64_t ws,
+		       uint64_t we)
+{
+	uint64_t read = h->e[k].read_ns;
+
+	if (read < ws)
+		return !changed_between(h, addr, read, we);
+	return !changed_between(h, addr, ws, read > we ? read : we);
 }
 
 const struct mapping *mappings_history__find_gen(const struct mappings_history *h, uint64_t addr,
 						 uint32_t gen, enum mappings_find *why)
 {
-	const struct mapping *cur, *next;
-	unsigned int k;
+	uint64_t ws, we;
+	unsigned int j, k, n;
 
 	*why = MAPPINGS_FOUND;
 	if (!h->nr)
 		return NULL;
-	/* sampled before the first read: the first snapshot that has it */
-	if (!gen)
-		return mappings_history__find(h, addr, 0, NULL);
-	for (k = h->nr; k-- > 0 && (h->e[k].gen & MAPPINGS_GEN_MASK) != gen;)
+	/* the generation's window; before the first read: up to it */
+	for (j = h->nr; gen && j-- > 0 && (h->e[j].gen & MAPPINGS_GEN_MASK) != gen;)
 		;
-	if (k == UINT_MAX) {
+	if (gen && j == UINT_MAX) {
 		/* gone from the history: a mapping, but not which file then */
 		*why = MAPPINGS_GEN_DROPPED;
 		return mappings_history__find(h, addr, 0, NULL);
 	}
-	cur = mappings__find(h->e[k].snap, addr);
-	next = k + 1 < h->nr ? mappings__find(h->e[k + 1].snap, addr) : NULL;
-	if (cur && k + 1 < h->nr && (!next || !same_mapping(cur, next)))
-		*why = MAPPINGS_CHANGED;
-	return cur ? cur : next;
+	ws = gen ? h->e[j].since_ns : 0;
+	we = !gen ? h->e[0].since_ns : j + 1 < h->nr ? h->e[j + 1].since_ns : UINT64_MAX;
+	/* its own snapshot, then the later ones, then the earlier ones */
+	for (n = 0; n < h->nr; n++) {
+		if (!gen)
+			k = n;
+		else
+			k = n < h->nr - j ? j + n : j - (n - (h->nr - j) + 1);
+		if (n && h->e[k].snap == h->e[gen ? j : 0].snap)
+			continue;
+		if (stands_for(h, k, addr, ws, we))
+			return mappings__find(h->e[k].snap, addr);
+	}
+	*why = MAPPINGS_CHANGED;
+	return mappings__find(h->e[gen ? j : 0].snap, addr);
 }
 
 void mappings_history__release(struct mappings_history *h)

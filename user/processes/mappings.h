@@ -76,11 +76,24 @@ struct mappings {
 	struct mapping maps[];		    /* nr of them, then their paths */
 };
 
-/* one snapshot in an image's history */
+/*
+ * One generation of an image's mappings: from @since_ns until the next
+ * generation's, the image had the mappings of @snap, but where a change
+ * happened between @snap's read and that window (see
+ * mappings_history__find_gen()).  A generation begins with a change: a
+ * new executable mapping the kernel reported (its time exact, its range
+ * known), or one a read of /proc/PID/maps found (some time since the
+ * previous read, over the range of the mappings that differ).
+ */
 struct mappings_entry {
-	struct mappings *snap; /* a reference */
-	uint64_t since_ns;     /* CLOCK_MONOTONIC from when the image had it (read, or forked) */
-	uint32_t gen;	       /* the image's generation of mappings it is: 1, 2, ... */
+	struct mappings *snap; /* a reference: the read that stands for it */
+	uint64_t since_ns;     /* CLOCK_MONOTONIC: the generation's start */
+	uint64_t read_ns;      /* when @snap was read */
+	uint32_t gen;	       /* 1, 2, ...: the image's generations in order */
+	/* the change that began it: [chg_start, chg_end) of addresses, at a
+	 * time in [chg_t0, chg_t1]; chg_start == chg_end: none (the first) */
+	uint64_t chg_start, chg_end;
+	uint64_t chg_t0, chg_t1;
 };
 
 struct mappings_history {
@@ -91,8 +104,9 @@ struct mappings_history {
 
 /* why a frame is named from its mapping only (mappings_history__find_gen()) */
 enum mappings_find {
-	MAPPINGS_FOUND = 0,   /* the mapping it was in */
-	MAPPINGS_CHANGED,     /* another file was there by the next read: which one is unknown */
+	MAPPINGS_FOUND = 0, /* the mapping it was in */
+	MAPPINGS_CHANGED, /* mappings changed at its address around its time: which file is unknown
+			   */
 	MAPPINGS_GEN_DROPPED, /* its generation left the history: the file is unknown */
 };
 
@@ -126,13 +140,30 @@ bool mapping__same_file(const struct mapping *a, const struct mapping *b);
 const struct mapping *mappings__find(const struct mappings *m, uint64_t addr);
 
 /**
- * mappings_history__add() - append @m as generation @gen, the image's
- * mappings from @since_ns on, taking over the caller's reference; the
- * oldest goes past MAPPINGS_HISTORY_MAX.
+ * mappings_history__add() - a generation @gen found by a read: @m, read at
+ * @read_ns, differs from the newest snapshot; the change happened after the
+ * newest's read.  Takes over the caller's reference; the oldest generation
+ * goes past MAPPINGS_HISTORY_MAX.
  * Return: 0 or -ENOMEM (the reference is then dropped).
  */
 int mappings_history__add(struct mappings_history *h, struct mappings *m, uint32_t gen,
-			  uint64_t since_ns);
+			  uint64_t read_ns);
+
+/**
+ * mappings_history__announce() - a generation @gen the kernel reported: a
+ * new executable mapping [@start, @end) at @time_ns.  Until a read settles
+ * it, its snapshot is the newest one (which does not show the change).
+ * Return: 0 or -ENOMEM (nothing added; no history without its newest).
+ */
+int mappings_history__announce(struct mappings_history *h, uint32_t gen, uint64_t time_ns,
+			       uint64_t start, uint64_t end);
+
+/**
+ * mappings_history__settle() - @m, read at @read_ns after every change
+ * announced so far, stands for the newest generation (taking over the
+ * caller's reference).
+ */
+void mappings_history__settle(struct mappings_history *h, struct mappings *m, uint64_t read_ns);
 
 /** mappings_history__latest() - the newest snapshot, NULL when none. */
 static inline struct mappings *mappings_history__latest(const struct mappings_history *h)
@@ -154,12 +185,15 @@ const struct mapping *mappings_history__find(const struct mappings_history *h, u
 /**
  * mappings_history__find_gen() - the mapping holding @addr for a sample
  * taken while generation @gen was the image's newest (its low bits,
- * MAPPINGS_GEN_MASK; 0: before the first, or unknown): that generation's snapshot, unless the next
- * read found another file there (then the mapping is the older one and @why says MAPPINGS_CHANGED:
- * the change happened between the two reads, before or after the sample).  An address that
- * generation did not map but the next one does is the next one's (code mapped since).
- * @why: set to how far the returned mapping's file may be trusted
- * Return: the mapping, or NULL when neither held @addr.
+ * MAPPINGS_GEN_MASK; 0: before the first, or unknown).  A snapshot stands
+ * for that generation at @addr unless a change touching @addr lies between
+ * the snapshot's read and the generation's window, or inside the window (a
+ * change a read found, whose time is known only to lie between two reads):
+ * the generation's own snapshot is tried, then the later ones, then the
+ * earlier ones.  When none stands, the generation's mapping is returned
+ * and @why says MAPPINGS_CHANGED: the file is unknown.
+ * Return: the mapping, or NULL when the snapshot that stands maps nothing
+ * there (or, when none stands, none does).
  */
 const struct mapping *mappings_history__find_gen(const struct mappings_history *h, uint64_t addr,
 						 uint32_t gen, enum mappings_find *why);

@@ -35,7 +35,8 @@ struct process_states {
 	struct event queue[EVENT_QUEUE_MAX];
 	unsigned int nr_queued;
 	struct {
-		_Atomic uint64_t reads, reads_changed, bad_lines, snapshots, inherited, events_lost;
+		_Atomic uint64_t reads, reads_changed, mapped, bad_lines, snapshots, inherited,
+			events_lost;
 	} st;
 };
 
@@ -310,7 +311,7 @@ static struct mappings *add_snapshot(struct process_states *ps, struct process_s
 		return NULL;
 	}
 	if (ps->resolver.attach)
-		ps->resolver.attach(ps->resolver.ctx, pid, snap, prev);
+		ps->resolver.attach(ps->resolver.ctx, pid, snap, prev, 0, 0);
 	snap->owner = &ps->owner;
 	if (mappings_history__add(&st->maps, snap, st->maps_gen + 1, now))
 		return NULL;
@@ -377,6 +378,84 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
 	err = process_states__add_text(ps, st, st->pid, text, len, mono_ns());
 	free(text);
 	return err < 0 ? err : 0;
+}
+
+/*
+ * Generations for the reported mappings of @ev newer than @st's last read;
+ * their range in [*lo, *hi).  With @st->lock.  Return: how many.
+ */
+static unsigned int announce(struct process_state *st, const struct process_mapped *ev,
+			     unsigned int n, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t last_read = st->maps.e[st->maps.nr - 1].read_ns;
+	unsigned int i, done = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ev[i].time_ns <= last_read || ev[i].start >= ev[i].end)
+			continue;
+		if (mappings_history__announce(&st->maps, st->maps_gen + 1, ev[i].time_ns,
+					       ev[i].start, ev[i].end))
+			break;
+		publish_gen(st, ev[i].time_ns);
+		*lo = ev[i].start < *lo ? ev[i].start : *lo;
+		*hi = ev[i].end > *hi ? ev[i].end : *hi;
+		done++;
+	}
+	return done;
+}
+
+int process_states__mapped(struct process_states *ps, struct process_state *st,
+			   const struct process_mapped *ev, unsigned int n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, now, hash = 0;
+	struct mappings *snap = NULL, *prev;
+	struct proc_maps *pm = NULL;
+	unsigned int done = 0;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	/* read after the changes were made: it shows them */
+	err = proc_maps__read_text(st->pid, &text, &len);
+	now = mono_ns();
+	if (!err) {
+		count(&ps->st.reads, 1);
+		hash = hash_bytes(text, len);
+		pm = proc_maps__parse(text, len);
+		err = pm ? 0 : -errno;
+	}
+	free(text);
+	pthread_mutex_lock(&st->lock);
+	/* never read yet: the read is the first generation (or none) */
+	if (!st->maps.nr) {
+		pthread_mutex_unlock(&st->lock);
+		proc_maps__free(pm);
+		return err ? err : process_states__refresh(ps, st);
+	}
+	done = announce(st, ev, n, &lo, &hi);
+	if (done && pm) {
+		prev = mappings_history__latest(&st->maps);
+		snap = mappings__new(pm, mappings__flags(pm), now);
+	}
+	if (snap) {
+		if (ps->resolver.attach)
+			ps->resolver.attach(ps->resolver.ctx, st->pid, snap, prev, lo, hi);
+		snap->owner = &ps->owner;
+		mappings_history__settle(&st->maps, mappings__get(snap), now);
+		st->text_hash = hash;
+		st->text_len = len;
+		st->maps_flags = mappings__flags(pm);
+	}
+	pthread_mutex_unlock(&st->lock);
+	count(&ps->st.mapped, done);
+	if (snap) {
+		atomic_store_explicit(&st->refresh_after_ns, now + PROCESS_STATE_REFRESH_SOON_NS,
+				      memory_order_relaxed);
+		notify(ps, st, snap, pm);
+		mappings__put(snap);
+	}
+	proc_maps__free(pm);
+	return err;
 }
 
 int process_states__inherit(struct process_states *ps, struct thread_registry *reg, uint32_t child,
@@ -486,6 +565,7 @@ void process_states__stats(struct process_states *ps, struct process_states_stat
 {
 	out->reads = atomic_load_explicit(&ps->st.reads, memory_order_relaxed);
 	out->reads_changed = atomic_load_explicit(&ps->st.reads_changed, memory_order_relaxed);
+	out->mapped = atomic_load_explicit(&ps->st.mapped, memory_order_relaxed);
 	out->bad_lines = atomic_load_explicit(&ps->st.bad_lines, memory_order_relaxed);
 	out->snapshots = atomic_load_explicit(&ps->st.snapshots, memory_order_relaxed);
 	out->inherited = atomic_load_explicit(&ps->st.inherited, memory_order_relaxed);

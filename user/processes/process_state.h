@@ -134,11 +134,14 @@ static inline uint32_t process_state__gen_at(const struct process_state *st, uin
  * held, before the snapshot is published; @pid is the process whose
  * /proc/PID/map_files and root the files are opened through; @prev is the
  * image's previous snapshot (NULL for its first), whose files may be reused
- * where a mapping did not change.  @detach runs when a snapshot's last reference goes, on
+ * where a mapping did not change, but in [@fresh_start, @fresh_end), where
+ * the kernel reported new mappings (the same text may name another file:
+ * one rewritten in place).  @detach runs when a snapshot's last reference goes, on
  * any thread, with no lock of ours held.
  */
 struct process_state_resolver {
-	void (*attach)(void *ctx, pid_t pid, struct mappings *snap, const struct mappings *prev);
+	void (*attach)(void *ctx, pid_t pid, struct mappings *snap, const struct mappings *prev,
+		       uint64_t fresh_start, uint64_t fresh_end);
 	void (*detach)(void *ctx, struct mappings *snap);
 	void *ctx;
 };
@@ -169,6 +172,7 @@ struct process_state_subscriber {
 struct process_states_stats {
 	uint64_t reads;		/* /proc/PID/maps reads, unchanged ones included */
 	uint64_t reads_changed; /* of those, reads whose text changed */
+	uint64_t mapped;	/* new executable mappings the kernel reported, in generations */
 	uint64_t bad_lines;	/* unparsable lines in them */
 	uint64_t snapshots;	/* snapshots added (executable mappings changed) */
 	uint64_t inherited;	/* forked children started with their parent's snapshot */
@@ -252,6 +256,26 @@ int process_states__refresh(struct process_states *ps, struct process_state *st)
  */
 int process_states__add_text(struct process_states *ps, struct process_state *st, pid_t pid,
 			     const char *text, size_t len, uint64_t now_ns);
+
+/* a new executable mapping the kernel reported (processes/mmap_events.h) */
+struct process_mapped {
+	uint64_t time_ns; /* CLOCK_MONOTONIC, when it was mapped */
+	uint64_t start;
+	uint64_t end;
+};
+
+/**
+ * process_states__mapped() - @st's process mapped new code (@ev, @n of them,
+ * in time order): each starts a generation of its mappings at its time, for
+ * the samples drained from then on; then its mappings are read, once, and
+ * stand for the newest (the files of the new ranges resolved afresh, even
+ * where the text did not change).  Changes older than the last read are in
+ * it already: skipped.  A process gone before the read keeps generations
+ * whose new ranges name no file.  Tracking thread.
+ * Return: 0 or -errno.
+ */
+int process_states__mapped(struct process_states *ps, struct process_state *st,
+			   const struct process_mapped *ev, unsigned int n);
 
 /**
  * process_states__inherit() - a forked @child starts with @parent's newest

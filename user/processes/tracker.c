@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "processes/lifecycle.h"
+#include "processes/mmap_events.h"
 #include "processes/proc_scan.h"
 #include "processes/thread_registry.h"
 #include "processes/tracker.h"
@@ -24,7 +25,22 @@ struct tracker {
 	_Atomic uint64_t snapshots, tracked;
 	struct trace_writer *tw;    /* the exits of traced threads (opts.tl) */
 	_Atomic uint64_t heartbeat; /* bumped by the thread at each ring poll */
+	/* new executable mappings the kernel reports, NULL without; those
+	 * read off its rings at one poll, then applied per process */
+	struct mmap_events *me;
+	struct mapped_ev *batch;
+	size_t nr_batch, cap_batch;
+	_Atomic uint64_t mapped_skipped; /* reported mappings not applied: batch full */
 };
+
+/* a reported mapping of one process, waiting to be applied */
+struct mapped_ev {
+	uint32_t pid;
+	struct process_mapped m;
+};
+
+/* a poll's reported mappings at most; more wait for the next (counted) */
+#define MAPPED_BATCH_MAX 4096
 
 static bool tracked(struct tracker *t, uint32_t pid)
 {
@@ -99,6 +115,63 @@ static void on_event(void *ctx, const struct lifecycle_record *rec, int err)
 	}
 }
 
+/* on the tracking thread, under mmap_events' lock: keep it for after the poll */
+static void on_mmap(void *ctx, const struct mmap_event *ev)
+{
+	struct tracker *t = ctx;
+	struct mapped_ev *grown;
+
+	/* files only: anonymous code (a JIT's) names no file, nor does [vdso] */
+	if (ev->path[0] != '/' || !tracker__wants(t, ev->pid))
+		return;
+	if (t->nr_batch == t->cap_batch) {
+		size_t cap = t->cap_batch ? t->cap_batch * 2 : 64;
+
+		grown = cap <= MAPPED_BATCH_MAX ? realloc(t->batch, cap * sizeof(*grown)) : NULL;
+		if (!grown) {
+			atomic_fetch_add_explicit(&t->mapped_skipped, 1, memory_order_relaxed);
+			return;
+		}
+		t->batch = grown;
+		t->cap_batch = cap;
+	}
+	t->batch[t->nr_batch++] = (struct mapped_ev){
+		ev->pid, {.time_ns = ev->time_ns, .start = ev->start, .end = ev->start + ev->len}};
+}
+
+static int by_pid_then_time(const void *a, const void *b)
+{
+	const struct mapped_ev *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->m.time_ns < y->m.time_ns ? -1 : x->m.time_ns > y->m.time_ns;
+}
+
+/*
+ * The mappings reported since the last poll, a process at a time: new
+ * generations of its mappings at their times, then one read.  After the
+ * lifecycle records: an exec or fork they follow is applied already.
+ */
+static void apply_mapped(struct tracker *t)
+{
+	struct process_mapped one[64];
+	struct process_state *st;
+	size_t i, j, n;
+
+	t->nr_batch = 0;
+	mmap_events__consume(t->me, on_mmap, t);
+	qsort(t->batch, t->nr_batch, sizeof(*t->batch), by_pid_then_time);
+	for (i = 0; i < t->nr_batch; i = j) {
+		for (j = i, n = 0; j < t->nr_batch && t->batch[j].pid == t->batch[i].pid; j++)
+			if (n < sizeof(one) / sizeof(one[0]))
+				one[n++] = t->batch[j].m;
+		st = process_states__get(t->o.states, t->reg, t->batch[i].pid);
+		if (st)
+			process_states__mapped(t->o.states, st, one, n);
+	}
+}
+
 static void *tracker_thread(void *arg)
 {
 	struct tracker *t = arg;
@@ -113,6 +186,8 @@ static void *tracker_thread(void *arg)
 		n = lifecycle__poll(t->lc, POLL_MS);
 		if (n < 0 && n != -EINTR)
 			break;
+		if (t->me)
+			apply_mapped(t);
 		/* about once a second: let the traces of gone threads go */
 		if (t->tw && ++polls % (1000 / POLL_MS) == 0)
 			trace_writer__sweep(t->tw);
@@ -196,6 +271,7 @@ struct tracker *tracker__open(const struct tracker_opts *opts, char *err, size_t
 		.on_event = on_event,
 	};
 	struct tracker *t;
+	char why[160];
 	int e;
 
 	t = calloc(1, sizeof(*t));
@@ -221,6 +297,13 @@ struct tracker *tracker__open(const struct tracker_opts *opts, char *err, size_t
 		errno = e;
 		return NULL;
 	}
+	/* without them a library swapped between two reads is named by mapping */
+	t->me = mmap_events__new(0, why, sizeof(why));
+	if (!t->me)
+		fprintf(stderr,
+			"ctxprof: no mapping events (%s): code mapped between two reads of a "
+			"process's mappings is named by its mapping only\n",
+			why);
 	return t;
 }
 
@@ -298,6 +381,32 @@ void tracker__stats(struct tracker *t, struct tracker_stats *st)
 	for (i = LIFECYCLE_STAT_DROP_FIRST; i <= LIFECYCLE_STAT_DROP_LAST; i++)
 		st->dropped += bpf[i];
 	st->retired = process_states__nr_retired(t->o.states);
+	if (t->me) {
+		struct mmap_events_stats ms;
+
+		mmap_events__stats(t->me, &ms);
+		st->mapping_events = ms.mmap2;
+		st->mapping_events_lost = ms.lost + ms.malformed;
+		st->mapping_events_gaps = ms.cpus_opened;
+	}
+	st->mapping_events_lost += atomic_load(&t->mapped_skipped);
+	st->mapping_events_on = t->me != NULL;
+}
+
+int tracker__check_cpus(struct tracker *t, const bool *online, int n)
+{
+	return t->me ? mmap_events__check_cpus(t->me, online, n) : 0;
+}
+
+const struct perf_event_attr *tracker__mapping_attr(const struct tracker *t)
+{
+	return t->me ? mmap_events__attr(t->me) : NULL;
+}
+
+void tracker__set_mapping_opener(struct tracker *t, int (*fn)(void *ctx, int cpu), void *ctx)
+{
+	if (t->me)
+		mmap_events__set_opener(t->me, fn, ctx);
 }
 
 void tracker__free(struct tracker *t)
@@ -309,5 +418,7 @@ void tracker__free(struct tracker *t)
 		pthread_join(t->thread, NULL);
 	}
 	lifecycle__free(t->lc);
+	mmap_events__free(t->me);
+	free(t->batch);
 	free(t);
 }

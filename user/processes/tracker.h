@@ -16,6 +16,7 @@
 #define CTXPROF_TRACKER_H
 
 #include <stdbool.h>
+#include <linux/perf_event.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "processes/process_state.h"
@@ -34,13 +35,17 @@ struct tracker_opts {
 };
 
 struct tracker_stats {
-	uint64_t processes; /* live processes in the registry */
-	uint64_t threads;   /* live threads */
-	uint64_t snapshots; /* mapping snapshots taken on exec/fork */
-	uint64_t tracked;   /* with children: processes added to the filter */
-	uint64_t events;    /* lifecycle records applied */
-	uint64_t dropped;   /* lifecycle records lost in BPF (ring full, ...) */
-	uint64_t retired;   /* process states kept past their exit or exec for the export */
+	uint64_t processes;	 /* live processes in the registry */
+	uint64_t threads;	 /* live threads */
+	uint64_t snapshots;	 /* mapping snapshots taken on exec/fork */
+	uint64_t tracked;	 /* with children: processes added to the filter */
+	uint64_t events;	 /* lifecycle records applied */
+	uint64_t dropped;	 /* lifecycle records lost in BPF (ring full, ...) */
+	uint64_t retired;	 /* process states kept past their exit or exec for the export */
+	bool mapping_events_on;	 /* the kernel reports new executable mappings */
+	uint64_t mapping_events; /* new executable mappings it reported */
+	uint64_t mapping_events_lost; /* reports lost (its ring full, malformed, our batch full) */
+	uint64_t mapping_events_gaps; /* CPUs whose reports had a gap (offline, then back) */
 };
 
 /**
@@ -77,6 +82,19 @@ uint64_t tracker__heartbeat(struct tracker *t);
 bool tracker__wants(struct tracker *t, uint32_t pid);
 
 void tracker__stats(struct tracker *t, struct tracker_stats *st);
+
+/*
+ * The kernel's reports of new executable mappings (processes/mmap_events.h)
+ * come from an event per online CPU.  tracker__check_cpus(): main thread,
+ * each second, with the online CPUs: a CPU that went has its event closed,
+ * one that came back gets a new one, through the opener set with
+ * tracker__set_mapping_opener() (a process that kept the capability, forked
+ * at start with tracker__mapping_attr()).  All three do nothing when the
+ * reports could not be had (mapping_events_on false).
+ */
+int tracker__check_cpus(struct tracker *t, const bool *online, int n);
+const struct perf_event_attr *tracker__mapping_attr(const struct tracker *t);
+void tracker__set_mapping_opener(struct tracker *t, int (*fn)(void *ctx, int cpu), void *ctx);
 
 /** tracker__free() - stop the thread, detach; accepts NULL. */
 void tracker__free(struct tracker *t);

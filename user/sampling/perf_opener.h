@@ -13,7 +13,8 @@
  * passed back over a socket (SCM_RIGHTS).  A compromised collector can get
  * nothing else from it.
  *
- * The sampler's only; main thread (one request at a time).
+ * One per kind of event: the sampler's cpu-clock events, the tracker's mapping
+ * events (processes/mmap_events.h).  Main thread (one request at a time).
  */
 #ifndef CTXPROF_PERF_OPENER_H
 #define CTXPROF_PERF_OPENER_H

@@ -537,7 +537,7 @@ static const struct mapping *prev_same(const struct mappings *prev, const struct
 }
 
 void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
-			const struct mappings *prev)
+			const struct mappings *prev, uint64_t fresh_start, uint64_t fresh_end)
 {
 	const struct mapping *old, *last = NULL;
 	bool root_tried = root_fd >= 0 || !pid, root_ours = false;
@@ -558,7 +558,7 @@ void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct map
 			continue;
 		/* a refresh usually finds the file where it was, and a file mapped
 		 * several times in a row is opened once */
-		old = prev_same(prev, m);
+		old = m->end > fresh_start && m->start < fresh_end ? NULL : prev_same(prev, m);
 		if (!old && last && mapping__same_file(last, m))
 			old = last;
 		if (old) {
@@ -602,9 +602,9 @@ void symbolizer__detach(struct symbolizer *s, struct mappings *snap)
 }
 
 static void resolver_attach(void *ctx, pid_t pid, struct mappings *snap,
-			    const struct mappings *prev)
+			    const struct mappings *prev, uint64_t fresh_start, uint64_t fresh_end)
 {
-	symbolizer__attach(ctx, pid, -1, snap, prev);
+	symbolizer__attach(ctx, pid, -1, snap, prev, fresh_start, fresh_end);
 }
 
 static void resolver_detach(void *ctx, struct mappings *snap)

@@ -134,9 +134,11 @@ void symbolizer__resolver(struct symbolizer *s, struct process_state_resolver *o
  * @root_fd: the process's root (proc_root_open()), where paths and debug
  *	files are looked up; -1: opened here from @pid when needed
  * @pid: 0 for no process: files are then found by path in @root_fd only
+ * @fresh_start, @fresh_end: where @prev's files are not reused (new
+ *	mappings the kernel reported: the text may be the same, the file not)
  */
 void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
-			const struct mappings *prev);
+			const struct mappings *prev, uint64_t fresh_start, uint64_t fresh_end);
 
 /** symbolizer__detach() - release what symbolizer__attach() set in @snap. */
 void symbolizer__detach(struct symbolizer *s, struct mappings *snap);
