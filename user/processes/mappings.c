@@ -133,7 +133,7 @@ static int make_room(struct mappings_history *h)
 		memmove(&h->e[0], &h->e[1], (h->nr - 1) * sizeof(h->e[0]));
 		h->nr--;
 	}
-	if (h->nr < h->cap)
+	if (h->e && h->nr < h->cap)
 		return 0;
 	cap = h->cap ? h->cap * 2 : 2;
 	if (cap > MAPPINGS_HISTORY_MAX)
