@@ -128,7 +128,7 @@ static int make_room(struct mappings_history *h)
 	unsigned int cap;
 	struct mappings_entry *e;
 
-	if (h->nr == MAPPINGS_HISTORY_MAX) {
+	if (h->e && h->nr == MAPPINGS_HISTORY_MAX) {
 		mappings__put(h->e[0].snap);
 		memmove(&h->e[0], &h->e[1], (h->nr - 1) * sizeof(h->e[0]));
 		h->nr--;
