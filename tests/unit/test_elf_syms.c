@@ -646,25 +646,6 @@ static void elf_syms__debuglink__stripped_file__name_and_crc(void **state)
 	elf_syms__free(es);
 }
 
-static void elf_syms__note_build_id__notes_of_a_fixture__matches_readelf(void **state)
-{
-	char want[ELF_SYMS_BUILD_ID_HEX], got[ELF_SYMS_BUILD_ID_HEX];
-	struct objdump_sec sec;
-	struct image img;
-
-	image_load(&img, FIXTURE_PIE);
-	readelf_build_id(fixture_path(FIXTURE_PIE), want, sizeof(want));
-	assert_true(objdump_section(fixture_path(FIXTURE_PIE), ".note.gnu.build-id", &sec));
-	assert_true(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 4, got));
-	assert_string_equal(got, want);
-	/* cut anywhere inside: never found past the end, never read past it */
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size - 1, 4, got));
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, 11, 4, got));
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 3, got));
-	assert_false(elf_syms__note_build_id(NULL, 0, 4, got));
-	free(img.buf);
-}
-
 static void elf_syms__open_fd__fd_closed_after_open__still_usable(void **state)
 {
 	struct elf_syms *es;
@@ -1093,9 +1074,15 @@ static void elf_syms__open_mem__long_name__truncated(void **state)
 	free(s.img.buf);
 }
 
-static void elf_syms__open_mem__too_many_symbols__einval(void **state)
+/*
+ * Past ELF_SYMS_MAX_SYMBOLS the table is refused whole (a cut one would
+ * name addresses after the wrong function): the file is still parsed, with
+ * no symbols, and says why.
+ */
+static void elf_syms__open_mem__too_many_symbols__refused_not_cut(void **state)
 {
 	const size_t n = ELF_SYMS_MAX_SYMBOLS + 1;
+	struct elf_syms *es;
 	struct synth s;
 	size_t i;
 
@@ -1103,7 +1090,20 @@ static void elf_syms__open_mem__too_many_symbols__einval(void **state)
 	memcpy(s.strtab, "\0f", 3);
 	for (i = 1; i <= n; i++)
 		synth_sym(&s, i, 1, STB_GLOBAL, STT_FUNC, SYNTH_TEXT_ADDR + i % SYNTH_TEXT_SIZE, 1);
-	assert_open_mem_einval(&s.img, s.img.len);
+	es = elf_syms__open_mem(s.img.buf, s.img.len);
+	assert_non_null(es);
+	assert_true(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 0);
+	assert_null(elf_syms__lookup(es, SYNTH_TEXT_ADDR + 1, NULL));
+	elf_syms__free(es);
+
+	/* one fewer: kept, every one of them */
+	s.syms[n].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+	es = elf_syms__open_mem(s.img.buf, s.img.len);
+	assert_non_null(es);
+	assert_false(elf_syms__over_budget(es));
+	assert_true(elf_syms__nr_symbols(es) > 0);
+	elf_syms__free(es);
 	free(s.img.buf);
 }
 
@@ -1216,7 +1216,6 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_fd__minidebuginfo__local_function_named),
 		cmocka_unit_test(elf_syms__open_mem__corrupt_minidebuginfo__ignored_dynsym_kept),
 		cmocka_unit_test(elf_syms__debuglink__stripped_file__name_and_crc),
-		cmocka_unit_test(elf_syms__note_build_id__notes_of_a_fixture__matches_readelf),
 		cmocka_unit_test(elf_syms__open_fd__fd_closed_after_open__still_usable),
 		cmocka_unit_test(elf_syms__open_fd__not_regular_file__einval),
 		cmocka_unit_test(elf_syms__open_fd__source_file__einval),
@@ -1235,7 +1234,7 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_mem__random_bytes__einval),
 		cmocka_unit_test(elf_syms__open_mem__random_mutations__no_crash),
 		cmocka_unit_test(elf_syms__open_mem__long_name__truncated),
-		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__einval),
+		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__refused_not_cut),
 		cmocka_unit_test(elf_syms__open_mem__synthetic_table__kept_and_settled),
 		cmocka_unit_test(elf_syms__open_mem__no_symbol_table__empty),
 	};

@@ -26,7 +26,7 @@
 
 #include "symbols/elf_syms.h"
 #include "symbols/maps_history.h"
-#include "symbols/safe_open.h"
+#include "elf/safe_open.h"
 #include "fixtures.h"
 #include "symbols/symbolizer.h"
 

@@ -7,7 +7,7 @@
 
 #include "processes/proc_maps.h"
 #include "symbols/maps_history.h"
-#include "symbols/safe_open.h"
+#include "elf/safe_open.h"
 
 static const struct sym_map *snapshot_find(const struct maps_snapshot *snap, uint64_t addr)
 {

@@ -18,7 +18,7 @@
  *
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
- * symbols/debug_file.h), else its .dynsym merged with its MiniDebugInfo
+ * elf/debug_file.h), else its .dynsym merged with its MiniDebugInfo
  * (.gnu_debugdata, see symbols/elf_syms.h); all found when the file is first
  * parsed and cached with it.  C++ and Rust names are demangled for display
  * (symbols/demangle.h), once per symbol.  "[vdso]" mappings are named from
@@ -64,10 +64,12 @@ struct symbolizer_stats {
 	uint64_t elf_opened;	   /* distinct ELF files parsed */
 	uint64_t elf_open_failed;  /* files that could not be opened safely */
 	uint64_t elf_parse_failed; /* files that were not valid ELF */
-	uint64_t elf_by_path;	   /* opened by path: /proc/PID/map_files was refused */
-	uint64_t elf_mismatch;	   /* by path, but another inode than mapped: refused */
-	uint64_t unmapped;	   /* user addresses in no known mapping */
-	uint64_t unnamed;	   /* addresses in a mapping but with no symbol */
+	/* parsed, but their symbols refused: past elf_syms' per-file bounds */
+	uint64_t symbols_over_budget;
+	uint64_t elf_by_path;  /* opened by path: /proc/PID/map_files was refused */
+	uint64_t elf_mismatch; /* by path, but another inode than mapped: refused */
+	uint64_t unmapped;     /* user addresses in no known mapping */
+	uint64_t unnamed;      /* addresses in a mapping but with no symbol */
 	/* separate debug files, looked for when a file has no .symtab */
 	uint64_t debug_files;	     /* found and used */
 	uint64_t debug_missing;	     /* none usable (no -dbgsym package installed?) */

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,10 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "elf/debug_file.h"
+#include "elf/elf_file.h"
+#include "elf/safe_open.h"
 #include "processes/proc_maps.h"
-#include "symbols/debug_file.h"
-#include "symbols/elf_syms.h"
-#include "symbols/safe_open.h"
 #include "unwind/unwind_table.h"
 #include "unwind/unwinder.h"
 #include "util/array.h"
@@ -23,22 +20,26 @@
 #include "util/hash.h"
 #include "util/htable.h"
 
-#define MAX_SEGS     16
-#define BUILD_ID_MAX 64
+#define MAX_SEGS 16
 /* files remembered (tables or verdicts): past it, ones no process maps are forgotten */
 #define MAX_FILES 16384
 /* a pid asked for while the thread is busy waits here (deduplicated) */
 #define MAX_PENDING 65536
-
-struct seg {
-	uint64_t offset;
-	uint64_t vaddr;
-	uint64_t filesz;
-};
+/*
+ * Builds: a slice of CPU time each, the one that has taken least first, so
+ * a new file waits at most a slice behind a long build.  A started build
+ * holds its memory (up to UNWIND_TABLE_MEMORY) until it ends: at most
+ * MAX_STARTED are under way at once, so builds hold at most twice the
+ * budget.  Jobs beyond MAX_JOBS are not queued: their files are built when
+ * a process maps them again.
+ */
+#define BUILD_SLICE_NS (20ull * 1000 * 1000)
+#define MAX_STARTED    2
+#define MAX_JOBS       4096
 
 /* one file's table (or verdict), shared by every process that maps it */
 struct utable {
-	uint8_t build_id[BUILD_ID_MAX];
+	uint8_t build_id[ELF_FILE_BUILD_ID_MAX];
 	uint32_t build_id_len; /* 0: none, keyed by its identity alone */
 	dev_t dev;	       /* the identity it was read under */
 	ino_t ino;
@@ -47,22 +48,32 @@ struct utable {
 	enum unwind_map_kind kind; /* TABLE, FP (no CFI), NO_TABLE (failed) */
 	uint64_t base;
 	uint32_t row_first;
-	uint32_t nr_rows; /* the table's rows; kept when evicted, to know its size */
-	bool in_store;	  /* the rows are in the BPF array now */
-	bool debug_file;  /* built with its debug file's .debug_frame */
-	struct seg segs[MAX_SEGS];
+	uint32_t nr_rows;      /* the table's rows; kept when evicted, to know its size */
+	bool in_store;	       /* the rows are in the BPF array now */
+	bool debug_file;       /* built with its debug file's .debug_frame */
+	struct build_job *job; /* its table is being built: mappings wait, pending */
+	struct elf_load segs[MAX_SEGS];
 	uint32_t nr_segs;
-	uint32_t refs; /* processes mapping it */
+	uint32_t refs; /* mappings of installed processes */
 	uint64_t last_used;
+};
+
+/* one mapping as installed, kept to install the process again when a table lands */
+struct inst_map {
+	uint64_t start, end, pgoff;
+	struct utable *t; /* NULL: anonymous, or a file that could not be read */
+	bool file;	  /* a file mapping */
 };
 
 /* what the BPF unwinder has of one process image (process_state.unwind) */
 struct unwind_proc_state {
 	uint32_t pid;
+	uint32_t exec_id;
 	uint32_t maps_gen; /* process_state.maps_gen it was built from */
 	struct unwind_proc bpf;
-	struct utable **refs;
-	uint32_t nr_refs;
+	struct inst_map *maps;
+	uint32_t nr_maps;
+	uint32_t nr_waiting;		/* mappings whose table is being built */
 	struct unwind_proc_state *next; /* on the release queue */
 };
 
@@ -73,11 +84,31 @@ struct map_copy {
 	bool deleted;
 };
 
+/*
+ * One file's build.  It holds no fd while it waits: the file is opened
+ * again (the very inode, through the mapping) when its sources are read.
+ */
+struct build_job {
+	struct utable *t;
+	uint32_t pid; /* a process that maps it, whose root holds its debug file */
+	struct map_copy map;
+	uint64_t seq;		  /* FIFO among equals */
+	bool with_debug;	  /* the phase that adds the debug file's .debug_frame */
+	bool debug_tried;	  /* that phase ran (or was found to have no debug file) */
+	bool rebuild_debug;	  /* evicted after a build with its debug file: start there */
+	struct unwind_build *b;	  /* the build under way, or NULL */
+	struct unwind_table *own; /* the file's own table, while the debug one builds */
+	int own_err;
+	uint64_t cpu_ns; /* of the builds done before b */
+	char err[160];
+};
+
 struct unwinder {
 	struct unwinder_opts o;
 	struct unwind_store *store;
 	pthread_t thread;
 	bool started;
+	atomic_bool cancel; /* set first by unwinder__stop(): a build stops in one libdw call */
 
 	pthread_mutex_t lock; /* the queues below and the stats */
 	pthread_cond_t wake;
@@ -99,6 +130,12 @@ struct unwinder {
 	uint64_t tick;
 	struct unwind_mapping *scratch;
 	size_t scratch_cap;
+	struct build_job **jobs;
+	size_t nr_jobs, cap_jobs;
+	uint64_t job_seq;
+	bool landed; /* a table landed since waiting processes were looked at */
+	struct unwind_proc_state **waiting; /* installed with tables still building */
+	size_t nr_waiting, cap_waiting;
 };
 
 static void count(struct unwinder *u, uint64_t *c, uint64_t n)
@@ -117,20 +154,29 @@ struct identity {
 	int64_t mtime_ns;
 };
 
+static struct identity identity_of(const struct stat *st)
+{
+	return (struct identity){st->st_dev, st->st_ino, st->st_size,
+				 st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec};
+}
+
 static uint32_t identity_hash(const struct identity *id)
 {
 	return (uint32_t)hash_combine(hash_combine(hash_u64(id->dev), id->ino),
 				      (uint64_t)id->size ^ (uint64_t)id->mtime_ns);
 }
 
+static bool identity_is(const struct utable *t, const struct identity *id)
+{
+	return t->dev == id->dev && t->ino == id->ino && t->size == id->size &&
+	       t->mtime_ns == id->mtime_ns;
+}
+
 static bool identity_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct unwinder *u = ctx;
-	const struct utable *t = u->files[idx];
-	const struct identity *id = key;
 
-	return t->dev == id->dev && t->ino == id->ino && t->size == id->size &&
-	       t->mtime_ns == id->mtime_ns;
+	return identity_is(u->files[idx], key);
 }
 
 struct build_id {
@@ -167,7 +213,7 @@ static int index_file(struct unwinder *u, struct utable *t)
 	return 0;
 }
 
-/* forget files no process maps and whose rows are gone, when there are too many */
+/* forget files no process maps, whose rows are gone and which no job builds */
 static void compact_files(struct unwinder *u)
 {
 	size_t i, n = 0;
@@ -175,10 +221,12 @@ static void compact_files(struct unwinder *u)
 	if (u->nr_files < MAX_FILES)
 		return;
 	for (i = 0; i < u->nr_files; i++) {
-		if (!u->files[i]->refs && !u->files[i]->in_store)
-			free(u->files[i]);
+		struct utable *t = u->files[i];
+
+		if (!t->refs && !t->in_store && !t->job)
+			free(t);
 		else
-			u->files[n++] = u->files[i];
+			u->files[n++] = t;
 	}
 	u->nr_files = 0;
 	htable__clear(&u->by_identity);
@@ -220,37 +268,26 @@ static bool make_room(struct unwinder *u, uint32_t rows)
 	return true;
 }
 
-static int read_segments(Elf *elf, struct utable *t)
+/* the PT_LOAD segments a mapping's bias is found from (fill_mapping()) */
+static int read_segments(const struct elf_file *ef, struct utable *t)
 {
-	size_t i, n;
-	GElf_Phdr ph;
+	const struct elf_load *loads;
+	size_t n;
 
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (i = 0; i < n && t->nr_segs < MAX_SEGS; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->segs[t->nr_segs++] = (struct seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
-	}
+	loads = elf_file__loads(ef, &n);
+	t->nr_segs = n < MAX_SEGS ? (uint32_t)n : MAX_SEGS;
+	memcpy(t->segs, loads, t->nr_segs * sizeof(*loads));
 	return t->nr_segs ? 0 : -EINVAL;
 }
 
-/* build a table from @elf (and @debug_elf), or from the image at @mem; timed */
-static int build_table(struct unwinder *u, Elf *elf, Elf *debug_elf, const void *mem,
-		       size_t mem_len, struct unwind_table **tab, char *err, size_t err_len)
+/* a build is over: its CPU time into the stats */
+static void count_build(struct unwinder *u, uint64_t cpu_ns)
 {
-	uint64_t start = mono_ns(), took;
-	int e;
-
-	e = elf ? unwind_table__build(elf, debug_elf, tab, err, err_len)
-		: unwind_table__build_mem(mem, mem_len, tab, err, err_len);
-	took = mono_ns() - start;
 	pthread_mutex_lock(&u->lock);
-	u->st.build_ns += took;
-	if (took > u->st.build_max_ns)
-		u->st.build_max_ns = took;
+	u->st.build_ns += cpu_ns;
+	if (cpu_ns > u->st.build_max_ns)
+		u->st.build_max_ns = cpu_ns;
 	pthread_mutex_unlock(&u->lock);
-	return e;
 }
 
 /* set @t's kind from the build's result @e and put @tab's rows in the store; frees @tab */
@@ -265,8 +302,13 @@ static void install_rows(struct unwinder *u, struct utable *t, struct unwind_tab
 	}
 	if (e) {
 		t->kind = UNWIND_MAP_NO_TABLE;
-		count(u, &u->st.tables_failed, 1);
-		if (u->o.verbose)
+		count(u,
+		      e == -ETIME	? &u->st.tables_too_slow
+		      : e == -E2BIG	? &u->st.tables_too_large
+		      : e == -ECANCELED ? &u->st.tables_cancelled
+					: &u->st.tables_failed,
+		      1);
+		if (u->o.verbose && e != -ECANCELED)
 			fprintf(stderr, "ctxprof: no unwind table for %s: %s\n", what, err);
 		return;
 	}
@@ -311,230 +353,6 @@ static struct utable *file_new(const struct identity *id)
 }
 
 /*
- * The separate debug file of the file open on @fd, found and checked as the
- * symbolizer finds debug files (build id, debuglink CRC) inside the
- * process's root; NULL without one.  Close @dfd after elf_end().
- */
-static Elf *debug_elf_open(int fd, const struct stat *st, uint32_t pid, const char *path, int *dfd)
-{
-	struct debug_file_result res;
-	struct elf_syms *es;
-	Elf *debug_elf;
-	int root;
-
-	*dfd = -1;
-	es = elf_syms__open_fd(fd);
-	if (!es)
-		return NULL;
-	root = proc_root_open(pid);
-	*dfd = root >= 0 ? debug_file__open_fd(root, path, es, st, &res) : -ENOENT;
-	if (root >= 0)
-		close(root);
-	elf_syms__free(es);
-	if (*dfd < 0)
-		return NULL;
-	debug_elf = elf_begin(*dfd, ELF_C_READ, NULL);
-	if (!debug_elf) {
-		close(*dfd);
-		*dfd = -1;
-	}
-	return debug_elf;
-}
-
-/* the file's own CFI leaves a quarter of its code or more without rows */
-static bool table_has_gaps(int e, const struct unwind_table *tab)
-{
-	if (e == -ENODATA)
-		return true;
-	return !e && tab->stats.covered_bytes < tab->stats.text_bytes / 4 * 3;
-}
-
-/*
- * Build the table of the ELF file open on @fd (@elf) and install it.  Where
- * its own CFI leaves gaps (a program built without unwind tables: only its
- * start files' .eh_frame), its debug file's .debug_frame fills them, if
- * one is installed; @t->debug_file remembers it for a rebuild.
- */
-static void build_file(struct unwinder *u, struct utable *t, Elf *elf, int fd,
-		       const struct stat *st, uint32_t pid, const char *what)
-{
-	struct unwind_table *tab = NULL, *dtab = NULL;
-	char err[160] = "", derr[160];
-	bool rebuild_with_debug = t->debug_file;
-	Elf *debug_elf;
-	int e = -ENODATA, de, dfd;
-
-	if (!rebuild_with_debug)
-		e = build_table(u, elf, NULL, NULL, 0, &tab, err, sizeof(err));
-	if (rebuild_with_debug || table_has_gaps(e, tab)) {
-		debug_elf = debug_elf_open(fd, st, pid, what, &dfd);
-		if (debug_elf) {
-			de = build_table(u, elf, debug_elf, NULL, 0, &dtab, derr, sizeof(derr));
-			elf_end(debug_elf);
-			close(dfd);
-			if (!de && (!tab || dtab->stats.covered_bytes > tab->stats.covered_bytes)) {
-				unwind_table__free(tab);
-				tab = dtab;
-				dtab = NULL;
-				e = 0;
-			}
-			unwind_table__free(dtab);
-		}
-	}
-	/* evicted, and its debug file gone since: what the file has */
-	if (rebuild_with_debug && !tab)
-		e = build_table(u, elf, NULL, NULL, 0, &tab, err, sizeof(err));
-	install_rows(u, t, tab, e, err, what);
-}
-
-/* the table of the file open on @fd, from the cache or built now */
-static struct utable *file_table(struct unwinder *u, int fd, const struct stat *st, uint32_t pid,
-				 const char *what)
-{
-	struct identity id = {st->st_dev, st->st_ino, st->st_size,
-			      st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec};
-	const void *bid = NULL;
-	struct build_id key;
-	struct utable *t;
-	ssize_t bid_len;
-	uint32_t idx;
-	Elf *elf;
-
-	idx = htable__find(&u->by_identity, identity_hash(&id), identity_eq, u, &id);
-	if (idx != HTABLE_NONE) {
-		t = u->files[idx];
-		goto found;
-	}
-	/* read, never mapped: a target truncating the file cannot SIGBUS us */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return NULL;
-	bid_len = dwelf_elf_gnu_build_id(elf, &bid);
-	if (bid_len > 0 && bid_len <= BUILD_ID_MAX) {
-		key = (struct build_id){bid, (uint32_t)bid_len};
-		idx = htable__find(&u->by_build_id, (uint32_t)hash_bytes(bid, bid_len), build_id_eq,
-				   u, &key);
-		if (idx != HTABLE_NONE) {
-			/* the same file elsewhere (another container, a copy) */
-			elf_end(elf);
-			t = u->files[idx];
-			count(u, &u->st.tables_shared, 1);
-			goto found_rebuild;
-		}
-	}
-	t = file_new(&id);
-	if (!t) {
-		elf_end(elf);
-		return NULL;
-	}
-	if (bid_len > 0 && bid_len <= BUILD_ID_MAX) {
-		memcpy(t->build_id, bid, bid_len);
-		t->build_id_len = bid_len;
-	}
-	if (read_segments(elf, t)) {
-		t->kind = UNWIND_MAP_NO_TABLE;
-		count(u, &u->st.tables_failed, 1);
-	} else {
-		build_file(u, t, elf, fd, st, pid, what);
-	}
-	elf_end(elf);
-	if (index_file(u, t)) {
-		free(t);
-		return NULL;
-	}
-	goto out;
-
-found:
-	count(u, &u->st.tables_shared, 1);
-found_rebuild:
-	/* evicted since, or found no room then: build again */
-	if (t->kind == UNWIND_MAP_TABLE && !t->in_store) {
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		if (elf) {
-			build_file(u, t, elf, fd, st, pid, what);
-			elf_end(elf);
-		}
-	}
-out:
-	t->last_used = ++u->tick;
-	return t;
-}
-
-static int vdso_table(struct unwinder *u)
-{
-	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	struct unwind_table *tab = NULL;
-	struct identity none = {0};
-	struct proc_maps *pm;
-	size_t i, len = 0;
-	char err[160] = "";
-	Elf *elf;
-	int e;
-
-	if (!image)
-		return 0;
-	pm = proc_maps__read(getpid());
-	if (!pm)
-		return -errno;
-	for (i = 0; i < pm->nr; i++)
-		if (pm->maps[i].start == (uintptr_t)image)
-			len = pm->maps[i].end - pm->maps[i].start;
-	proc_maps__free(pm);
-	if (!len)
-		return 0;
-	u->vdso = file_new(&none);
-	if (!u->vdso)
-		return -ENOMEM;
-	elf = elf_memory((char *)image, len);
-	if (!elf || read_segments(elf, u->vdso)) {
-		if (elf)
-			elf_end(elf);
-		u->vdso->kind = UNWIND_MAP_FP;
-		return 0;
-	}
-	elf_end(elf);
-	/* the builder works on a private copy of the bytes */
-	e = build_table(u, NULL, NULL, image, len, &tab, err, sizeof(err));
-	install_rows(u, u->vdso, tab, e, err, "[vdso]");
-	/* never evicted: every process maps it */
-	u->vdso->refs = 1;
-	return 0;
-}
-
-/* --- installing a process --------------------------------------------- */
-
-/* BPF's mapping entry for @m of a file with table @t */
-static void fill_mapping(const struct map_copy *m, const struct utable *t,
-			 struct unwind_mapping *out)
-{
-	const struct seg *s = NULL;
-	uint32_t i;
-
-	*out = (struct unwind_mapping){.start = m->start, .end = m->end, .kind = t->kind};
-	if (t->kind != UNWIND_MAP_TABLE)
-		return;
-	if (!t->in_store) {
-		out->kind = UNWIND_MAP_NO_TABLE;
-		return;
-	}
-	/* the loadable segment this part of the file belongs to */
-	for (i = 0; i < t->nr_segs; i++) {
-		if ((t->segs[i].offset & ~4095ull) <= m->pgoff &&
-		    m->pgoff < t->segs[i].offset + t->segs[i].filesz) {
-			s = &t->segs[i];
-			break;
-		}
-	}
-	if (!s) {
-		out->kind = UNWIND_MAP_NO_TABLE;
-		return;
-	}
-	out->bias = m->start - m->pgoff + s->offset - s->vaddr + t->base;
-	out->row_first = t->row_first;
-	out->row_count = t->nr_rows;
-}
-
-/*
  * Without /proc/PID/map_files (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE, or a
  * leader gone before its threads): the path inside the process's root, taken
  * only if it is the inode the mapping names (a file planted at that path in a
@@ -558,6 +376,372 @@ static int open_by_path(uint32_t pid, const struct map_copy *m, struct stat *st)
 	return fd;
 }
 
+/* the very file @pid maps at @m, whatever its path names now */
+static int open_mapped(uint32_t pid, const struct map_copy *m, struct stat *st)
+{
+	int fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, st);
+
+	return fd >= 0 ? fd : open_by_path(pid, m, st);
+}
+
+/* --- builds ------------------------------------------------------------ */
+
+/*
+ * Queue the build of @t's table, the file being the one @pid maps at @m.
+ * Return: false when the queue is full (the file is built when a process
+ * maps it again).
+ */
+static bool job_queue(struct unwinder *u, struct utable *t, uint32_t pid, const struct map_copy *m,
+		      bool rebuild_debug)
+{
+	struct build_job *j;
+
+	if (u->nr_jobs >= MAX_JOBS ||
+	    array_grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1, sizeof(*u->jobs), 64))
+		return false;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return false;
+	j->t = t;
+	j->pid = pid;
+	j->map = *m;
+	j->seq = u->job_seq++;
+	j->rebuild_debug = rebuild_debug;
+	j->with_debug = rebuild_debug;
+	j->own_err = -ENODATA;
+	u->jobs[u->nr_jobs++] = j;
+	t->job = j;
+	count(u, &u->st.tables_building, 1);
+	return true;
+}
+
+/* the file's own CFI leaves a quarter of its code or more without rows */
+static bool table_has_gaps(int e, const struct unwind_table *tab)
+{
+	if (e == -ENODATA)
+		return true;
+	return !e && tab->stats.covered_bytes < tab->stats.text_bytes / 4 * 3;
+}
+
+/*
+ * The separate debug file of @ef, found and checked as the symbolizer
+ * finds debug files (build id, debuglink CRC) inside the process's root;
+ * NULL without one.
+ */
+static struct elf_file *debug_open(const struct elf_file *ef, const struct stat *st, uint32_t pid,
+				   const char *path)
+{
+	struct debug_file_key key = {0};
+	struct debug_file_result res;
+	struct elf_file *dbg;
+	int root;
+
+	key.build_id = elf_file__build_id(ef, &key.build_id_len);
+	key.debuglink = elf_file__debuglink(ef, &key.crc);
+	if (!key.build_id && !key.debuglink)
+		return NULL;
+	root = proc_root_open(pid);
+	if (root < 0)
+		return NULL;
+	dbg = debug_file__open(root, path, &key, st, NULL, NULL, &res);
+	close(root);
+	return dbg;
+}
+
+/*
+ * Start the job's next build: open the file again (and its debug file in
+ * the debug phase), check it is still the one the cache entry is for, and
+ * read its sources.  Return: 0 with j->b set, 1 when the debug phase has
+ * no debug file to add, or -errno.
+ */
+static int job_start(struct unwinder *u, struct build_job *j)
+{
+	struct unwind_table_limits lim = {.cancel = &u->cancel};
+	struct elf_file *ef, *dbg = NULL;
+	struct identity id;
+	struct stat st;
+	int fd, e;
+
+	fd = open_mapped(j->pid, &j->map, &st);
+	if (fd < 0)
+		return j->with_debug ? 1 : fd;
+	id = identity_of(&st);
+	ef = identity_is(j->t, &id) ? elf_file__open_fd(fd) : NULL;
+	e = ef ? 0 : -ESTALE;
+	close(fd);
+	if (e)
+		return j->with_debug ? 1 : e;
+	if (j->with_debug) {
+		dbg = debug_open(ef, &st, j->pid, j->map.path);
+		if (!dbg) {
+			elf_file__free(ef);
+			return 1;
+		}
+	}
+	e = unwind_build__start(ef, dbg, &lim, &j->b, j->err, sizeof(j->err));
+	elf_file__free(dbg);
+	elf_file__free(ef);
+	return e;
+}
+
+/*
+ * The table a finished job lands: the file's own, or the one with its
+ * debug file's CFI when that covers more.  Where its own CFI leaves gaps (a
+ * program built without unwind tables: only its start files' .eh_frame),
+ * the debug phase follows; @t->debug_file remembers it for a rebuild.
+ * Return: true when the job is over (the table or verdict landed).
+ */
+static bool job_phase_done(struct unwinder *u, struct build_job *j, int e, struct unwind_table *tab)
+{
+	if (!j->with_debug) {
+		j->own = tab;
+		j->own_err = e;
+		if (!j->debug_tried && e != -ECANCELED && table_has_gaps(e, tab)) {
+			j->with_debug = true;
+			return false;
+		}
+	} else {
+		j->debug_tried = true;
+		if (tab && (!j->own || tab->stats.covered_bytes > j->own->stats.covered_bytes)) {
+			unwind_table__free(j->own);
+			j->own = tab;
+			j->own_err = 0;
+			tab = NULL;
+		}
+		unwind_table__free(tab);
+		/* evicted after a build with its debug file, gone since: what the file has */
+		if (j->rebuild_debug && !j->own && e != -ECANCELED) {
+			j->rebuild_debug = false;
+			j->with_debug = false;
+			return false;
+		}
+	}
+	install_rows(u, j->t, j->own, j->own ? 0 : j->own_err, j->err, j->map.path);
+	j->own = NULL;
+	return true;
+}
+
+static void job_free(struct unwinder *u, size_t idx)
+{
+	struct build_job *j = u->jobs[idx];
+
+	j->t->job = NULL;
+	u->landed = true;
+	unwind_build__free(j->b);
+	unwind_table__free(j->own);
+	free(j);
+	u->jobs[idx] = u->jobs[--u->nr_jobs];
+	pthread_mutex_lock(&u->lock);
+	u->st.tables_building--;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* the CPU time @j has taken */
+static uint64_t job_cpu(const struct build_job *j)
+{
+	return j->cpu_ns + (j->b ? unwind_build__cpu_ns(j->b) : 0);
+}
+
+/*
+ * The next job to run: the one that has taken least CPU time (new ones
+ * first), the oldest among equals; only a started one while MAX_STARTED
+ * are under way.
+ */
+static size_t job_pick(struct unwinder *u)
+{
+	size_t i, best = SIZE_MAX, started = 0;
+
+	for (i = 0; i < u->nr_jobs; i++)
+		started += u->jobs[i]->b != NULL;
+	for (i = 0; i < u->nr_jobs; i++) {
+		const struct build_job *j = u->jobs[i];
+
+		if (started >= MAX_STARTED && !j->b)
+			continue;
+		if (best == SIZE_MAX || job_cpu(j) < job_cpu(u->jobs[best]) ||
+		    (job_cpu(j) == job_cpu(u->jobs[best]) && j->seq < u->jobs[best]->seq))
+			best = i;
+	}
+	return best;
+}
+
+/* run the next job for a slice; land what it built when it is over */
+static void job_run(struct unwinder *u)
+{
+	size_t idx = job_pick(u);
+	struct build_job *j = u->jobs[idx];
+	struct unwind_table *tab = NULL;
+	int e = 0;
+
+	if (!j->b) {
+		e = job_start(u, j);
+		if (e < 0 && e != -ENOMEM && !j->b && !j->with_debug &&
+		    (e == -ESTALE || e == -ENOENT || e == -ESRCH || e == -EPERM)) {
+			/* the file is no longer there to read: built when mapped again */
+			j->t->in_store = false;
+			count(u, &u->st.builds_abandoned, 1);
+			job_free(u, idx);
+			return;
+		}
+		/* no debug file: the own table is all there is */
+		if (e == 1)
+			e = -ENODATA;
+	}
+	if (j->b) {
+		e = unwind_build__run(j->b, BUILD_SLICE_NS);
+		if (e == -EAGAIN)
+			return;
+		j->cpu_ns += unwind_build__cpu_ns(j->b);
+		tab = e ? NULL : unwind_build__take(j->b);
+		unwind_build__free(j->b);
+		j->b = NULL;
+	}
+	if (!job_phase_done(u, j, e, tab))
+		return;
+	count_build(u, j->cpu_ns);
+	job_free(u, idx);
+}
+
+/*
+ * The table of the file open on @fd (@pid maps it at @m), from the cache,
+ * or a new entry whose table is queued to be built.
+ */
+static struct utable *file_table(struct unwinder *u, int fd, const struct stat *st, uint32_t pid,
+				 const struct map_copy *m)
+{
+	struct identity id = identity_of(st);
+	const uint8_t *bid = NULL;
+	struct elf_file *ef;
+	struct build_id key;
+	struct utable *t;
+	size_t bid_len = 0;
+	uint32_t idx;
+
+	idx = htable__find(&u->by_identity, identity_hash(&id), identity_eq, u, &id);
+	if (idx != HTABLE_NONE) {
+		t = u->files[idx];
+		goto found;
+	}
+	/* read through elf_file, never mapped: a target truncating it cannot SIGBUS us */
+	ef = elf_file__open_fd(fd);
+	if (ef)
+		bid = elf_file__build_id(ef, &bid_len);
+	if (bid) {
+		key = (struct build_id){bid, (uint32_t)bid_len};
+		idx = htable__find(&u->by_build_id, (uint32_t)hash_bytes(bid, bid_len), build_id_eq,
+				   u, &key);
+		if (idx != HTABLE_NONE) {
+			/* the same file elsewhere (another container, a copy) */
+			elf_file__free(ef);
+			t = u->files[idx];
+			goto found;
+		}
+	}
+	t = file_new(&id);
+	if (!t || index_file(u, t)) {
+		free(t);
+		elf_file__free(ef);
+		return NULL;
+	}
+	if (bid) {
+		memcpy(t->build_id, bid, bid_len);
+		t->build_id_len = bid_len;
+	}
+	if (!ef || read_segments(ef, t)) {
+		t->kind = UNWIND_MAP_NO_TABLE;
+		count(u, &u->st.tables_failed, 1);
+	} else {
+		t->kind = UNWIND_MAP_TABLE; /* no rows yet: built when the queue reaches it */
+		job_queue(u, t, pid, m, false);
+	}
+	elf_file__free(ef);
+	goto out;
+
+found:
+	count(u, &u->st.tables_shared, 1);
+	/* evicted since, found no room then, or left unbuilt: build again */
+	if (t->kind == UNWIND_MAP_TABLE && !t->in_store && !t->job)
+		job_queue(u, t, pid, m, t->debug_file);
+out:
+	t->last_used = ++u->tick;
+	return t;
+}
+
+static int vdso_table(struct unwinder *u)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct unwind_table *tab = NULL;
+	struct identity none = {0};
+	struct elf_file *ef = NULL;
+	struct proc_maps *pm;
+	size_t i, len = 0;
+	char err[160] = "";
+	uint64_t cpu0;
+	int e;
+
+	if (!image)
+		return 0;
+	pm = proc_maps__read(getpid());
+	if (!pm)
+		return -errno;
+	for (i = 0; i < pm->nr; i++)
+		if (pm->maps[i].start == (uintptr_t)image)
+			len = pm->maps[i].end - pm->maps[i].start;
+	proc_maps__free(pm);
+	if (!len)
+		return 0;
+	u->vdso = file_new(&none);
+	if (!u->vdso)
+		return -ENOMEM;
+	ef = elf_file__open_mem(image, len);
+	if (!ef || read_segments(ef, u->vdso)) {
+		elf_file__free(ef);
+		u->vdso->kind = UNWIND_MAP_FP;
+		return 0;
+	}
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	e = unwind_table__build(ef, NULL, NULL, &tab, err, sizeof(err));
+	count_build(u, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+	elf_file__free(ef);
+	install_rows(u, u->vdso, tab, e, err, "[vdso]");
+	/* never evicted: every process maps it */
+	u->vdso->refs = 1;
+	return 0;
+}
+
+/* --- installing a process --------------------------------------------- */
+
+/* BPF's mapping entry for @m of a file with table @t */
+static void fill_mapping(const struct inst_map *m, struct unwind_mapping *out)
+{
+	const struct utable *t = m->t;
+	const struct elf_load *s;
+
+	*out = (struct unwind_mapping){.start = m->start, .end = m->end};
+	if (!t) {
+		/* anonymous code (JIT), or a file we cannot read: frame pointers */
+		out->kind = m->file ? UNWIND_MAP_NO_TABLE : UNWIND_MAP_FP;
+		return;
+	}
+	out->kind = t->kind;
+	if (t->kind != UNWIND_MAP_TABLE)
+		return;
+	/* still building (frame pointers meanwhile), or not in the store */
+	if (t->job || !t->in_store) {
+		out->kind = UNWIND_MAP_NO_TABLE;
+		return;
+	}
+	/* the loadable segment this part of the file belongs to */
+	s = elf_loads__for_mapping(t->segs, t->nr_segs, m->pgoff);
+	if (!s) {
+		out->kind = UNWIND_MAP_NO_TABLE;
+		return;
+	}
+	out->bias = m->start - m->pgoff + s->offset - s->vaddr + t->base;
+	out->row_first = t->row_first;
+	out->row_count = t->nr_rows;
+}
+
 /* the table of the file @pid maps at @m, or NULL (unreadable: counted) */
 static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const struct map_copy *m)
 {
@@ -569,31 +753,100 @@ static struct utable *mapping_table(struct unwinder *u, uint32_t pid, const stru
 		return u->vdso;
 	if (m->path[0] != '/')
 		return NULL;
-	/* the very file mapped there, whatever its path names now */
-	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	if (fd < 0)
-		fd = open_by_path(pid, m, &st);
+	fd = open_mapped(pid, m, &st);
 	if (fd < 0) {
 		count(u, &u->st.files_unreadable, 1);
 		return NULL;
 	}
-	t = file_table(u, fd, &st, pid, m->path);
+	t = file_table(u, fd, &st, pid, m);
 	close(fd);
 	return t;
 }
 
-static void release_proc(struct unwinder *u, struct unwind_proc_state *ups, bool delete_entry)
+static void waiting_del(struct unwinder *u, struct unwind_proc_state *ups)
+{
+	for (size_t i = 0; i < u->nr_waiting; i++) {
+		if (u->waiting[i] == ups) {
+			u->waiting[i] = u->waiting[--u->nr_waiting];
+			return;
+		}
+	}
+}
+
+static void ups_free(struct unwinder *u, struct unwind_proc_state *ups)
 {
 	uint32_t i;
 
+	waiting_del(u, ups);
+	for (i = 0; i < ups->nr_maps; i++)
+		if (ups->maps[i].t && ups->maps[i].t != u->vdso)
+			ups->maps[i].t->refs--;
+	free(ups->maps);
+	free(ups);
+}
+
+static void release_proc(struct unwinder *u, struct unwind_proc_state *ups, bool delete_entry)
+{
 	if (delete_entry)
 		unwind_store__del_proc(u->store, ups->pid, &ups->bpf);
 	else
 		unwind_store__drop_proc_range(u->store, &ups->bpf);
-	for (i = 0; i < ups->nr_refs; i++)
-		ups->refs[i]->refs--;
-	free(ups->refs);
-	free(ups);
+	ups_free(u, ups);
+}
+
+/* put @ups's mappings in the store as their tables are now; count its waiting ones */
+static int put_proc(struct unwinder *u, struct unwind_proc_state *ups, struct unwind_proc *bpf)
+{
+	uint32_t i;
+
+	if (array_grow((void **)&u->scratch, &u->scratch_cap, ups->nr_maps ? ups->nr_maps : 1,
+		       sizeof(*u->scratch), 64))
+		return -ENOMEM;
+	ups->nr_waiting = 0;
+	for (i = 0; i < ups->nr_maps; i++) {
+		fill_mapping(&ups->maps[i], &u->scratch[i]);
+		ups->nr_waiting += ups->maps[i].t && ups->maps[i].t->job;
+	}
+	if (!ups->nr_maps)
+		return -EINVAL;
+	return unwind_store__put_proc(u->store, ups->pid, ups->exec_id, u->scratch, ups->nr_maps,
+				      bpf);
+}
+
+/*
+ * Tables landed: install again the processes that waited for them, from
+ * the mappings they were installed with (their own install replaces that
+ * when their mappings change).
+ */
+static void install_waiting(struct unwinder *u)
+{
+	struct unwind_proc bpf;
+	size_t i = 0;
+
+	u->landed = false;
+	while (i < u->nr_waiting) {
+		struct unwind_proc_state *ups = u->waiting[i];
+		uint32_t k, still = 0;
+
+		for (k = 0; k < ups->nr_maps; k++)
+			still += ups->maps[k].t && ups->maps[k].t->job;
+		if (still == ups->nr_waiting) {
+			i++;
+			continue;
+		}
+		if (put_proc(u, ups, &bpf)) {
+			count(u, &u->st.install_failed, 1);
+		} else {
+			unwind_store__drop_proc_range(u->store, &ups->bpf);
+			ups->bpf = bpf;
+			count(u, &u->st.reinstalls, 1);
+		}
+		ups->nr_waiting = still;
+		if (!still)
+			u->waiting[i] = u->waiting[--u->nr_waiting];
+		else
+			i++;
+	}
 }
 
 /* copy what an install needs out of @st; false when there is nothing to do */
@@ -641,33 +894,29 @@ static void install(struct unwinder *u, uint32_t pid)
 		return;
 	if (!copy_maps(st, &maps, &nr, &gen))
 		goto out_unpin;
-	if (array_grow((void **)&u->scratch, &u->scratch_cap, nr ? nr : 1, sizeof(*u->scratch), 64))
+	if (array_grow((void **)&u->waiting, &u->cap_waiting, u->nr_waiting + 1,
+		       sizeof(*u->waiting), 64))
 		goto out_unpin;
 	ups = calloc(1, sizeof(*ups));
-	if (!ups || !(ups->refs = calloc(nr ? nr : 1, sizeof(struct utable *))))
+	if (!ups || !(ups->maps = calloc(nr ? nr : 1, sizeof(*ups->maps))))
 		goto out_unpin;
 	ups->pid = pid;
+	ups->exec_id = st->exec_id;
 	ups->maps_gen = gen;
+	ups->nr_maps = nr;
 	for (i = 0; i < nr; i++) {
 		t = mapping_table(u, pid, &maps[i]);
-		if (!t) {
-			/* anonymous code (JIT), or a file we cannot read: frame pointers */
-			u->scratch[i] = (struct unwind_mapping){
-				.start = maps[i].start,
-				.end = maps[i].end,
-				.kind = maps[i].path[0] == '/' ? UNWIND_MAP_NO_TABLE
-							       : UNWIND_MAP_FP,
-			};
-			continue;
-		}
-		fill_mapping(&maps[i], t, &u->scratch[i]);
-		if (t != u->vdso) {
+		ups->maps[i] = (struct inst_map){
+			.start = maps[i].start,
+			.end = maps[i].end,
+			.pgoff = maps[i].pgoff,
+			.t = t,
+			.file = maps[i].path[0] == '/',
+		};
+		if (t && t != u->vdso)
 			t->refs++;
-			ups->refs[ups->nr_refs++] = t;
-		}
 	}
-	err = nr ? unwind_store__put_proc(u->store, pid, st->exec_id, u->scratch, nr, &ups->bpf)
-		 : -EINVAL;
+	err = put_proc(u, ups, &ups->bpf);
 	if (err) {
 		count(u, &u->st.install_failed, 1);
 		goto out_unpin;
@@ -683,18 +932,17 @@ static void install(struct unwinder *u, uint32_t pid)
 	prev = st->unwind;
 	st->unwind = ups;
 	pthread_mutex_unlock(&st->lock);
+	/* some of its tables are still building: installed again when they land */
+	if (ups->nr_waiting)
+		u->waiting[u->nr_waiting++] = ups;
 	ups = NULL;
 	/* put_proc replaced the previous install's entry: its range and refs go */
 	if (prev)
 		release_proc(u, prev, false);
 	count(u, &u->st.installs, 1);
 out_unpin:
-	if (ups) {
-		for (i = 0; i < ups->nr_refs; i++)
-			ups->refs[i]->refs--;
-		free(ups->refs);
-		free(ups);
-	}
+	if (ups)
+		ups_free(u, ups);
 	free(maps);
 	process_states__unpin(st);
 	compact_files(u);
@@ -744,11 +992,35 @@ static void on_retired(void *ctx, struct process_state *st)
 	pthread_mutex_unlock(&u->lock);
 }
 
+/*
+ * One round: releases first (they free room the installs may need), then
+ * the installs asked for (never waiting for a build: a file's table is
+ * queued, its mappings walked by frame pointers meanwhile), then one slice
+ * of the builds, then the processes whose tables landed.
+ */
+static void work(struct unwinder *u, struct unwind_proc_state *rel, const uint32_t *batch,
+		 uint32_t n)
+{
+	struct unwind_proc_state *next;
+	uint32_t i;
+
+	for (; rel; rel = next) {
+		next = rel->next;
+		release_proc(u, rel, true);
+	}
+	for (i = 0; i < n && !atomic_load(&u->cancel); i++)
+		install(u, batch[i]);
+	if (u->nr_jobs && !atomic_load(&u->cancel))
+		job_run(u);
+	if (u->landed)
+		install_waiting(u);
+}
+
 static void *unwinder_thread(void *arg)
 {
 	struct unwinder *u = arg;
-	struct unwind_proc_state *rel, *next;
-	uint32_t *batch = NULL, n, i;
+	struct unwind_proc_state *rel;
+	uint32_t *batch = NULL, n;
 	struct timespec ts;
 
 	pthread_setname_np(pthread_self(), "ctxprof-unwind");
@@ -756,7 +1028,7 @@ static void *unwinder_thread(void *arg)
 	batch = malloc(MAX_PENDING * sizeof(*batch));
 	pthread_mutex_lock(&u->lock);
 	while (!u->stop && batch) {
-		if (!u->nr_pending && !u->releases) {
+		if (!u->nr_pending && !u->releases && !u->nr_jobs) {
 			u->busy = false;
 			pthread_cond_broadcast(&u->idle);
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -777,13 +1049,7 @@ static void *unwinder_thread(void *arg)
 		htable__clear(&u->pending_index);
 		pthread_mutex_unlock(&u->lock);
 
-		/* releases first: they free room the installs may need */
-		for (; rel; rel = next) {
-			next = rel->next;
-			release_proc(u, rel, true);
-		}
-		for (i = 0; i < n && !u->stop; i++)
-			install(u, batch[i]);
+		work(u, rel, batch, n);
 
 		pthread_mutex_lock(&u->lock);
 		unwind_store__stats(u->store, &u->st.store);
@@ -802,7 +1068,6 @@ struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, si
 	struct unwinder *u;
 	int e;
 
-	elf_version(EV_CURRENT);
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
@@ -875,6 +1140,8 @@ void unwinder__stop(struct unwinder *u)
 {
 	if (!u || !u->started)
 		return;
+	/* a build under way sees this within one libdw call */
+	atomic_store(&u->cancel, true);
 	pthread_mutex_lock(&u->lock);
 	u->stop = true;
 	pthread_cond_signal(&u->wake);
@@ -893,12 +1160,16 @@ void unwinder__free(struct unwinder *u)
 	unwinder__stop(u);
 	for (rel = u->releases; rel; rel = next) {
 		next = rel->next;
-		free(rel->refs);
+		free(rel->maps);
 		free(rel);
 	}
+	while (u->nr_jobs)
+		job_free(u, u->nr_jobs - 1);
 	for (i = 0; i < u->nr_files; i++)
 		free(u->files[i]);
 	free(u->files);
+	free(u->jobs);
+	free(u->waiting);
 	free(u->vdso);
 	htable__destroy(&u->by_identity);
 	htable__destroy(&u->by_build_id);
