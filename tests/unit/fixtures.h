@@ -48,6 +48,13 @@ void fixture_tmpdir_remove(char *dir);
 void fixture_put(const char *dir, const char *rel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/**
+ * fixture_hostile_elf() - write one of tests/hostile_elf.py's hostile ELF
+ * files into @dir/@name: @args are its arguments ("cfi-slow --bytes 65536").
+ * Return: the path (static storage: copy it before the next call).
+ */
+const char *fixture_hostile_elf(const char *dir, const char *name, const char *args);
+
 /* --- the thread registry */
 
 /**

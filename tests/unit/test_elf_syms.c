@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
+#include "fixtures.h"
 #include "symbols/elf_syms.h"
 
 #define FIXTURE_NOPIE	 "elf_fixture_nopie"
@@ -1198,6 +1200,97 @@ static void elf_syms__open_mem__no_symbol_table__empty(void **state)
 	free(s.img.buf);
 }
 
+/*
+ * The MiniDebugInfo bomb of the budgets' issue, smaller: 1.4 million
+ * functions, all named "f", xz-compressed to a few hundred KiB.  Their
+ * table decompresses past ELF_SYMS_MAX_MINIDEBUG: refused, never parsed;
+ * the file keeps its .dynsym.
+ */
+static void elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_syms *es;
+	int fd;
+
+	fd = open(fixture_hostile_elf(dir, "bomb.so", "minidebug --symbols 1400000"), O_RDONLY);
+	assert_true(fd >= 0);
+	es = elf_syms__open_fd(fd);
+	close(fd);
+	assert_non_null(es);
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_TOO_BIG);
+	assert_int_equal(elf_syms__nr_symbols(es), 1);
+	assert_string_equal(elf_syms__symbol(es, 0, NULL, NULL), "entry");
+	assert_false(elf_syms__over_budget(es));
+	assert_true(elf_syms__bytes(es) < 4096);
+	elf_syms__free(es);
+	fixture_tmpdir_remove(dir);
+}
+
+/*
+ * A MiniDebugInfo whose 20000 functions share one name: the name is kept
+ * once, and what the file holds is what its table holds.
+ */
+static void elf_syms__open_fd__shared_names__kept_once(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_syms *es;
+	size_t i;
+	int fd;
+
+	fd = open(fixture_hostile_elf(dir, "mini.so", "minidebug --symbols 20000"), O_RDONLY);
+	assert_true(fd >= 0);
+	es = elf_syms__open_fd(fd);
+	close(fd);
+	assert_non_null(es);
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_OK);
+	assert_int_equal(elf_syms__nr_symbols(es), 20001);
+	for (i = 1; i < 20000; i += 997)
+		assert_ptr_equal(elf_syms__symbol(es, i, NULL, NULL),
+				 elf_syms__symbol(es, 1, NULL, NULL));
+	/* 24 bytes a symbol, and little else */
+	assert_true(elf_syms__bytes(es) >= 20001 * 24);
+	assert_true(elf_syms__bytes(es) < 20001 * 24 + (256u << 10));
+	elf_syms__free(es);
+	fixture_tmpdir_remove(dir);
+}
+
+/*
+ * The per-file budget: the same table fits one budget and not a smaller
+ * one, refused whole then (no symbol, not a cut table); the file itself is
+ * still read.
+ */
+static void elf_syms__open_file__names_past_budget__refused_whole(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_file *ef;
+	struct elf_syms *es;
+	int fd;
+
+	/* 20000 functions with distinct 200-byte names: 4 MiB of names */
+	fd = open(fixture_hostile_elf(dir, "names.so", "symtab --symbols 20000 --name-len 200"),
+		  O_RDONLY);
+	assert_true(fd >= 0);
+	ef = elf_file__open_fd(fd);
+	close(fd);
+	assert_non_null(ef);
+	es = elf_syms__open_file(ef, 8u << 20);
+	assert_non_null(es);
+	assert_false(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 20000);
+	assert_true(elf_syms__bytes(es) > 20000 * (24 + 200));
+	assert_true(elf_syms__bytes(es) <= 8u << 20);
+	elf_syms__free(es);
+	es = elf_syms__open_file(ef, 2u << 20);
+	assert_non_null(es);
+	assert_true(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 0);
+	assert_null(elf_syms__lookup(es, 0x100000, NULL));
+	assert_true(elf_syms__is_dyn(es));
+	elf_syms__free(es);
+	elf_file__free(ef);
+	fixture_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1237,6 +1330,9 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__refused_not_cut),
 		cmocka_unit_test(elf_syms__open_mem__synthetic_table__kept_and_settled),
 		cmocka_unit_test(elf_syms__open_mem__no_symbol_table__empty),
+		cmocka_unit_test(elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept),
+		cmocka_unit_test(elf_syms__open_fd__shared_names__kept_once),
+		cmocka_unit_test(elf_syms__open_file__names_past_budget__refused_whole),
 	};
 
 	return cmocka_run_group_tests_name("elf_syms", tests, NULL, NULL);

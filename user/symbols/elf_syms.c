@@ -279,6 +279,7 @@ static size_t sym_cands__settle(struct sym_cand *c, size_t n, char *pool)
 /* the kept table from the settled candidates; the pool becomes es->names */
 static int keep_symbols(struct parse *p, struct elf_syms *es, const struct sym_cand *c, size_t n)
 {
+	char *pool;
 	size_t i;
 	int ret;
 
@@ -288,6 +289,13 @@ static int keep_symbols(struct parse *p, struct elf_syms *es, const struct sym_c
 	es->syms = calloc(n, sizeof(*es->syms));
 	if (!es->syms)
 		return -ENOMEM;
+	/* the pool grew by doubling: shrunk to its names, what the file keeps */
+	pool = realloc(p->pool, p->pool_len);
+	if (pool) {
+		mem_budget__give(p->budget, p->pool_cap - p->pool_len);
+		p->pool = pool;
+		p->pool_cap = p->pool_len;
+	}
 	for (i = 0; i < n; i++) {
 		es->syms[i].start = c[i].start;
 		es->syms[i].end = c[i].sec_end;
