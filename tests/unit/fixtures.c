@@ -80,6 +80,20 @@ void fixture_put(const char *dir, const char *rel, const char *fmt, ...)
 	assert_int_equal(fclose(f), 0);
 }
 
+void fixture_read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	*len = st.st_size;
+	*buf = malloc(*len ? *len : 1);
+	assert_non_null(*buf);
+	assert_int_equal(fread(*buf, 1, *len, f), *len);
+	fclose(f);
+}
+
 const char *fixture_hostile_elf(const char *dir, const char *name, const char *args)
 {
 	static char path[PATH_MAX];

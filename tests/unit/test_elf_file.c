@@ -55,20 +55,6 @@ static struct elf_file *open_path(const char *path)
 	return ef;
 }
 
-static void read_whole(const char *path, uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	*len = st.st_size;
-	*buf = malloc(*len);
-	assert_non_null(*buf);
-	assert_int_equal(fread(*buf, 1, *len, f), *len);
-	fclose(f);
-}
-
 /* readelf's answer to @cmd (a pipeline printing one line), into @out */
 static void shell_line(const char *cmd, char *out, size_t len)
 {
@@ -162,7 +148,7 @@ static void elf_notes__build_id__note_section__found_never_past_its_end(void **s
 	const uint8_t *want;
 	size_t len, want_len;
 
-	read_whole(fixture_path(FIXTURE_PIE), &buf, &len);
+	fixture_read_file(fixture_path(FIXTURE_PIE), &buf, &len);
 	ef = elf_file__open_mem(buf, len);
 	assert_non_null(ef);
 	want = elf_file__build_id(ef, &want_len);
@@ -246,7 +232,7 @@ static void elf_file__section_size__lying_compression__refused(void **state)
 	size_t len, idx, zlen;
 	uint8_t *buf;
 
-	read_whole(fixture_path("unwind/unwind_bare_zlib"), &buf, &len);
+	fixture_read_file(fixture_path("unwind/unwind_bare_zlib"), &buf, &len);
 	ef = elf_file__open_mem(buf, len);
 	idx = elf_file__find_section(ef, ".debug_frame");
 	ch = (Elf64_Chdr *)(buf + elf_file__section(ef, idx)->sh_offset);
@@ -356,7 +342,7 @@ static void elf_file__open_mem__hostile_headers__einval(void **state)
 	uint8_t *buf, *orig;
 	size_t len;
 
-	read_whole(fixture_path(FIXTURE_PIE), &orig, &len);
+	fixture_read_file(fixture_path(FIXTURE_PIE), &orig, &len);
 	buf = malloc(len);
 	assert_non_null(buf);
 

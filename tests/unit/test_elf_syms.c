@@ -1200,6 +1200,20 @@ static void elf_syms__open_mem__no_symbol_table__empty(void **state)
 	free(s.img.buf);
 }
 
+/* elf_syms__open_fd() of a tests/hostile_elf.py file made in @dir with @args */
+static struct elf_syms *open_hostile(const char *dir, const char *args)
+{
+	struct elf_syms *es;
+	int fd;
+
+	fd = open(fixture_hostile_elf(dir, "hostile.so", args), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	es = elf_syms__open_fd(fd);
+	close(fd);
+	assert_non_null(es);
+	return es;
+}
+
 /*
  * The MiniDebugInfo bomb of the budgets' issue, smaller: 1.4 million
  * functions, all named "f", xz-compressed to a few hundred KiB.  Their
@@ -1209,14 +1223,8 @@ static void elf_syms__open_mem__no_symbol_table__empty(void **state)
 static void elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept(void **state)
 {
 	char *dir = fixture_tmpdir("elf_syms");
-	struct elf_syms *es;
-	int fd;
+	struct elf_syms *es = open_hostile(dir, "minidebug --symbols 1400000");
 
-	fd = open(fixture_hostile_elf(dir, "bomb.so", "minidebug --symbols 1400000"), O_RDONLY);
-	assert_true(fd >= 0);
-	es = elf_syms__open_fd(fd);
-	close(fd);
-	assert_non_null(es);
 	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_TOO_BIG);
 	assert_int_equal(elf_syms__nr_symbols(es), 1);
 	assert_string_equal(elf_syms__symbol(es, 0, NULL, NULL), "entry");
@@ -1233,15 +1241,9 @@ static void elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept(void **st
 static void elf_syms__open_fd__shared_names__kept_once(void **state)
 {
 	char *dir = fixture_tmpdir("elf_syms");
-	struct elf_syms *es;
+	struct elf_syms *es = open_hostile(dir, "minidebug --symbols 20000");
 	size_t i;
-	int fd;
 
-	fd = open(fixture_hostile_elf(dir, "mini.so", "minidebug --symbols 20000"), O_RDONLY);
-	assert_true(fd >= 0);
-	es = elf_syms__open_fd(fd);
-	close(fd);
-	assert_non_null(es);
 	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_OK);
 	assert_int_equal(elf_syms__nr_symbols(es), 20001);
 	for (i = 1; i < 20000; i += 997)

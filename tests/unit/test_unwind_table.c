@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "elf/elf_file.h"
+#include "fixtures.h"
 #include "unwind/unwind_table.h"
 
 #define LIBC_PATH      "/lib/x86_64-linux-gnu/libc.so.6"
@@ -113,20 +114,6 @@ static int build_path(const char *path, const char *debug_path, struct unwind_ta
 		test_elf__close(&d);
 	test_elf__close(&f);
 	return ret;
-}
-
-static void read_file(const char *path, uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	*len = st.st_size;
-	*buf = malloc(*len ? *len : 1);
-	assert_non_null(*buf);
-	assert_int_equal(fread(*buf, 1, *len, f), *len);
-	fclose(f);
 }
 
 /* the invariants the BPF side relies on, for any table */
@@ -1016,7 +1003,7 @@ static void unwind_table__build__broken_debug_file__own_rows_kept(void **state)
 			off = sh.sh_offset;
 	test_elf__close(&f);
 	assert_true(off != 0);
-	read_file(debug, &buf, &len);
+	fixture_read_file(debug, &buf, &len);
 	memcpy(buf + off, &bad, sizeof(bad));
 	fd = mkstemp(broken);
 	assert_true(fd >= 0);
@@ -1100,7 +1087,7 @@ static void unwind_table__build_mem__empty_garbage_truncated__fail_cleanly(void 
 	assert_null(t);
 
 	fixture_path(path, FIX_LIB);
-	read_file(path, &buf, &len);
+	fixture_read_file(path, &buf, &len);
 	for (size_t cut = 0; cut < len; cut += cut < 256 ? 1 : 97) {
 		ret = unwind_table__build_mem(buf, cut, &t, err, sizeof(err));
 		if (ret == 0) {

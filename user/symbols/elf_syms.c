@@ -17,7 +17,6 @@
 
 #include "elf/debug_file.h"
 #include "symbols/elf_syms.h"
-#include "util/array.h"
 #include "util/mem_budget.h"
 #include "util/ranges.h"
 #include "util/xz.h"
@@ -166,24 +165,10 @@ static int cand_cmp_name(const void *a, const void *b)
 /* room for @len more bytes in the pool, charged */
 static int pool_grow(struct parse *p, size_t len)
 {
-	size_t old_cap = p->pool_cap, cap = old_cap;
-	void *buf = p->pool;
-	int ret;
-
-	if (p->pool_len + len <= old_cap)
-		return 0;
 	if (p->pool_len + len > ELF_SYMS_MAX_NAME_BYTES)
 		return -E2BIG;
-	ret = array_grow(&buf, &cap, p->pool_len + len, 1, 64u << 10);
-	if (ret)
-		return ret;
-	p->pool = buf;
-	p->pool_cap = cap;
-	ret = mem_budget__take(p->budget, cap - old_cap);
-	/* what is charged is what is allocated: a refused charge stops the parse */
-	if (ret)
-		p->pool_cap = old_cap;
-	return ret;
+	return mem_budget__grow(p->budget, (void **)&p->pool, &p->pool_cap, p->pool_len + len, 1,
+				64u << 10);
 }
 
 /*

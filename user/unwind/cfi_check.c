@@ -13,7 +13,6 @@
 
 #include "unwind/cfi_check.h"
 #include "unwind/unwind_table.h"
-#include "util/array.h"
 #include "util/errmsg.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -497,19 +496,11 @@ static uint64_t nregs_of(uint64_t max_reg)
 /* append a CIE (they come in offset order), its array charged to @b */
 static int cies_add(struct cfi_section *sec, struct mem_budget *b, const struct cfi_cie *cie)
 {
-	size_t cap = sec->cap_cies;
-	int ret;
+	int ret = mem_budget__grow(b, (void **)&sec->cies, &sec->cap_cies, sec->nr_cies + 1,
+				   sizeof(*sec->cies), 64);
 
-	ret = array_grow((void **)&sec->cies, &cap, sec->nr_cies + 1, sizeof(*sec->cies), 64);
 	if (ret)
 		return ret;
-	if (cap != sec->cap_cies) {
-		/* cap_cies counts what is charged: the array is freed on failure anyway */
-		ret = mem_budget__take(b, (cap - sec->cap_cies) * sizeof(*sec->cies));
-		if (ret)
-			return ret;
-		sec->cap_cies = cap;
-	}
 	sec->cies[sec->nr_cies++] = *cie;
 	return 0;
 }

@@ -13,7 +13,6 @@
 
 #include "unwind/cfi_check.h"
 #include "unwind/unwind_build.h"
-#include "util/array.h"
 #include "util/errmsg.h"
 
 static const unsigned char elf64_lsb_ident[EI_NIDENT] = {
@@ -49,15 +48,9 @@ static bool shadowed(const struct unwind_build *b, uint64_t lo, uint64_t hi)
 /* room for one more FDE, the array charged to the budget */
 static int fdes_grow(struct unwind_build *b)
 {
-	size_t cap = b->cap_fdes;
-	int ret;
+	int ret = mem_budget__grow(&b->mem, (void **)&b->fdes, &b->cap_fdes, b->nr_fdes + 1,
+				   sizeof(*b->fdes), 256);
 
-	ret = array_grow((void **)&b->fdes, &cap, b->nr_fdes + 1, sizeof(*b->fdes), 256);
-	if (!ret && cap != b->cap_fdes) {
-		ret = mem_budget__take(&b->mem, (cap - b->cap_fdes) * sizeof(*b->fdes));
-		if (!ret)
-			b->cap_fdes = cap;
-	}
 	if (ret)
 		set_err(b->err, b->err_len, "%s",
 			ret == -E2BIG ? "FDEs past the memory budget" : "out of memory");

@@ -19,7 +19,6 @@
 
 #include "unwind/cfi_rules.h"
 #include "unwind/unwind_build.h"
-#include "util/array.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/hash.h"
@@ -74,25 +73,25 @@ static bool rule_eq(const void *ctx, uint32_t idx, const void *key)
 	return !memcmp(&b->rules[idx], key, sizeof(struct unwind_rule));
 }
 
+/*
+ * What the rule index may hold a rule: at 3/4 load after a doubling, and
+ * both slot arrays while it rehashes, about four slots.
+ */
+#define RULE_INDEX_BYTES (4 * sizeof(struct htable_slot))
+
 /* the index of @rule among the build's distinct rules, added if new */
 static int rule_index(struct unwind_build *b, const struct unwind_rule *rule, uint32_t *idx)
 {
 	uint32_t hash = (uint32_t)hash_bytes(rule, sizeof(*rule));
-	size_t cap = b->cap_rules;
 	int ret;
 
 	*idx = htable__find(&b->rule_index, hash, rule_eq, b, rule);
 	if (*idx != HTABLE_NONE)
 		return 0;
-	ret = array_grow((void **)&b->rules, &cap, b->nr_rules + 1, sizeof(*b->rules), 64);
-	if (!ret && cap != b->cap_rules) {
-		/* and the index's slots: two per rule at most */
-		ret = mem_budget__take(
-			&b->mem, (cap - b->cap_rules) *
-					 (sizeof(*b->rules) + 2 * sizeof(struct htable_slot)));
-		if (!ret)
-			b->cap_rules = cap;
-	}
+	ret = mem_budget__grow(&b->mem, (void **)&b->rules, &b->cap_rules, b->nr_rules + 1,
+			       sizeof(*b->rules), 64);
+	if (!ret)
+		ret = mem_budget__take(&b->mem, RULE_INDEX_BYTES);
 	if (!ret)
 		ret = htable__insert(&b->rule_index, hash, (uint32_t)b->nr_rules);
 	if (ret)
@@ -110,7 +109,6 @@ static int rule_index(struct unwind_build *b, const struct unwind_rule *rule, ui
 static int emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule *rule)
 {
 	uint32_t pc = (uint32_t)(vaddr - b->base), idx;
-	size_t cap = b->cap_rows;
 	int ret;
 
 	if (b->emitted >= UNWIND_TABLE_MAX_ROWS) {
@@ -131,12 +129,8 @@ static int emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule
 		goto out_err;
 	if (b->nr_rows && b->rows[b->nr_rows - 1].rule == idx)
 		return 0;
-	ret = array_grow((void **)&b->rows, &cap, b->nr_rows + 1, sizeof(*b->rows), 1024);
-	if (!ret && cap != b->cap_rows) {
-		ret = mem_budget__take(&b->mem, (cap - b->cap_rows) * sizeof(*b->rows));
-		if (!ret)
-			b->cap_rows = cap;
-	}
+	ret = mem_budget__grow(&b->mem, (void **)&b->rows, &b->cap_rows, b->nr_rows + 1,
+			       sizeof(*b->rows), 1024);
 	if (ret)
 		goto out_err;
 	b->rows[b->nr_rows++] = (struct unwind_row){.pc = pc, .rule = idx};

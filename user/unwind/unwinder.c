@@ -396,8 +396,8 @@ static bool job_queue(struct unwinder *u, struct utable *t, uint32_t pid, const 
 {
 	struct build_job *j;
 
-	if (u->nr_jobs >= MAX_JOBS ||
-	    array_grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1, sizeof(*u->jobs), 64))
+	if (u->nr_jobs >= MAX_JOBS || array_grow((void **)&u->jobs, &u->cap_jobs, u->nr_jobs + 1,
+						 sizeof(struct build_job *), 64))
 		return false;
 	j = calloc(1, sizeof(*j));
 	if (!j)
@@ -516,7 +516,12 @@ static bool job_phase_done(struct unwinder *u, struct build_job *j, int e, struc
 			return false;
 		}
 	}
-	install_rows(u, j->t, j->own, j->own ? 0 : j->own_err, j->err, j->map.path);
+	/* no table: the own phase's verdict (it ran, or found no CFI to add to) */
+	install_rows(u, j->t, j->own,
+		     j->own	  ? 0
+		     : j->own_err ? j->own_err
+				  : -ENODATA,
+		     j->err, j->map.path);
 	j->own = NULL;
 	return true;
 }
@@ -895,7 +900,7 @@ static void install(struct unwinder *u, uint32_t pid)
 	if (!copy_maps(st, &maps, &nr, &gen))
 		goto out_unpin;
 	if (array_grow((void **)&u->waiting, &u->cap_waiting, u->nr_waiting + 1,
-		       sizeof(*u->waiting), 64))
+		       sizeof(struct unwind_proc_state *), 64))
 		goto out_unpin;
 	ups = calloc(1, sizeof(*ups));
 	if (!ups || !(ups->maps = calloc(nr ? nr : 1, sizeof(*ups->maps))))

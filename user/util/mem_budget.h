@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/array.h"
+
 struct mem_budget {
 	size_t limit; /* bytes that may be held at once */
 	size_t used;  /* bytes held now */
@@ -43,6 +45,27 @@ static inline void mem_budget__give(struct mem_budget *b, size_t n)
 static inline size_t mem_budget__left(const struct mem_budget *b)
 {
 	return b->limit - b->used;
+}
+
+/**
+ * mem_budget__grow() - array_grow() whose growth is charged to @b: *@cap
+ * counts what is charged, so a caller gives back *@cap * @elem when it
+ * frees *@buf (also after a failure: the array may then be larger than
+ * *@cap, never charged beyond it).
+ * Return: 0, -E2BIG past the budget, -ENOMEM.
+ */
+static inline int mem_budget__grow(struct mem_budget *b, void **buf, size_t *cap, size_t need,
+				   size_t elem, size_t first)
+{
+	size_t new_cap = *cap;
+	int ret = array_grow(buf, &new_cap, need, elem, first);
+
+	if (ret || new_cap == *cap)
+		return ret;
+	ret = mem_budget__take(b, (new_cap - *cap) * elem);
+	if (!ret)
+		*cap = new_cap;
+	return ret;
 }
 
 #endif /* CTXPROF_MEM_BUDGET_H */
