@@ -44,13 +44,14 @@ struct elf_syms;
 /*
  * Bounds against hostile files, per file.  ELF_SYMS_MAX_BYTES is what one
  * parse may hold at once: 40 bytes a candidate symbol while it is read,
- * then 24 bytes a kept one plus its name, plus a decompressed
- * MiniDebugInfo while its symbols are read.  The largest tables measured
- * (bench/README.md) hold a few percent of it: libLLVM-15's .dynsym (46k
- * functions); a debug file of a chromium-sized program (about a million
- * functions, 100-byte names) needs some 170 MiB at its peak and is refused:
- * its frames are named by mapping.  A longer name is cut to
- * ELF_SYMS_MAX_NAME - 1 bytes, as real C++ and Rust names can exceed it.
+ * then 24 bytes a kept one plus its name (each distinct name once), plus a
+ * decompressed MiniDebugInfo (charged twice: its bytes and the decoder's
+ * dictionary) while its symbols are read.  The largest table measured holds
+ * 3 % of it (libLLVM-15's .dynsym: 35k functions, 3.4 MiB); a debug file of
+ * a chromium-sized program (a million functions, 100 MiB of names) passes
+ * ELF_SYMS_MAX_NAME_BYTES and is refused: its frames are named by mapping
+ * (bench/README.md).  A longer name is cut to ELF_SYMS_MAX_NAME - 1 bytes,
+ * as real C++ and Rust names can exceed it.
  */
 #define ELF_SYMS_MAX_BYTES	(128u << 20)
 #define ELF_SYMS_MAX_SYMBOLS	(2u << 20)  /* function symbols of one table */

@@ -448,6 +448,14 @@ static struct elf_file *debug_open(const struct elf_file *ef, const struct stat 
 	return dbg;
 }
 
+static bool same_build_id(const struct utable *t, const struct elf_file *ef)
+{
+	size_t len;
+	const uint8_t *id = elf_file__build_id(ef, &len);
+
+	return id && t->build_id_len == len && !memcmp(t->build_id, id, len);
+}
+
 /*
  * Start the job's next build: open the file again (and its debug file in
  * the debug phase), check it is still the one the cache entry is for, and
@@ -465,12 +473,16 @@ static int job_start(struct unwinder *u, struct build_job *j)
 	fd = open_mapped(j->pid, &j->map, &st);
 	if (fd < 0)
 		return j->with_debug ? 1 : fd;
-	id = identity_of(&st);
-	ef = identity_is(j->t, &id) ? elf_file__open_fd(fd) : NULL;
-	e = ef ? 0 : -ESTALE;
+	ef = elf_file__open_fd(fd);
 	close(fd);
-	if (e)
-		return j->with_debug ? 1 : e;
+	/* still the file of the cache entry: its identity, or its build id */
+	id = identity_of(&st);
+	if (ef && !identity_is(j->t, &id) && !same_build_id(j->t, ef)) {
+		elf_file__free(ef);
+		ef = NULL;
+	}
+	if (!ef)
+		return j->with_debug ? 1 : -ESTALE;
 	if (j->with_debug) {
 		dbg = debug_open(ef, &st, j->pid, j->map.path);
 		if (!dbg) {
