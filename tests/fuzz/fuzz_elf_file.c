@@ -16,9 +16,9 @@
  * real files (see fuzz_elf_syms.c, fuzz_unwind_table.c: static, shared,
  * stripped, MiniDebugInfo, .debug_frame compressed both ways, the kernel's
  * notes) and small bombs of tests/hostile_elf.py:
- *   hostile_elf.py minidebug minidebug_bomb --symbols 20000
- *   hostile_elf.py symtab symtab_names --symbols 500 --name-len 200
- *   hostile_elf.py cfi-slow cfi_slow --bytes 1024 --pairs 100
+ *   hostile_elf.py minidebug minidebug_bomb --symbols 2000
+ *   hostile_elf.py symtab symtab_names --symbols 100 --name-len 200
+ *   hostile_elf.py cfi-slow cfi_slow --bytes 256 --pairs 20
  */
 #include <elf.h>
 #include <stdint.h>

@@ -13,8 +13,8 @@
  *   strip --strip-all tiny_shared.so -o tiny_shared_stripped.so
  *   head -c 64 tiny_static > ehdr_only; head -c 600 tiny_static > cut_tables
  * the budgets' bombs, small (tests/hostile_elf.py):
- *   hostile_elf.py minidebug minidebug_bomb --symbols 20000 (a table in xz)
- *   hostile_elf.py symtab symtab_names --symbols 2000 --name-len 200
+ *   hostile_elf.py minidebug minidebug_bomb --symbols 2000 (a table in xz)
+ *   hostile_elf.py symtab symtab_names --symbols 100 --name-len 200
  * and for MiniDebugInfo and notes (the recipe of elf_fixtures.mk on t.so, a
  * t.c with a static function "hidden" besides _start):
  *   ... objcopy -S --keep-symbols=keep t.debug mini; xz -0 --keep mini (dictionary 256 KiB: a fast

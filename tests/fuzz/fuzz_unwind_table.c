@@ -22,7 +22,7 @@
  *   cie_aug_overread   a CIE "zPPP...": dwarf_next_cfi() reads past the section
  *   cfa_huge_register  DW_CFA_* on register 2^27: libdw reallocs a 2 GB frame
  *   cfi_slow, cfi_big  the budgets' bombs, small: tests/hostile_elf.py cfi-slow
- *	--bytes 1024 --pairs 100 and cfi-big --fdes 50
+ *	--bytes 256 --pairs 20 and cfi-big --fdes 50
  * and a regression case:
  *   slow_unit_tiny_eh_mutant  the slow-unit artifact a smoke run once left at
  *	the repository's root: tiny_eh mutated (code alignment 4, a PT_LOAD
