@@ -48,7 +48,7 @@ struct elf_syms;
  * decompressed MiniDebugInfo (charged twice: its bytes and the decoder's
  * dictionary) while its symbols are read.  The largest table measured holds
  * 3 % of it (libLLVM-15's .dynsym: 35k functions, 3.4 MiB); a debug file of
- * a chromium-sized program (a million functions, 100 MiB of names) passes
+ * a chromium-sized program (a million functions, 100 MiB of names) goes past
  * ELF_SYMS_MAX_NAME_BYTES and is refused: its frames are named by mapping
  * (bench/README.md).  A longer name is cut to ELF_SYMS_MAX_NAME - 1 bytes,
  * as real C++ and Rust names can exceed it.
