@@ -18,9 +18,12 @@ for t in "$@"; do
 	case "$t" in
 	*/fuzz/fuzz_*)
 		corpus=tests/fuzz/corpus/${name#fuzz_}
-		mkdir -p "$log_dir/$name.corpus"
-		# a short smoke run over the seed corpus plus fresh mutations
-		cmd=("$t" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 "$log_dir/$name.corpus")
+		mkdir -p "$log_dir/$name.corpus" "$log_dir/$name.artifacts"
+		# a short smoke run over the seed corpus plus fresh mutations; what
+		# libFuzzer writes (crash-, slow-unit-, oom-) goes under the build
+		# directory, never into the working tree
+		cmd=("$t" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048
+			-artifact_prefix="$log_dir/$name.artifacts/" "$log_dir/$name.corpus")
 		[ -d "$corpus" ] && cmd+=("$corpus")
 		;;
 	*) cmd=("$t") ;;

@@ -26,6 +26,7 @@ ELF_FIXTURE_LDFLAGS := -Wl,--build-id=sha1
 UNIT_EXTRA += $(ELF_FIXTURES) $(DEBUG_ROOT_STAMPS) $(CXX_FIXTURE)
 $(OUTPUT)/tests/test_elf_syms $(OUTPUT)/tests/test_symbolizer: $(ELF_FIXTURES)
 $(OUTPUT)/tests/test_debug_file: $(DEBUG_ROOT_STAMPS)
+$(OUTPUT)/tests/test_elf_file: $(ELF_FIXTURES) $(ELF_FIXTURE_DIR)/elf_fixture_debuglink.debug
 $(OUTPUT)/tests/test_export: $(CXX_FIXTURE)
 
 $(ELF_FIXTURE_DIR)/elf_fixture_nopie: tests/unit/fixtures/elf_fixture.c | $(ELF_FIXTURE_DIR)

@@ -80,6 +80,36 @@ void fixture_put(const char *dir, const char *rel, const char *fmt, ...)
 	assert_int_equal(fclose(f), 0);
 }
 
+void fixture_read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	*len = st.st_size;
+	*buf = malloc(*len ? *len : 1);
+	assert_non_null(*buf);
+	assert_int_equal(fread(*buf, 1, *len, f), *len);
+	fclose(f);
+}
+
+const char *fixture_hostile_elf(const char *dir, const char *name, const char *args)
+{
+	static char path[PATH_MAX];
+	char cmd[2 * PATH_MAX + 256], kind[32];
+	const char *src = getenv("SRCDIR");
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* the kind comes first, the output file next, then its options */
+	assert_int_equal(sscanf(args, "%31s", kind), 1);
+	snprintf(cmd, sizeof(cmd), "python3 '%s/tests/hostile_elf.py' %s '%s' %s",
+		 src && *src ? src : ".", kind, path, args + strlen(kind));
+	if (system(cmd) != 0)
+		fail_msg("cannot make %s: %s", path, cmd);
+	return path;
+}
+
 struct thread_registry *fixture_registry_new(const struct thread_registry_opts *opts)
 {
 	struct thread_registry *r;

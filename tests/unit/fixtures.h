@@ -49,6 +49,19 @@ void fixture_tmpdir_remove(char *dir);
 void fixture_put(const char *dir, const char *rel, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/**
+ * fixture_read_file() - all of @path in a malloc()ed buffer (1 byte for an
+ * empty file) the caller frees; its length in *@len.
+ */
+void fixture_read_file(const char *path, uint8_t **buf, size_t *len);
+
+/**
+ * fixture_hostile_elf() - write one of tests/hostile_elf.py's hostile ELF
+ * files into @dir/@name: @args are its arguments ("cfi-slow --bytes 65536").
+ * Return: the path (static storage: copy it before the next call).
+ */
+const char *fixture_hostile_elf(const char *dir, const char *name, const char *args);
+
 /* --- the thread registry */
 
 /**

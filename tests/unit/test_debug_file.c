@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbols/debug_file.c, and the symbolizer naming frames
+ * Unit tests for user/elf/debug_file.c, and the symbolizer naming frames
  * from what it finds.  Fake target roots built by tests/unit/elf_fixtures.mk
  * hold /bin/elf_fixture_debuglink, stripped of .symtab (so its static
  * function fixture_local_helper is unnamed without its debug file), and that
@@ -20,9 +20,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "symbols/debug_file.h"
+#include "elf/debug_file.h"
+#include "elf/elf_file.h"
+#include "elf/safe_open.h"
 #include "symbols/elf_syms.h"
-#include "symbols/safe_open.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
 #include "symbols/symbolizer.h"
@@ -82,7 +83,7 @@ static uint64_t local_helper_vaddr(void)
  * Name @vaddr of the root's target as the exporter does, through a mapping
  * of the whole file at 0x10000000: in this PIE fixture file offsets are
  * virtual addresses (p_offset == p_vaddr in every PT_LOAD, the linker's
- * default layout; debug_file__open__build_id_path__found_and_checked checks
+ * default layout; elf_syms__open_debug__build_id_path__found_and_checked checks
  * one).
  */
 static const char *name_in_root(struct root *r, struct symbolizer *s, uint64_t vaddr)
@@ -195,7 +196,7 @@ static struct elf_syms *target_open(struct root *r, struct stat *st)
 	return es;
 }
 
-static void debug_file__open__build_id_path__found_and_checked(void **state)
+static void elf_syms__open_debug__build_id_path__found_and_checked(void **state)
 {
 	struct debug_file_result res;
 	struct elf_syms *es, *dbg;
@@ -207,7 +208,7 @@ static void debug_file__open__build_id_path__found_and_checked(void **state)
 
 	root_open(&r, "buildid");
 	es = target_open(&r, &st);
-	dbg = debug_file__open(r.fd, TARGET, es, &st, &res);
+	dbg = elf_syms__open_debug(r.fd, TARGET, es, &st, &res);
 	assert_non_null(dbg);
 	assert_true(res.by_build_id);
 	assert_int_equal(res.tried, 1);
@@ -224,7 +225,7 @@ static void debug_file__open__build_id_path__found_and_checked(void **state)
 	close(r.fd);
 }
 
-static void debug_file__open__other_build_id__refused(void **state)
+static void elf_syms__open_debug__other_build_id__refused(void **state)
 {
 	struct debug_file_result res;
 	struct elf_syms *es;
@@ -234,7 +235,7 @@ static void debug_file__open__other_build_id__refused(void **state)
 	root_open(&r, "wrongid");
 	es = target_open(&r, &st);
 	errno = 0;
-	assert_null(debug_file__open(r.fd, TARGET, es, &st, &res));
+	assert_null(elf_syms__open_debug(r.fd, TARGET, es, &st, &res));
 	assert_int_equal(errno, ENOENT);
 	assert_int_equal(res.build_id_bad, 1);
 	assert_int_equal(res.tried, 1);
@@ -243,7 +244,7 @@ static void debug_file__open__other_build_id__refused(void **state)
 	close(r.fd);
 }
 
-static void debug_file__open__debuglink_crc_mismatch__refused(void **state)
+static void elf_syms__open_debug__debuglink_crc_mismatch__refused(void **state)
 {
 	struct symbolizer_stats st2;
 	struct debug_file_result res;
@@ -254,7 +255,7 @@ static void debug_file__open__debuglink_crc_mismatch__refused(void **state)
 
 	root_open(&r, "badcrc");
 	es = target_open(&r, &st);
-	assert_null(debug_file__open(r.fd, TARGET, es, &st, &res));
+	assert_null(elf_syms__open_debug(r.fd, TARGET, es, &st, &res));
 	assert_int_equal(errno, ENOENT);
 	/* the impostor has the right build id: only its CRC gives it away */
 	assert_int_equal(res.crc_bad, 1);
@@ -271,7 +272,7 @@ static void debug_file__open__debuglink_crc_mismatch__refused(void **state)
 	close(r.fd);
 }
 
-static void debug_file__open__debuglink_in_dot_debug__found_by_link(void **state)
+static void elf_syms__open_debug__debuglink_in_dot_debug__found_by_link(void **state)
 {
 	struct debug_file_result res;
 	struct elf_syms *es, *dbg;
@@ -280,15 +281,61 @@ static void debug_file__open__debuglink_in_dot_debug__found_by_link(void **state
 
 	root_open(&r, "link");
 	es = target_open(&r, &st);
-	dbg = debug_file__open(r.fd, TARGET, es, &st, &res);
+	dbg = elf_syms__open_debug(r.fd, TARGET, es, &st, &res);
 	assert_non_null(dbg);
 	assert_false(res.by_build_id);
 	assert_int_equal(res.crc_bad, 0);
 	elf_syms__free(dbg);
 	/* a relative path has no directory to search */
-	assert_null(debug_file__open(r.fd, "elf_fixture_debuglink", es, &st, &res));
+	assert_null(elf_syms__open_debug(r.fd, "elf_fixture_debuglink", es, &st, &res));
 	elf_syms__free(es);
 	close(r.fd);
+}
+
+/*
+ * The unwinder's search (no test of its own: it wants the debug file's
+ * .debug_frame, not its names): the candidate that passes the checks comes
+ * back open, and one of another build still does not.
+ */
+static void debug_file__open__no_test_of_its_own__checked_candidate_open(void **state)
+{
+	const char *roots[] = {"buildid", "link", "wrongid", "badcrc"};
+	const bool found[] = {true, true, false, false};
+	struct debug_file_result res;
+	const uint8_t *id, *dbg_id;
+	struct debug_file_key key;
+	struct elf_file *ef, *dbg;
+	size_t id_len, dbg_len;
+	struct stat st;
+	struct root r;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		root_open(&r, roots[i]);
+		fd = safe_open_in_root(r.fd, TARGET, SAFE_OPEN_MAX_ELF_SIZE, &st);
+		assert_true(fd >= 0);
+		ef = elf_file__open_fd(fd);
+		close(fd);
+		assert_non_null(ef);
+		id = elf_file__build_id(ef, &id_len);
+		key = (struct debug_file_key){.build_id = id, .build_id_len = id_len};
+		key.debuglink = elf_file__debuglink(ef, &key.crc);
+		assert_non_null(key.debuglink);
+		dbg = debug_file__open(r.fd, TARGET, &key, &st, NULL, NULL, &res);
+		assert_int_equal(dbg != NULL, found[i]);
+		if (dbg) {
+			dbg_id = elf_file__build_id(dbg, &dbg_len);
+			assert_int_equal(dbg_len, id_len);
+			assert_memory_equal(dbg_id, id, id_len);
+			assert_int_not_equal(elf_file__find_section_type(dbg, SHT_SYMTAB), 0);
+		} else {
+			assert_int_equal(errno, ENOENT);
+			assert_int_equal(res.build_id_bad + res.crc_bad, 1);
+		}
+		elf_file__free(dbg);
+		elf_file__free(ef);
+		close(r.fd);
+	}
 }
 
 int main(void)
@@ -297,10 +344,11 @@ int main(void)
 		cmocka_unit_test(symbolizer__user__debug_file_by_build_id__static_function_named),
 		cmocka_unit_test(symbolizer__user__debug_file_by_debuglink__static_function_named),
 		cmocka_unit_test(symbolizer__user__no_debug_file__static_function_unnamed),
-		cmocka_unit_test(debug_file__open__build_id_path__found_and_checked),
-		cmocka_unit_test(debug_file__open__other_build_id__refused),
-		cmocka_unit_test(debug_file__open__debuglink_crc_mismatch__refused),
-		cmocka_unit_test(debug_file__open__debuglink_in_dot_debug__found_by_link),
+		cmocka_unit_test(elf_syms__open_debug__build_id_path__found_and_checked),
+		cmocka_unit_test(elf_syms__open_debug__other_build_id__refused),
+		cmocka_unit_test(elf_syms__open_debug__debuglink_crc_mismatch__refused),
+		cmocka_unit_test(elf_syms__open_debug__debuglink_in_dot_debug__found_by_link),
+		cmocka_unit_test(debug_file__open__no_test_of_its_own__checked_candidate_open),
 	};
 
 	return cmocka_run_group_tests_name("debug_file", tests, NULL, NULL);

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
+#include "fixtures.h"
 #include "symbols/elf_syms.h"
 
 #define FIXTURE_NOPIE	 "elf_fixture_nopie"
@@ -646,25 +648,6 @@ static void elf_syms__debuglink__stripped_file__name_and_crc(void **state)
 	elf_syms__free(es);
 }
 
-static void elf_syms__note_build_id__notes_of_a_fixture__matches_readelf(void **state)
-{
-	char want[ELF_SYMS_BUILD_ID_HEX], got[ELF_SYMS_BUILD_ID_HEX];
-	struct objdump_sec sec;
-	struct image img;
-
-	image_load(&img, FIXTURE_PIE);
-	readelf_build_id(fixture_path(FIXTURE_PIE), want, sizeof(want));
-	assert_true(objdump_section(fixture_path(FIXTURE_PIE), ".note.gnu.build-id", &sec));
-	assert_true(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 4, got));
-	assert_string_equal(got, want);
-	/* cut anywhere inside: never found past the end, never read past it */
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size - 1, 4, got));
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, 11, 4, got));
-	assert_false(elf_syms__note_build_id(img.buf + sec.file_off, sec.size, 3, got));
-	assert_false(elf_syms__note_build_id(NULL, 0, 4, got));
-	free(img.buf);
-}
-
 static void elf_syms__open_fd__fd_closed_after_open__still_usable(void **state)
 {
 	struct elf_syms *es;
@@ -1093,9 +1076,15 @@ static void elf_syms__open_mem__long_name__truncated(void **state)
 	free(s.img.buf);
 }
 
-static void elf_syms__open_mem__too_many_symbols__einval(void **state)
+/*
+ * Past ELF_SYMS_MAX_SYMBOLS the table is refused whole (a cut one would
+ * name addresses after the wrong function): the file is still parsed, with
+ * no symbols, and says why.
+ */
+static void elf_syms__open_mem__too_many_symbols__refused_not_cut(void **state)
 {
 	const size_t n = ELF_SYMS_MAX_SYMBOLS + 1;
+	struct elf_syms *es;
 	struct synth s;
 	size_t i;
 
@@ -1103,7 +1092,20 @@ static void elf_syms__open_mem__too_many_symbols__einval(void **state)
 	memcpy(s.strtab, "\0f", 3);
 	for (i = 1; i <= n; i++)
 		synth_sym(&s, i, 1, STB_GLOBAL, STT_FUNC, SYNTH_TEXT_ADDR + i % SYNTH_TEXT_SIZE, 1);
-	assert_open_mem_einval(&s.img, s.img.len);
+	es = elf_syms__open_mem(s.img.buf, s.img.len);
+	assert_non_null(es);
+	assert_true(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 0);
+	assert_null(elf_syms__lookup(es, SYNTH_TEXT_ADDR + 1, NULL));
+	elf_syms__free(es);
+
+	/* one fewer: kept, every one of them */
+	s.syms[n].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+	es = elf_syms__open_mem(s.img.buf, s.img.len);
+	assert_non_null(es);
+	assert_false(elf_syms__over_budget(es));
+	assert_true(elf_syms__nr_symbols(es) > 0);
+	elf_syms__free(es);
 	free(s.img.buf);
 }
 
@@ -1198,6 +1200,99 @@ static void elf_syms__open_mem__no_symbol_table__empty(void **state)
 	free(s.img.buf);
 }
 
+/* elf_syms__open_fd() of a tests/hostile_elf.py file made in @dir with @args */
+static struct elf_syms *open_hostile(const char *dir, const char *args)
+{
+	struct elf_syms *es;
+	int fd;
+
+	fd = open(fixture_hostile_elf(dir, "hostile.so", args), O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	es = elf_syms__open_fd(fd);
+	close(fd);
+	assert_non_null(es);
+	return es;
+}
+
+/*
+ * The MiniDebugInfo bomb of the budgets' issue, smaller: 1.4 million
+ * functions, all named "f", xz-compressed to a few hundred KiB.  Their
+ * table decompresses past ELF_SYMS_MAX_MINIDEBUG: refused, never parsed;
+ * the file keeps its .dynsym.
+ */
+static void elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_syms *es = open_hostile(dir, "minidebug --symbols 1400000");
+
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_TOO_BIG);
+	assert_int_equal(elf_syms__nr_symbols(es), 1);
+	assert_string_equal(elf_syms__symbol(es, 0, NULL, NULL), "entry");
+	assert_false(elf_syms__over_budget(es));
+	assert_true(elf_syms__bytes(es) < 4096);
+	elf_syms__free(es);
+	fixture_tmpdir_remove(dir);
+}
+
+/*
+ * A MiniDebugInfo whose 20000 functions share one name: the name is kept
+ * once, and what the file holds is what its table holds.
+ */
+static void elf_syms__open_fd__shared_names__kept_once(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_syms *es = open_hostile(dir, "minidebug --symbols 20000");
+	size_t i;
+
+	assert_int_equal(elf_syms__minidebug(es), ELF_SYMS_MINIDEBUG_OK);
+	assert_int_equal(elf_syms__nr_symbols(es), 20001);
+	for (i = 1; i < 20000; i += 997)
+		assert_ptr_equal(elf_syms__symbol(es, i, NULL, NULL),
+				 elf_syms__symbol(es, 1, NULL, NULL));
+	/* 24 bytes a symbol, and little else */
+	assert_true(elf_syms__bytes(es) >= 20001 * 24);
+	assert_true(elf_syms__bytes(es) < 20001 * 24 + (256u << 10));
+	elf_syms__free(es);
+	fixture_tmpdir_remove(dir);
+}
+
+/*
+ * The per-file budget: the same table fits one budget and not a smaller
+ * one, refused whole then (no symbol, not a cut table); the file itself is
+ * still read.
+ */
+static void elf_syms__open_file__names_past_budget__refused_whole(void **state)
+{
+	char *dir = fixture_tmpdir("elf_syms");
+	struct elf_file *ef;
+	struct elf_syms *es;
+	int fd;
+
+	/* 20000 functions with distinct 200-byte names: 4 MiB of names */
+	fd = open(fixture_hostile_elf(dir, "names.so", "symtab --symbols 20000 --name-len 200"),
+		  O_RDONLY);
+	assert_true(fd >= 0);
+	ef = elf_file__open_fd(fd);
+	close(fd);
+	assert_non_null(ef);
+	es = elf_syms__open_file(ef, 8u << 20);
+	assert_non_null(es);
+	assert_false(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 20000);
+	assert_true(elf_syms__bytes(es) > 20000 * (24 + 200));
+	assert_true(elf_syms__bytes(es) <= 8u << 20);
+	elf_syms__free(es);
+	es = elf_syms__open_file(ef, 2u << 20);
+	assert_non_null(es);
+	assert_true(elf_syms__over_budget(es));
+	assert_int_equal(elf_syms__nr_symbols(es), 0);
+	assert_null(elf_syms__lookup(es, 0x100000, NULL));
+	assert_true(elf_syms__is_dyn(es));
+	elf_syms__free(es);
+	elf_file__free(ef);
+	fixture_tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1216,7 +1311,6 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_fd__minidebuginfo__local_function_named),
 		cmocka_unit_test(elf_syms__open_mem__corrupt_minidebuginfo__ignored_dynsym_kept),
 		cmocka_unit_test(elf_syms__debuglink__stripped_file__name_and_crc),
-		cmocka_unit_test(elf_syms__note_build_id__notes_of_a_fixture__matches_readelf),
 		cmocka_unit_test(elf_syms__open_fd__fd_closed_after_open__still_usable),
 		cmocka_unit_test(elf_syms__open_fd__not_regular_file__einval),
 		cmocka_unit_test(elf_syms__open_fd__source_file__einval),
@@ -1235,9 +1329,12 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_mem__random_bytes__einval),
 		cmocka_unit_test(elf_syms__open_mem__random_mutations__no_crash),
 		cmocka_unit_test(elf_syms__open_mem__long_name__truncated),
-		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__einval),
+		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__refused_not_cut),
 		cmocka_unit_test(elf_syms__open_mem__synthetic_table__kept_and_settled),
 		cmocka_unit_test(elf_syms__open_mem__no_symbol_table__empty),
+		cmocka_unit_test(elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept),
+		cmocka_unit_test(elf_syms__open_fd__shared_names__kept_once),
+		cmocka_unit_test(elf_syms__open_file__names_past_budget__refused_whole),
 	};
 
 	return cmocka_run_group_tests_name("elf_syms", tests, NULL, NULL);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/symbols/safe_open.c.  Each test builds a fake container root
+ * Unit tests for user/elf/safe_open.c.  Each test builds a fake container root
  * under a mkdtemp() directory; paths that try to leave it must resolve inside
  * it, which the test proves by giving fakeroot/etc/passwd distinct content.
  * Needs Linux >= 5.6 (openat2); skips on -ENOSYS.
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols/safe_open.h"
+#include "elf/safe_open.h"
 
 #define FAKE_PASSWD "fake-root-passwd\n"
 #define SMALL_MAX   (1u << 20)

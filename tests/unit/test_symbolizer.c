@@ -25,9 +25,9 @@
 #include <cmocka.h>
 
 #include "symbols/elf_syms.h"
+#include "elf/safe_open.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
-#include "symbols/safe_open.h"
 #include "fixtures.h"
 #include "symbols/symbolizer.h"
 

@@ -34,6 +34,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
+#include "fixtures.h"
 #include "unwind/unwind_table.h"
 
 #define LIBC_PATH      "/lib/x86_64-linux-gnu/libc.so.6"
@@ -68,12 +70,14 @@ static void fixture_path(char *buf, const char *name)
 		fail_msg("fixture %s missing: run make check (tests/unit/unwind_fixtures.mk)", buf);
 }
 
-struct elf_file {
+/* a fixture open twice: through libelf, to inspect it, and as the builder reads it */
+struct test_elf {
 	int fd;
 	Elf *elf;
+	struct elf_file *ef;
 };
 
-static void elf_file__open(struct elf_file *f, const char *path)
+static void test_elf__open(struct test_elf *f, const char *path)
 {
 	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -81,46 +85,35 @@ static void elf_file__open(struct elf_file *f, const char *path)
 	/* ELF_C_READ: libelf reads with pread(), never mmap() */
 	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	assert_non_null(f->elf);
+	f->ef = elf_file__open_fd(f->fd);
+	assert_non_null(f->ef);
 }
 
-static void elf_file__close(struct elf_file *f)
+static void test_elf__close(struct test_elf *f)
 {
+	elf_file__free(f->ef);
 	elf_end(f->elf);
 	close(f->fd);
 }
 
 static int build_path(const char *path, const char *debug_path, struct unwind_table **t)
 {
-	struct elf_file f, d = {.fd = -1};
+	struct test_elf f, d = {.fd = -1};
 	char err[256];
 	int ret;
 
-	elf_file__open(&f, path);
+	test_elf__open(&f, path);
 	if (debug_path)
-		elf_file__open(&d, debug_path);
-	ret = unwind_table__build(f.elf, debug_path ? d.elf : NULL, t, err, sizeof(err));
+		test_elf__open(&d, debug_path);
+	ret = unwind_table__build(f.ef, debug_path ? d.ef : NULL, NULL, t, err, sizeof(err));
 	if (ret)
 		print_message("build %s: %d: %s\n", path, ret, err);
 	else
 		assert_string_equal(err, "");
 	if (debug_path)
-		elf_file__close(&d);
-	elf_file__close(&f);
+		test_elf__close(&d);
+	test_elf__close(&f);
 	return ret;
-}
-
-static void read_file(const char *path, uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	*len = st.st_size;
-	*buf = malloc(*len ? *len : 1);
-	assert_non_null(*buf);
-	assert_int_equal(fread(*buf, 1, *len, f), *len);
-	fclose(f);
 }
 
 /* the invariants the BPF side relies on, for any table */
@@ -758,7 +751,7 @@ static void unwind_table__find__lazy_plt__plt_rule(void **state)
 {
 	const struct unwind_rule *r;
 	struct unwind_table *t;
-	struct elf_file f;
+	struct test_elf f;
 	char path[PATH_LEN];
 	Elf_Scn *scn = NULL;
 	uint64_t plt = 0, plt_size = 0;
@@ -768,7 +761,7 @@ static void unwind_table__find__lazy_plt__plt_rule(void **state)
 	(void)state;
 
 	fixture_path(path, FIX_FP_NOPIE);
-	elf_file__open(&f, path);
+	test_elf__open(&f, path);
 	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
 	while ((scn = elf_nextscn(f.elf, scn)))
 		if (gelf_getshdr(scn, &sh) &&
@@ -776,7 +769,7 @@ static void unwind_table__find__lazy_plt__plt_rule(void **state)
 			plt = sh.sh_addr;
 			plt_size = sh.sh_size;
 		}
-	elf_file__close(&f);
+	test_elf__close(&f);
 	assert_true(plt && plt_size >= 32);
 
 	assert_int_equal(build_path(path, NULL, &t), 0);
@@ -988,7 +981,7 @@ static void unwind_table__build__broken_debug_file__own_rows_kept(void **state)
 {
 	char path[PATH_LEN], debug[PATH_LEN], broken[] = "/tmp/unwind_broken_XXXXXX";
 	struct unwind_table *own, *t;
-	struct elf_file f;
+	struct test_elf f;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	size_t shstrndx;
@@ -1002,15 +995,15 @@ static void unwind_table__build__broken_debug_file__own_rows_kept(void **state)
 
 	fixture_path(path, FIX_MIXED);
 	fixture_path(debug, FIX_MIXED_DBG);
-	elf_file__open(&f, debug);
+	test_elf__open(&f, debug);
 	assert_int_equal(elf_getshdrstrndx(f.elf, &shstrndx), 0);
 	while ((scn = elf_nextscn(f.elf, scn)))
 		if (gelf_getshdr(scn, &sh) &&
 		    !strcmp(elf_strptr(f.elf, shstrndx, sh.sh_name), ".debug_frame"))
 			off = sh.sh_offset;
-	elf_file__close(&f);
+	test_elf__close(&f);
 	assert_true(off != 0);
-	read_file(debug, &buf, &len);
+	fixture_read_file(debug, &buf, &len);
 	memcpy(buf + off, &bad, sizeof(bad));
 	fd = mkstemp(broken);
 	assert_true(fd >= 0);
@@ -1033,16 +1026,16 @@ static void unwind_table__build__no_cfi__returns_enodata(void **state)
 {
 	struct unwind_table *t = (void *)1;
 	char path[PATH_LEN], err[128];
-	struct elf_file f;
+	struct test_elf f;
 
 	(void)state;
 
 	fixture_path(path, FIX_BARE_NOCFI);
-	elf_file__open(&f, path);
-	assert_int_equal(unwind_table__build(f.elf, NULL, &t, err, sizeof(err)), -ENODATA);
+	test_elf__open(&f, path);
+	assert_int_equal(unwind_table__build(f.ef, NULL, NULL, &t, err, sizeof(err)), -ENODATA);
 	assert_null(t);
 	assert_non_null(strstr(err, "no CFI"));
-	elf_file__close(&f);
+	test_elf__close(&f);
 }
 
 /* the vdso, as the collector will read it: an image in memory */
@@ -1094,7 +1087,7 @@ static void unwind_table__build_mem__empty_garbage_truncated__fail_cleanly(void 
 	assert_null(t);
 
 	fixture_path(path, FIX_LIB);
-	read_file(path, &buf, &len);
+	fixture_read_file(path, &buf, &len);
 	for (size_t cut = 0; cut < len; cut += cut < 256 ? 1 : 97) {
 		ret = unwind_table__build_mem(buf, cut, &t, err, sizeof(err));
 		if (ret == 0) {

@@ -76,4 +76,5 @@ $(UNWIND_FIXTURE_DIR)/unwind_mixed: $(UNWIND_FIXTURE_DIR)/unwind_mixed.debug
 $(UNWIND_FIXTURE_DIR):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/tests/test_unwind_table: $(UNWIND_FIXTURES)
+# test_elf_file reads their compressed .debug_frame sections too
+$(OUTPUT)/tests/test_unwind_table $(OUTPUT)/tests/test_elf_file: $(UNWIND_FIXTURES)

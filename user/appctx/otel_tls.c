@@ -2,17 +2,16 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "appctx/otel_tls.h"
+#include "elf/elf_file.h"
+#include "elf/safe_open.h"
 #include "processes/proc_maps.h"
 #include "processes/proc_mem.h"
-#include "symbols/safe_open.h"
 
 /* glibc's descriptors for libthread_db: {size in bits, count, offset} */
 enum tdb_desc {
@@ -59,120 +58,93 @@ uint64_t otel_tls__static_offset(uint64_t memsz, uint64_t align, uint64_t vaddr)
 	return (memsz - firstbyte + align - 1) / align * align + firstbyte;
 }
 
-/* the file offset of vaddr @v in @e, from its PT_LOAD headers; false if none holds @len bytes */
-static bool vaddr_to_offset(Elf *e, size_t phnum, uint64_t v, uint64_t len, uint64_t *off)
-{
-	GElf_Phdr ph;
-	size_t i;
+/* the longest .dynstr looked through (libLLVM-15's is 2.6 MiB) */
+#define DYNSTR_MAX (16u << 20)
 
-	for (i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (v >= ph.p_vaddr && v - ph.p_vaddr < ph.p_filesz &&
-		    ph.p_filesz - (v - ph.p_vaddr) >= len) {
-			*off = ph.p_offset + (v - ph.p_vaddr);
-			return true;
-		}
-	}
-	return false;
-}
-
-static void read_tdb(struct tls_file *f, int fd, Elf *e, size_t phnum, enum tdb_desc d,
-		     uint64_t value)
+static void read_tdb(struct tls_file *f, const struct elf_file *ef, enum tdb_desc d, uint64_t value)
 {
+	const struct elf_load *loads;
 	uint64_t off;
+	size_t n;
 
-	if (!vaddr_to_offset(e, phnum, value, sizeof(f->tdb[d]), &off) ||
-	    pread(fd, f->tdb[d], sizeof(f->tdb[d]), (off_t)off) != sizeof(f->tdb[d]))
+	loads = elf_file__loads(ef, &n);
+	if (elf_loads__vaddr_to_offset(loads, n, value, sizeof(f->tdb[d]), &off) ||
+	    elf_file__read(ef, off, f->tdb[d], sizeof(f->tdb[d])))
 		return;
 	f->has_tdb[d] = true;
 }
 
 /* the symbols we want from .dynsym */
-static void scan_dynsym(struct tls_file *f, int fd, Elf *e, size_t phnum)
+static void scan_dynsym(struct tls_file *f, const struct elf_file *ef)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *data;
-	const char *name;
-	size_t i, n;
+	struct elf_symtab st;
+	char name[64]; /* longer than any name looked for: a longer one is cut, and differs */
+	Elf64_Sym sym;
+	size_t i;
 	int d;
 
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			return;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n && gelf_getsym(data, (int)i, &sym); i++) {
-			if (sym.st_shndx == SHN_UNDEF || !sym.st_name)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (GELF_ST_TYPE(sym.st_info) == STT_TLS &&
-			    !strcmp(name, OTEL_THREAD_CTX_SYMBOL)) {
-				f->has_sym = true;
-				f->sym_value = sym.st_value;
-			} else if (!strcmp(name, "_r_debug")) {
-				f->has_r_debug = true;
-				f->r_debug = sym.st_value;
-			} else if (!strncmp(name, "_thread_db_", 11)) {
-				for (d = 0; d < TDB_MAX; d++)
-					if (!strcmp(name, tdb_names[d]))
-						read_tdb(f, fd, e, phnum, d, sym.st_value);
-			}
-		}
+	if (elf_file__symtab(ef, SHT_DYNSYM, &st))
 		return;
+	if (elf_symtab__load_strings(&st, DYNSTR_MAX))
+		goto out;
+	for (i = 0; i < st.nr && !elf_symtab__get(&st, i, &sym); i++) {
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_name ||
+		    elf_symtab__name(&st, sym.st_name, name, sizeof(name), NULL))
+			continue;
+		if (ELF64_ST_TYPE(sym.st_info) == STT_TLS &&
+		    !strcmp(name, OTEL_THREAD_CTX_SYMBOL)) {
+			f->has_sym = true;
+			f->sym_value = sym.st_value;
+		} else if (!strcmp(name, "_r_debug")) {
+			f->has_r_debug = true;
+			f->r_debug = sym.st_value;
+		} else if (!strncmp(name, "_thread_db_", 11)) {
+			for (d = 0; d < TDB_MAX; d++)
+				if (!strcmp(name, tdb_names[d]))
+					read_tdb(f, ef, d, sym.st_value);
+		}
 	}
+out:
+	elf_symtab__release(&st);
 }
 
 /* read the headers and symbols of @f's ELF file, opened as @fd */
 static int read_file(struct tls_file *f, int fd)
 {
-	uint64_t first_load = UINT64_MAX, first_off = 0;
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	size_t phnum, i;
-	char magic[SELFMAG];
-	Elf *e;
+	const struct elf_load *loads, *first;
+	struct elf_file *ef;
+	size_t nr_loads, i;
 
 	/* a mapped data file (a locale archive, a font) is no ELF: not read further */
-	if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) || memcmp(magic, ELFMAG, SELFMAG))
+	ef = elf_file__open_fd(fd);
+	if (!ef)
 		return -EINVAL;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e)
-		return -EINVAL;
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &phnum) ||
-	    eh.e_machine != EM_X86_64 || phnum > 4096) {
-		elf_end(e);
+	if (elf_file__ehdr(ef)->e_machine != EM_X86_64) {
+		elf_file__free(ef);
 		return -EINVAL;
 	}
-	for (i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(e, i, &ph))
-			continue;
-		if (ph.p_type == PT_TLS) {
+	for (i = 0; i < elf_file__nr_segments(ef); i++) {
+		const Elf64_Phdr *ph = elf_file__segment(ef, i);
+
+		if (ph->p_type == PT_TLS) {
 			f->has_tls = true;
-			f->tls_memsz = ph.p_memsz;
-			f->tls_align = ph.p_align;
-			f->tls_vaddr = ph.p_vaddr;
-		} else if (ph.p_type == PT_DYNAMIC) {
+			f->tls_memsz = ph->p_memsz;
+			f->tls_align = ph->p_align;
+			f->tls_vaddr = ph->p_vaddr;
+		} else if (ph->p_type == PT_DYNAMIC) {
 			f->has_dyn = true;
-			f->dyn_vaddr = ph.p_vaddr;
-		} else if (ph.p_type == PT_LOAD && first_load == UINT64_MAX) {
-			first_load = ph.p_vaddr;
-			first_off = ph.p_offset;
+			f->dyn_vaddr = ph->p_vaddr;
 		}
 	}
-	/* the mapping of the first segment's page is the file's lowest one */
-	if (first_load != UINT64_MAX && f->first->pgoff == (first_off & ~0xfffull))
-		f->bias = f->first->start - (first_load & ~0xfffull);
+	/* the load bias, from the segment the file's lowest mapping maps */
+	loads = elf_file__loads(ef, &nr_loads);
+	first = elf_loads__for_mapping(loads, nr_loads, f->first->pgoff);
+	if (first)
+		f->bias = f->first->start - f->first->pgoff + first->offset - first->vaddr;
 	else
 		f->has_dyn = false; /* no bias: its link_map entry cannot be matched */
-	scan_dynsym(f, fd, e, phnum);
-	elf_end(e);
+	scan_dynsym(f, ef);
+	elf_file__free(ef);
 	return 0;
 }
 
@@ -313,7 +285,6 @@ enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, s
 
 	memset(ref, 0, sizeof(*ref));
 	*why = "no mapped file exports " OTEL_THREAD_CTX_SYMBOL;
-	elf_version(EV_CURRENT);
 	l.files = calloc(OTEL_TLS_MAX_FILES, sizeof(*l.files));
 	if (!l.files) {
 		*why = "out of memory";

@@ -955,6 +955,8 @@ int main(int argc, char **argv)
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
 	c.stopped_ns = mono_ns();
+	/* no table is needed past the last sample: a build under way stops now */
+	unwinder__stop(c.unwinder);
 	/* samples of processes never mapped yet: try while they may live */
 	drains__recent_pids(c.drains, snapshot_recent, &c);
 	if (n < 0)

@@ -91,6 +91,9 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 		add_counter(&m->table_errors, "no_cfi", us.files_no_cfi);
 		add_counter(&m->table_errors, "unreadable", us.files_unreadable);
 		add_counter(&m->table_errors, "failed", us.tables_failed);
+		add_counter(&m->table_errors, "too_slow", us.tables_too_slow);
+		add_counter(&m->table_errors, "too_large", us.tables_too_large);
+		add_counter(&m->table_errors, "cancelled", us.tables_cancelled);
 		add_counter(&m->table_errors, "no_room", us.tables_no_room);
 	}
 	symbolizer__stats(c->sym, &ss);
@@ -98,6 +101,7 @@ static void fill_metrics(struct collector *c, struct metrics_snapshot *m)
 	add_counter(&m->symbol_errors, "unmapped", c->last.locations_unmapped);
 	add_counter(&m->symbol_errors, "elf_unreadable", ss.elf_open_failed);
 	add_counter(&m->symbol_errors, "elf_invalid", ss.elf_parse_failed);
+	add_counter(&m->symbol_errors, "symbols_over_budget", ss.symbols_over_budget);
 	m->elf_files_read = ss.elf_opened;
 	{
 		struct sampler_health h;

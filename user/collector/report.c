@@ -84,8 +84,8 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		"ctxprof: unwinding: frames by CFI %llu, PLT %llu, signal %llu, frame pointer "
 		"%llu; tables built %llu (%llu with a debug file's CFI; %.0f ms, longest %.0f ms), "
 		"shared %llu, no CFI %llu, "
-		"unreadable %llu, failed %llu, no room %llu, evicted %llu; %llu rows in %u "
-		"tables, %.1f of %.1f MiB\n",
+		"unreadable %llu, failed %llu, too slow %llu, too large %llu, cancelled %llu, "
+		"no room %llu, evicted %llu; %llu rows in %u tables, %.1f of %.1f MiB\n",
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_CFI],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_PLT],
 		(unsigned long long)st[SAMPLER_STAT_UFRAMES_SIGNAL],
@@ -93,10 +93,11 @@ static void print_unwind_summary(const struct collector *c, const uint64_t *st)
 		(unsigned long long)us.tables_built, (unsigned long long)us.tables_from_debug_file,
 		us.build_ns / 1e6, us.build_max_ns / 1e6, (unsigned long long)us.tables_shared,
 		(unsigned long long)us.files_no_cfi, (unsigned long long)us.files_unreadable,
-		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_no_room,
-		(unsigned long long)us.tables_evicted, (unsigned long long)us.rows,
-		(unsigned int)us.tables_cached, us.rows * sizeof(struct unwind_row) / 1048576.0,
-		us.store.bytes / 1048576.0);
+		(unsigned long long)us.tables_failed, (unsigned long long)us.tables_too_slow,
+		(unsigned long long)us.tables_too_large, (unsigned long long)us.tables_cancelled,
+		(unsigned long long)us.tables_no_room, (unsigned long long)us.tables_evicted,
+		(unsigned long long)us.rows, (unsigned int)us.tables_cached,
+		us.rows * sizeof(struct unwind_row) / 1048576.0, us.store.bytes / 1048576.0);
 }
 
 /* how processes' mappings were followed */
@@ -293,11 +294,12 @@ void report__summary(const struct collector *c, const uint64_t *st, const struct
 	fprintf(stderr,
 		"ctxprof: %llu unique stacks, %zu locations, %zu functions, %zu mappings%s; "
 		"%zu addresses without a name, %zu in no known mapping; %llu ELF files read, %llu "
-		"unreadable\n",
+		"unreadable, %llu with symbols past the per-file budget\n",
 		(unsigned long long)c->traces_exported, res->locations, res->functions,
 		res->mappings, c->files ? " in the last file" : "", res->locations_unnamed,
 		res->locations_unmapped, (unsigned long long)ss.elf_opened,
-		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed);
+		(unsigned long long)ss.elf_open_failed + ss.elf_parse_failed,
+		(unsigned long long)ss.symbols_over_budget);
 	fprintf(stderr,
 		"ctxprof: symbols: %llu names from debug files, %llu from MiniDebugInfo, %llu from "
 		"the vDSO; %llu demangled, %llu left mangled; debug files: %llu used, %llu "

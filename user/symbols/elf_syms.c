@@ -2,57 +2,32 @@
 /*
  * elf_syms - function symbols, PT_LOAD segments and build id of one ELF file.
  *
- * We never map the file and never hand libelf the caller's bytes.  The pieces
- * we parse (ELF header, section and program header tables, one symbol table
- * with its strings, notes, the section names and the .gnu_debuglink and
- * .gnu_debugdata sections) are copied, after bounds checks, into a private
- * zero-filled image as large as the file, and libelf parses that image.  A
- * target that truncates or rewrites its file while we parse can then neither
- * SIGBUS us nor change bytes between our checks and libelf's reads, and a
- * 1 GiB binary costs little more than its symbol table: glibc serves a
- * calloc() above its mmap threshold (32 MiB at most) from fresh mmap()ed
- * pages, and pages we never write are never backed.
+ * The file is read through elf_file (bounded pieces into private memory).
+ * A symbol table is read twice, entry by entry through elf_file's window:
+ * once to count the candidates (so the budget is charged before anything is
+ * allocated from the count), once to fill them.  Their names are then read
+ * in string-table order, each distinct name once (a table whose symbols all
+ * share one name costs one name), into one pool that becomes the kept
+ * names.  Every allocation is charged to the parse's mem_budget first.
  */
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <limits.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/debug_file.h"
 #include "symbols/elf_syms.h"
+#include "util/mem_budget.h"
 #include "util/ranges.h"
 #include "util/xz.h"
 
-/* internal caps, far above what linked executables and libraries carry */
-#define ELF_SYMS_MAX_SECTIONS (1u << 20)
-#define ELF_SYMS_MAX_SEGMENTS (1u << 16)
-#define ELF_SYMS_MAX_NOTE     (1u << 20) /* bytes in one note section or segment */
-#define ELF_SYMS_MAX_SHSTRTAB (1u << 20) /* section names: a few KiB in real files */
-
-/* elf_syms__open_src() flags */
+/* elf_syms__parse() flags */
 #define ELF_SYMS_INNER (1u << 0) /* a MiniDebugInfo image: no .gnu_debugdata of its own */
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ELF_SYMS_HOST_DATA ELFDATA2LSB
-#else
-#define ELF_SYMS_HOST_DATA ELFDATA2MSB
-#endif
 
 struct elf_sym {
 	uint64_t start;
 	uint64_t end; /* exclusive */
 	const char *name;
-};
-
-/* a PT_LOAD segment's file-backed part */
-struct elf_seg {
-	uint64_t offset;
-	uint64_t filesz;
-	uint64_t vaddr;
 };
 
 struct elf_syms {
@@ -62,40 +37,19 @@ struct elf_syms {
 	size_t names_len;
 	char *mini_names; /* names merged from .gnu_debugdata: NULL when none */
 	size_t mini_names_len;
-	struct elf_seg *segs;
-	size_t nr_segs;
+	struct elf_load *loads;
+	size_t nr_loads;
 	bool is_dyn;
 	bool has_symtab;
 	bool has_build_id;
 	bool has_debuglink;
+	bool over_budget;
 	enum elf_syms_minidebug minidebug;
 	uint32_t debuglink_crc;
+	uint8_t build_id_raw[ELF_FILE_BUILD_ID_MAX];
+	size_t build_id_len;
 	char build_id[ELF_SYMS_BUILD_ID_HEX];
-	char debuglink[NAME_MAX + 1];
-};
-
-/* where the file's bytes come from: a caller's buffer, else pread() on fd */
-struct elf_src {
-	const uint8_t *buf;
-	int fd;
-	uint64_t size;
-};
-
-/* the private image being filled, and what its headers told us */
-struct elf_image {
-	uint8_t *buf;
-	uint64_t size;
-	Elf64_Ehdr ehdr;
-	uint64_t shoff;
-	size_t shnum;
-	uint64_t phoff;
-	size_t phnum;
-	size_t shstrndx;   /* section names; 0 when none */
-	size_t symtab_idx; /* 0: the file has no symbol table */
-	size_t strtab_idx;
-	const char *shstrtab; /* loaded on first use, NUL-terminated; NULL: unusable */
-	uint64_t shstrtab_size;
-	bool shstrtab_tried;
+	char debuglink[ELF_FILE_DEBUGLINK_MAX + 1];
 };
 
 /* a symbol table entry we keep, before sorting fixes its end */
@@ -103,354 +57,18 @@ struct sym_cand {
 	uint64_t start;
 	uint64_t size;
 	uint64_t sec_end; /* end of its section: a size-0 symbol stops there */
-	uint64_t end;	  /* set once sorted */
-	const char *name; /* in the image's string table, not NUL-terminated at len */
-	size_t len;
-	int rank; /* binding preference among aliases, lower wins */
+	uint64_t name;	  /* string table offset, then offset in the names pool */
+	uint32_t len;	  /* of the name; 0: none (dropped) */
+	int32_t rank;	  /* binding preference among aliases, lower wins */
 };
 
-static bool range_ok(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
-
-static int elf_src__read(const struct elf_src *src, uint64_t off, void *dst, uint64_t len)
-{
-	uint8_t *p = dst;
-
-	if (!range_ok(off, len, src->size))
-		return -EINVAL;
-	if (src->buf) {
-		memcpy(dst, src->buf + off, len);
-		return 0;
-	}
-	while (len) {
-		size_t chunk = len > (1u << 30) ? (1u << 30) : len;
-		ssize_t n = pread(src->fd, p, chunk, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		/* the file shrank since fstat(): its headers no longer hold */
-		if (n == 0)
-			return -EINVAL;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int elf_image__load(struct elf_image *img, const struct elf_src *src, uint64_t off,
-			   uint64_t len)
-{
-	return elf_src__read(src, off, img->buf + off, len);
-}
-
-/* callers check idx < shnum; copies, as a hostile e_shoff may be unaligned */
-static void elf_image__shdr(const struct elf_image *img, size_t idx, Elf64_Shdr *sh)
-{
-	memcpy(sh, img->buf + img->shoff + idx * sizeof(*sh), sizeof(*sh));
-}
-
-static void elf_image__phdr(const struct elf_image *img, size_t idx, Elf64_Phdr *ph)
-{
-	memcpy(ph, img->buf + img->phoff + idx * sizeof(*ph), sizeof(*ph));
-}
-
-static int elf_image__load_headers(struct elf_image *img, const struct elf_src *src)
-{
-	const Elf64_Ehdr *eh = &img->ehdr;
-	Elf64_Shdr sh0 = {};
-	uint64_t shnum, phnum;
-	int err;
-
-	err = elf_image__load(img, src, 0, sizeof(*eh));
-	if (err)
-		return err;
-	memcpy(&img->ehdr, img->buf, sizeof(img->ehdr));
-
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_ident[EI_DATA] != ELF_SYMS_HOST_DATA || eh->e_ident[EI_VERSION] != EV_CURRENT)
-		return -EINVAL;
-	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
-		return -EINVAL;
-
-	shnum = eh->e_shnum;
-	if (eh->e_shoff) {
-		if (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-		    !range_ok(eh->e_shoff, sizeof(sh0), img->size))
-			return -EINVAL;
-		err = elf_image__load(img, src, eh->e_shoff, sizeof(sh0));
-		if (err)
-			return err;
-		memcpy(&sh0, img->buf + eh->e_shoff, sizeof(sh0));
-		/* more than SHN_LORESERVE sections: the count is in section 0 */
-		if (shnum == 0)
-			shnum = sh0.sh_size;
-		if (shnum > ELF_SYMS_MAX_SECTIONS ||
-		    !range_ok(eh->e_shoff, shnum * sizeof(Elf64_Shdr), img->size))
-			return -EINVAL;
-		err = elf_image__load(img, src, eh->e_shoff, shnum * sizeof(Elf64_Shdr));
-		if (err)
-			return err;
-	} else if (shnum) {
-		return -EINVAL;
-	}
-	img->shoff = eh->e_shoff;
-	img->shnum = shnum;
-	/* SHN_XINDEX: the index is in section 0 */
-	img->shstrndx = eh->e_shstrndx == SHN_XINDEX ? sh0.sh_link : eh->e_shstrndx;
-	if (img->shstrndx >= shnum)
-		img->shstrndx = 0;
-
-	phnum = eh->e_phnum;
-	if (phnum == PN_XNUM) {
-		if (!img->shnum)
-			return -EINVAL;
-		phnum = sh0.sh_info;
-	}
-	if (phnum) {
-		if (!eh->e_phoff || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-		    phnum > ELF_SYMS_MAX_SEGMENTS ||
-		    !range_ok(eh->e_phoff, phnum * sizeof(Elf64_Phdr), img->size))
-			return -EINVAL;
-		err = elf_image__load(img, src, eh->e_phoff, phnum * sizeof(Elf64_Phdr));
-		if (err)
-			return err;
-	}
-	img->phoff = eh->e_phoff;
-	img->phnum = phnum;
-	return 0;
-}
-
-/* pick .symtab, else .dynsym, and load it with its string table */
-static int elf_image__load_symtab(struct elf_image *img, const struct elf_src *src)
-{
-	size_t idx = 0, dynsym = 0, i;
-	Elf64_Shdr sh, str;
-	int err;
-
-	for (i = 1; i < img->shnum; i++) {
-		elf_image__shdr(img, i, &sh);
-		if (sh.sh_type == SHT_SYMTAB) {
-			idx = i;
-			break;
-		}
-		if (sh.sh_type == SHT_DYNSYM && !dynsym)
-			dynsym = i;
-	}
-	if (!idx)
-		idx = dynsym;
-	if (!idx)
-		return 0;
-
-	elf_image__shdr(img, idx, &sh);
-	if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_size % sizeof(Elf64_Sym) != 0 ||
-	    !range_ok(sh.sh_offset, sh.sh_size, img->size))
-		return -EINVAL;
-	if (sh.sh_link == 0 || sh.sh_link >= img->shnum)
-		return -EINVAL;
-	elf_image__shdr(img, sh.sh_link, &str);
-	if (str.sh_type != SHT_STRTAB || str.sh_size == 0 ||
-	    !range_ok(str.sh_offset, str.sh_size, img->size))
-		return -EINVAL;
-
-	err = elf_image__load(img, src, sh.sh_offset, sh.sh_size);
-	if (err)
-		return err;
-	err = elf_image__load(img, src, str.sh_offset, str.sh_size);
-	if (err)
-		return err;
-	img->symtab_idx = idx;
-	img->strtab_idx = sh.sh_link;
-	return 0;
-}
-
-/*
- * Find the section called @name, loading the section names on first use.
- * Names are optional to us: a file whose names are missing, cut or too many
- * simply has no section found by name.
- * Return: its index (its header in @sh), 0 when there is none, or -errno
- * when reading the file failed.
- */
-static int elf_image__find_section(struct elf_image *img, const struct elf_src *src,
-				   const char *name, Elf64_Shdr *sh)
-{
-	size_t i, len = strlen(name);
-	Elf64_Shdr str;
-	int err;
-
-	if (!img->shstrtab_tried) {
-		img->shstrtab_tried = true;
-		if (!img->shstrndx)
-			return 0;
-		elf_image__shdr(img, img->shstrndx, &str);
-		if (str.sh_type != SHT_STRTAB || !str.sh_size ||
-		    str.sh_size > ELF_SYMS_MAX_SHSTRTAB ||
-		    !range_ok(str.sh_offset, str.sh_size, img->size))
-			return 0;
-		err = elf_image__load(img, src, str.sh_offset, str.sh_size);
-		if (err)
-			return err;
-		/* the last byte must end the last name, so every name is terminated */
-		if (img->buf[str.sh_offset + str.sh_size - 1] != '\0')
-			return 0;
-		img->shstrtab = (const char *)img->buf + str.sh_offset;
-		img->shstrtab_size = str.sh_size;
-	}
-	if (!img->shstrtab)
-		return 0;
-	for (i = 1; i < img->shnum; i++) {
-		elf_image__shdr(img, i, sh);
-		if (sh->sh_name < img->shstrtab_size && sh->sh_type != SHT_NOBITS &&
-		    img->shstrtab_size - sh->sh_name > len &&
-		    !memcmp(img->shstrtab + sh->sh_name, name, len + 1))
-			return (int)i;
-	}
-	return 0;
-}
-
-static bool note_align(uint64_t *pos, uint64_t align, uint64_t len)
-{
-	uint64_t aligned = (*pos + align - 1) & ~(align - 1);
-
-	if (aligned < *pos || aligned > len)
-		return false;
-	*pos = aligned;
-	return true;
-}
-
-/*
- * Walk the notes in @len bytes at @p for NT_GNU_BUILD_ID.  Name and
- * descriptor start @align-aligned from the notes' start, as libelf reads
- * them; every step moves forward by at least a header, so the walk ends.
- */
-static bool scan_notes(const uint8_t *p, uint64_t len, uint64_t align, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-	uint64_t pos = 0;
-	Elf64_Nhdr nh;
-	size_t i;
-
-	while (len - pos >= sizeof(nh)) {
-		const uint8_t *name, *desc;
-
-		memcpy(&nh, p + pos, sizeof(nh));
-		pos += sizeof(nh);
-		if (nh.n_namesz > len - pos)
-			return false;
-		name = p + pos;
-		pos += nh.n_namesz;
-		if (!note_align(&pos, align, len) || nh.n_descsz > len - pos)
-			return false;
-		desc = p + pos;
-		pos += nh.n_descsz;
-
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == sizeof(ELF_NOTE_GNU) &&
-		    memcmp(name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && nh.n_descsz > 0 &&
-		    nh.n_descsz <= ELF_SYMS_BUILD_ID_MAX) {
-			for (i = 0; i < nh.n_descsz; i++) {
-				hex[2 * i] = digits[desc[i] >> 4];
-				hex[2 * i + 1] = digits[desc[i] & 0xf];
-			}
-			hex[(size_t)2 * nh.n_descsz] = '\0';
-			return true;
-		}
-		/* padding after the last note may be cut off: stop, not fail */
-		if (!note_align(&pos, align, len))
-			return false;
-	}
-	return false;
-}
-
-bool elf_syms__note_build_id(const void *notes, size_t len, size_t align,
-			     char hex[ELF_SYMS_BUILD_ID_HEX])
-{
-	if (!notes || (align != 4 && align != 8))
-		return false;
-	return scan_notes(notes, len, align, hex);
-}
-
-/* notes are optional: ones out of the file or too large are skipped */
-static int elf_syms__read_note(struct elf_syms *es, struct elf_image *img,
-			       const struct elf_src *src, uint64_t off, uint64_t len,
-			       uint64_t align)
-{
-	int err;
-
-	if (es->has_build_id || !len || len > ELF_SYMS_MAX_NOTE || !range_ok(off, len, img->size))
-		return 0;
-	err = elf_image__load(img, src, off, len);
-	if (err)
-		return err;
-	es->has_build_id = scan_notes(img->buf + off, len, align == 8 ? 8 : 4, es->build_id);
-	return 0;
-}
-
-/* the loader's view (PT_NOTE) first, then note sections */
-static int elf_syms__read_build_id(struct elf_syms *es, struct elf_image *img,
-				   const struct elf_src *src)
-{
-	Elf64_Phdr ph;
-	Elf64_Shdr sh;
-	size_t i;
-	int err;
-
-	for (i = 0; i < img->phnum; i++) {
-		elf_image__phdr(img, i, &ph);
-		if (ph.p_type != PT_NOTE)
-			continue;
-		err = elf_syms__read_note(es, img, src, ph.p_offset, ph.p_filesz, ph.p_align);
-		if (err)
-			return err;
-	}
-	for (i = 1; i < img->shnum; i++) {
-		elf_image__shdr(img, i, &sh);
-		if (sh.sh_type != SHT_NOTE)
-			continue;
-		err = elf_syms__read_note(es, img, src, sh.sh_offset, sh.sh_size, sh.sh_addralign);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* segments reaching past the file (e.g. in separate debug files) are skipped */
-static bool seg_usable(const Elf64_Phdr *ph, uint64_t file_size)
-{
-	return ph->p_type == PT_LOAD && ph->p_filesz &&
-	       range_ok(ph->p_offset, ph->p_filesz, file_size) &&
-	       ph->p_vaddr <= UINT64_MAX - ph->p_filesz;
-}
-
-static int elf_syms__read_segments(struct elf_syms *es, const struct elf_image *img)
-{
-	size_t i, n = 0;
-	Elf64_Phdr ph;
-
-	for (i = 0; i < img->phnum; i++) {
-		elf_image__phdr(img, i, &ph);
-		n += seg_usable(&ph, img->size);
-	}
-	if (!n)
-		return 0;
-	es->segs = calloc(n, sizeof(*es->segs));
-	if (!es->segs)
-		return -ENOMEM;
-	for (i = 0; i < img->phnum; i++) {
-		elf_image__phdr(img, i, &ph);
-		if (!seg_usable(&ph, img->size))
-			continue;
-		es->segs[es->nr_segs].offset = ph.p_offset;
-		es->segs[es->nr_segs].filesz = ph.p_filesz;
-		es->segs[es->nr_segs].vaddr = ph.p_vaddr;
-		es->nr_segs++;
-	}
-	return 0;
-}
+/* the state of one parse: its budget, the names pool */
+struct parse {
+	struct mem_budget *budget;
+	size_t cands_charged; /* bytes of candidates charged */
+	char *pool;
+	size_t pool_len, pool_cap;
+};
 
 static int sym_rank(unsigned char bind)
 {
@@ -467,46 +85,129 @@ static int sym_rank(unsigned char bind)
 }
 
 /*
- * Decide whether @sym is kept, filling @cand if so.
+ * Decide whether @sym is kept, filling @cand if so (all but the name's length).
  * Return: 1 kept, 0 skipped, -EINVAL when the entry is malformed.
  */
-static int sym_cand__init(struct sym_cand *cand, const GElf_Sym *sym, const struct elf_image *img,
-			  const char *strtab, size_t strsz)
+static int sym_cand__init(struct sym_cand *cand, const Elf64_Sym *sym, const struct elf_file *ef,
+			  const struct elf_symtab *st)
 {
-	unsigned char type = GELF_ST_TYPE(sym->st_info);
-	const char *name;
-	Elf64_Shdr sh;
-	size_t len;
+	unsigned char type = ELF64_ST_TYPE(sym->st_info);
+	const Elf64_Shdr *sh;
 
 	if (type != STT_FUNC && type != STT_GNU_IFUNC)
 		return 0;
 	/* undefined (PLT-resolved), absolute and common symbols name no code here */
-	if (!sym->st_value || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
-	    sym->st_shndx >= img->shnum)
+	sh = sym->st_shndx < SHN_LORESERVE ? elf_file__section(ef, sym->st_shndx) : NULL;
+	if (!sym->st_value || !sh)
 		return 0;
-	if (sym->st_value > UINT64_MAX - sym->st_size || sym->st_name >= strsz)
+	if (sym->st_value > UINT64_MAX - sym->st_size || sym->st_name >= st->str_size)
 		return -EINVAL;
-	/* the table's last byte is NUL, so this stays inside it */
-	name = strtab + sym->st_name;
-	len = strnlen(name, ELF_SYMS_MAX_NAME - 1);
-	if (!len)
-		return 0;
-
-	elf_image__shdr(img, sym->st_shndx, &sh);
 	cand->start = sym->st_value;
 	cand->size = sym->st_size;
-	cand->sec_end = sh.sh_addr > UINT64_MAX - sh.sh_size ? UINT64_MAX : sh.sh_addr + sh.sh_size;
-	cand->name = name;
-	cand->len = len;
-	cand->rank = sym_rank(GELF_ST_BIND(sym->st_info));
+	cand->sec_end =
+		sh->sh_addr > UINT64_MAX - sh->sh_size ? UINT64_MAX : sh->sh_addr + sh->sh_size;
+	cand->name = sym->st_name;
+	cand->len = 0;
+	cand->rank = sym_rank(ELF64_ST_BIND(sym->st_info));
 	return 1;
 }
 
-/* by address; among aliases the sized, global, then first-named one sorts first */
-static int sym_cand__cmp(const void *a, const void *b)
+/*
+ * The candidates of @st, counted, charged to the budget, then filled.
+ * Return: 0 with *@out (NULL when none) and *@nr set; -E2BIG past a bound;
+ * -EINVAL for a malformed entry; -ENOMEM; -errno of a read.
+ */
+static int read_cands(struct parse *p, const struct elf_file *ef, struct elf_symtab *st,
+		      struct sym_cand **out, size_t *nr)
+{
+	struct sym_cand cand, *cands;
+	size_t i, count = 0, n = 0;
+	Elf64_Sym sym;
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	for (i = 1; i < st->nr; i++) {
+		ret = elf_symtab__get(st, i, &sym);
+		if (!ret)
+			ret = sym_cand__init(&cand, &sym, ef, st);
+		if (ret < 0)
+			return ret;
+		count += ret;
+		if (count > ELF_SYMS_MAX_SYMBOLS)
+			return -E2BIG;
+	}
+	if (!count)
+		return 0;
+	ret = mem_budget__take(p->budget, count * sizeof(*cands));
+	if (ret)
+		return ret;
+	p->cands_charged = count * sizeof(*cands);
+	cands = calloc(count, sizeof(*cands));
+	if (!cands)
+		return -ENOMEM;
+	/* the file may change between the passes: fill at most what was charged */
+	for (i = 1; i < st->nr && n < count; i++)
+		if (!elf_symtab__get(st, i, &sym))
+			n += sym_cand__init(&cands[n], &sym, ef, st) == 1;
+	*out = cands;
+	*nr = n;
+	return 0;
+}
+
+static int cand_cmp_name(const void *a, const void *b)
 {
 	const struct sym_cand *x = a, *y = b;
-	size_t len = x->len < y->len ? x->len : y->len;
+
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* room for @len more bytes in the pool, charged */
+static int pool_grow(struct parse *p, size_t len)
+{
+	if (p->pool_len + len > ELF_SYMS_MAX_NAME_BYTES)
+		return -E2BIG;
+	return mem_budget__grow(p->budget, (void **)&p->pool, &p->pool_cap, p->pool_len + len, 1,
+				64u << 10);
+}
+
+/*
+ * Read the candidates' names in string-table order, each distinct one
+ * once, into the pool; cand.name becomes the name's offset in the pool.
+ */
+static int read_names(struct parse *p, struct elf_symtab *st, struct sym_cand *c, size_t n)
+{
+	char name[ELF_SYMS_MAX_NAME];
+	uint64_t prev = UINT64_MAX;
+	size_t i, len = 0, at = 0;
+	int ret;
+
+	qsort(c, n, sizeof(*c), cand_cmp_name);
+	for (i = 0; i < n; i++) {
+		if (c[i].name != prev) {
+			prev = c[i].name;
+			ret = elf_symtab__name(st, (uint32_t)c[i].name, name, sizeof(name), &len);
+			if (ret)
+				return ret;
+			if (len) {
+				ret = pool_grow(p, len + 1);
+				if (ret)
+					return ret;
+				at = p->pool_len;
+				memcpy(p->pool + at, name, len + 1);
+				p->pool_len += len + 1;
+			}
+		}
+		c[i].name = at;
+		c[i].len = (uint32_t)len;
+	}
+	return 0;
+}
+
+/* by address; among aliases the sized, global, then first-named one sorts first */
+static int sym_cand__cmp(const void *a, const void *b, void *pool)
+{
+	const struct sym_cand *x = a, *y = b;
 	int c;
 
 	if (x->start != y->start)
@@ -515,24 +216,30 @@ static int sym_cand__cmp(const void *a, const void *b)
 		return x->size ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
-	c = memcmp(x->name, y->name, len);
+	c = memcmp((char *)pool + x->name, (char *)pool + y->name,
+		   x->len < y->len ? x->len : y->len);
 	if (c)
 		return c;
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
 /*
- * Keep one symbol per address, give size-0 symbols the range up to the next
- * symbol (within their section), cut any range at the next symbol so ranges
- * never overlap and a binary search finds the only candidate, and drop
- * symbols left empty.
+ * Keep one named symbol per address, give size-0 symbols the range up to
+ * the next symbol (within their section), cut any range at the next symbol
+ * so ranges never overlap and a binary search finds the only candidate, and
+ * drop symbols left empty.
  * Return: the number of candidates left at the front of @c.
  */
-static size_t sym_cands__settle(struct sym_cand *c, size_t n)
+static size_t sym_cands__settle(struct sym_cand *c, size_t n, char *pool)
 {
 	size_t i, kept = 0;
 
-	qsort(c, n, sizeof(*c), sym_cand__cmp);
+	for (i = 0; i < n; i++)
+		if (c[i].len)
+			c[kept++] = c[i];
+	n = kept;
+	qsort_r(c, n, sizeof(*c), sym_cand__cmp, pool);
+	kept = 0;
 	for (i = 0; i < n; i++) {
 		if (kept && c[kept - 1].start == c[i].start)
 			continue;
@@ -542,146 +249,83 @@ static size_t sym_cands__settle(struct sym_cand *c, size_t n)
 	kept = 0;
 	for (i = 0; i < n; i++) {
 		struct sym_cand cur = c[i];
+		uint64_t end = cur.size ? cur.start + cur.size : cur.sec_end;
 
-		cur.end = cur.size ? cur.start + cur.size : cur.sec_end;
-		if (i + 1 < n && c[i + 1].start < cur.end)
-			cur.end = c[i + 1].start;
-		if (cur.end <= cur.start)
+		if (i + 1 < n && c[i + 1].start < end)
+			end = c[i + 1].start;
+		if (end <= cur.start)
 			continue;
+		cur.sec_end = end; /* now the symbol's end */
 		c[kept++] = cur;
 	}
 	return kept;
 }
 
-static int elf_syms__read_symbols(struct elf_syms *es, const struct elf_image *img)
+/* the kept table from the settled candidates; the pool becomes es->names */
+static int keep_symbols(struct parse *p, struct elf_syms *es, const struct sym_cand *c, size_t n)
 {
-	Elf_Data *symdata, *strdata;
-	struct sym_cand *cands = NULL;
-	size_t nsyms, count = 0, n = 0, i, names_len = 0;
-	Elf64_Shdr sh, str;
-	const char *strtab;
-	Elf *elf;
-	char *p;
-	int err;
+	char *pool;
+	size_t i;
+	int ret;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	elf = elf_memory((char *)img->buf, img->size);
-	if (!elf)
-		return -EINVAL;
-	err = -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
-		goto out_end_elf;
-
-	elf_image__shdr(img, img->symtab_idx, &sh);
-	elf_image__shdr(img, img->strtab_idx, &str);
-	symdata = elf_getdata(elf_getscn(elf, img->symtab_idx), NULL);
-	strdata = elf_getdata(elf_getscn(elf, img->strtab_idx), NULL);
-	if (!symdata || !strdata || !symdata->d_buf || !strdata->d_buf ||
-	    symdata->d_size != sh.sh_size || strdata->d_size != str.sh_size)
-		goto out_end_elf;
-	strtab = strdata->d_buf;
-	if (strtab[strdata->d_size - 1] != '\0')
-		goto out_end_elf;
-	nsyms = symdata->d_size / sizeof(Elf64_Sym);
-
-	/* count, then fill: the table size says nothing about how many we keep */
-	for (i = 1; i < nsyms; i++) {
-		struct sym_cand cand;
-		GElf_Sym sym;
-		int ret;
-
-		if (!gelf_getsym(symdata, i, &sym))
-			goto out_end_elf;
-		ret = sym_cand__init(&cand, &sym, img, strtab, strdata->d_size);
-		if (ret < 0)
-			goto out_end_elf;
-		count += ret;
-		if (count > ELF_SYMS_MAX_SYMBOLS)
-			goto out_end_elf;
-	}
-	err = 0;
-	if (!count)
-		goto out_end_elf;
-	err = -ENOMEM;
-	cands = calloc(count, sizeof(*cands));
-	if (!cands)
-		goto out_end_elf;
-	/* the image is private, so this pass sees what the first one did */
-	for (i = 1; i < nsyms && n < count; i++) {
-		GElf_Sym sym;
-
-		if (gelf_getsym(symdata, i, &sym))
-			n += sym_cand__init(&cands[n], &sym, img, strtab, strdata->d_size) == 1;
-	}
-
-	n = sym_cands__settle(cands, n);
-	err = 0;
-	if (!n)
-		goto out_free_cands;
-	for (i = 0; i < n; i++)
-		names_len += cands[i].len + 1;
-	err = -ENOMEM;
+	ret = mem_budget__take(p->budget, n * sizeof(*es->syms));
+	if (ret)
+		return ret;
 	es->syms = calloc(n, sizeof(*es->syms));
-	es->names = malloc(names_len);
-	if (!es->syms || !es->names)
-		goto out_free_cands;
-	es->names_len = names_len;
-	p = es->names;
+	if (!es->syms)
+		return -ENOMEM;
+	/* the pool grew by doubling: shrunk to its names, what the file keeps */
+	pool = realloc(p->pool, p->pool_len);
+	if (pool) {
+		mem_budget__give(p->budget, p->pool_cap - p->pool_len);
+		p->pool = pool;
+		p->pool_cap = p->pool_len;
+	}
 	for (i = 0; i < n; i++) {
-		memcpy(p, cands[i].name, cands[i].len);
-		p[cands[i].len] = '\0';
-		es->syms[i].start = cands[i].start;
-		es->syms[i].end = cands[i].end;
-		es->syms[i].name = p;
-		p += cands[i].len + 1;
+		es->syms[i].start = c[i].start;
+		es->syms[i].end = c[i].sec_end;
+		es->syms[i].name = p->pool + c[i].name;
 	}
 	es->nr_syms = n;
-	err = 0;
-
-out_free_cands:
-	free(cands);
-out_end_elf:
-	elf_end(elf);
-	return err;
-}
-
-/*
- * .gnu_debuglink: the debug file's name, NUL, padding to 4, its CRC32.  The
- * name is a file name, looked up in a few directories (symbols/debug_file.h):
- * one with a '/' or that is "." or ".." is ignored, as is a malformed section.
- */
-static int elf_syms__read_debuglink(struct elf_syms *es, struct elf_image *img,
-				    const struct elf_src *src)
-{
-	const char *name;
-	size_t len, crc_off;
-	Elf64_Shdr sh = {0};
-	int idx, err;
-
-	idx = elf_image__find_section(img, src, ".gnu_debuglink", &sh);
-	if (idx <= 0)
-		return idx;
-	if (sh.sh_size < 8 || sh.sh_size > sizeof(es->debuglink) + 8 ||
-	    !range_ok(sh.sh_offset, sh.sh_size, img->size))
-		return 0;
-	err = elf_image__load(img, src, sh.sh_offset, sh.sh_size);
-	if (err)
-		return err;
-	name = (const char *)img->buf + sh.sh_offset;
-	len = strnlen(name, sh.sh_size - 4);
-	crc_off = (len + 1 + 3) & ~(size_t)3;
-	if (!len || len > NAME_MAX || crc_off + 4 > sh.sh_size || memchr(name, '/', len) ||
-	    !strcmp(name, ".") || !strcmp(name, ".."))
-		return 0;
-	memcpy(es->debuglink, name, len);
-	es->debuglink[len] = '\0';
-	memcpy(&es->debuglink_crc, name + crc_off, sizeof(es->debuglink_crc));
-	es->has_debuglink = true;
+	es->names = p->pool;
+	es->names_len = p->pool_cap;
+	p->pool = NULL;
 	return 0;
 }
 
-static struct elf_syms *elf_syms__open_src(const struct elf_src *src, unsigned int flags);
+/* .symtab, else .dynsym; -E2BIG when they pass a bound */
+static int read_symbols(struct parse *p, struct elf_syms *es, const struct elf_file *ef)
+{
+	struct sym_cand *cands = NULL;
+	struct elf_symtab st;
+	size_t n = 0;
+	int ret;
+
+	ret = elf_file__symtab(ef, SHT_SYMTAB, &st);
+	if (ret == -ENOENT)
+		ret = elf_file__symtab(ef, SHT_DYNSYM, &st);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	es->has_symtab = st.type == SHT_SYMTAB;
+	ret = read_cands(p, ef, &st, &cands, &n);
+	if (!ret && n)
+		ret = read_names(p, &st, cands, n);
+	elf_symtab__release(&st);
+	if (!ret && n) {
+		n = sym_cands__settle(cands, n, p->pool);
+		if (n)
+			ret = keep_symbols(p, es, cands, n);
+	}
+	free(cands);
+	mem_budget__give(p->budget, p->cands_charged);
+	p->cands_charged = 0;
+	return ret;
+}
+
+static struct elf_syms *elf_syms__parse(const struct elf_file *ef, struct mem_budget *b,
+					unsigned int flags);
 
 /*
  * Add @mini's symbols to @es's.  Both tables are sorted with distinct starts;
@@ -690,16 +334,20 @@ static struct elf_syms *elf_syms__open_src(const struct elf_src *src, unsigned i
  * size-0 .dynsym symbol no longer runs over a local function.  @mini's names
  * move to @es; @mini is freed.
  */
-static int elf_syms__merge(struct elf_syms *es, struct elf_syms *mini)
+static int elf_syms__merge(struct elf_syms *es, struct elf_syms *mini, struct mem_budget *b)
 {
-	size_t i = 0, j = 0, n = 0;
+	size_t i = 0, j = 0, n = 0, size = (es->nr_syms + mini->nr_syms) * sizeof(struct elf_sym);
 	struct elf_sym *syms;
 
 	if (!mini->nr_syms) {
 		elf_syms__free(mini);
 		return 0;
 	}
-	syms = calloc(es->nr_syms + mini->nr_syms, sizeof(*syms));
+	if (mem_budget__take(b, size)) {
+		elf_syms__free(mini);
+		return -E2BIG;
+	}
+	syms = calloc(1, size);
 	if (!syms) {
 		elf_syms__free(mini);
 		return -ENOMEM;
@@ -718,7 +366,9 @@ static int elf_syms__merge(struct elf_syms *es, struct elf_syms *mini)
 		if (syms[i].end > syms[i + 1].start)
 			syms[i].end = syms[i + 1].start;
 	}
+	/* the two former arrays go; the merged one stays charged */
 	free(es->syms);
+	mem_budget__give(b, size);
 	es->syms = syms;
 	es->nr_syms = n;
 	es->mini_names = mini->names;
@@ -731,46 +381,59 @@ static int elf_syms__merge(struct elf_syms *es, struct elf_syms *mini)
 /*
  * MiniDebugInfo: .gnu_debugdata holds an xz-compressed ELF whose .symtab
  * names the local functions .dynsym leaves out.  Hostile like the rest of
- * the file: the compressed size and the decompressed size are capped, a bad
- * stream or inner file is recorded in es->minidebug, never fatal.
+ * the file: the compressed and decompressed sizes are capped and charged,
+ * its symbols parsed within what is left of the budget; a bad stream or
+ * inner file is recorded in es->minidebug, never fatal.
  * Return: 0, or -errno when reading the file failed or memory ran out.
  */
-static int elf_syms__read_minidebug(struct elf_syms *es, struct elf_image *img,
-				    const struct elf_src *src)
+static int read_minidebug(struct elf_syms *es, const struct elf_file *ef, struct mem_budget *b)
 {
+	size_t idx = elf_file__find_section(ef, ".gnu_debugdata"), xz_len = 0, out_len, cap;
+	struct elf_file *inner;
 	struct elf_syms *mini;
-	size_t out_len;
-	Elf64_Shdr sh;
-	void *out;
-	int idx, err;
+	void *xz = NULL, *out;
+	int err;
 
-	idx = elf_image__find_section(img, src, ".gnu_debugdata", &sh);
-	if (idx <= 0)
-		return idx;
+	if (!idx)
+		return 0;
 	es->minidebug = ELF_SYMS_MINIDEBUG_BAD;
-	if (!sh.sh_size || !range_ok(sh.sh_offset, sh.sh_size, img->size))
-		return 0;
-	es->minidebug = ELF_SYMS_MINIDEBUG_TOO_BIG;
-	if (sh.sh_size > ELF_SYMS_MAX_MINIDEBUG)
-		return 0;
-	err = elf_image__load(img, src, sh.sh_offset, sh.sh_size);
-	if (err)
+	cap = mem_budget__left(b) < ELF_SYMS_MAX_MINIDEBUG ? mem_budget__left(b)
+							   : ELF_SYMS_MAX_MINIDEBUG;
+	err = elf_file__section_copy(ef, idx, cap, &xz, &xz_len);
+	if (err == -E2BIG)
+		es->minidebug = ELF_SYMS_MINIDEBUG_TOO_BIG;
+	if (err == -ENOMEM)
 		return err;
-	err = xz_decompress(img->buf + sh.sh_offset, sh.sh_size, ELF_SYMS_MAX_MINIDEBUG, &out,
-			    &out_len);
+	if (err || !xz_len) {
+		free(xz);
+		return 0;
+	}
+	mem_budget__take(b, xz_len); /* fits: copied within cap */
+	cap = mem_budget__left(b) / 2 < ELF_SYMS_MAX_MINIDEBUG ? mem_budget__left(b) / 2
+							       : ELF_SYMS_MAX_MINIDEBUG;
+	/*
+	 * The output grows up to the cap, and the decoder's dictionary is
+	 * touched as far as it writes: charge twice the cap meanwhile.
+	 */
+	mem_budget__take(b, 2 * cap);
+	err = xz_decompress(xz, xz_len, cap, &out, &out_len);
+	free(xz);
+	mem_budget__give(b, xz_len + 2 * cap);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
 		es->minidebug = err == -EFBIG ? ELF_SYMS_MINIDEBUG_TOO_BIG : ELF_SYMS_MINIDEBUG_BAD;
 		return 0;
 	}
-	mini = elf_syms__open_src(&(struct elf_src){.buf = out, .fd = -1, .size = out_len},
-				  ELF_SYMS_INNER);
+	mem_budget__take(b, out_len); /* fits: within cap */
+	inner = elf_file__open_mem(out, out_len);
+	mini = inner ? elf_syms__parse(inner, b, ELF_SYMS_INNER) : NULL;
 	err = mini ? 0 : -errno;
+	elf_file__free(inner);
 	free(out);
+	mem_budget__give(b, out_len);
 	if (err == -ENOMEM)
 		return err;
-	es->minidebug = ELF_SYMS_MINIDEBUG_BAD;
 	if (!mini)
 		return 0;
 	/* the symbols of another build would name the wrong code */
@@ -778,98 +441,161 @@ static int elf_syms__read_minidebug(struct elf_syms *es, struct elf_image *img,
 		elf_syms__free(mini);
 		return 0;
 	}
-	err = elf_syms__merge(es, mini);
+	if (mini->over_budget) {
+		es->minidebug = ELF_SYMS_MINIDEBUG_TOO_BIG;
+		elf_syms__free(mini);
+		return 0;
+	}
+	err = elf_syms__merge(es, mini, b);
+	if (err == -E2BIG) {
+		es->minidebug = ELF_SYMS_MINIDEBUG_TOO_BIG;
+		return 0;
+	}
 	if (err)
 		return err;
 	es->minidebug = ELF_SYMS_MINIDEBUG_OK;
 	return 0;
 }
 
-static struct elf_syms *elf_syms__open_src(const struct elf_src *src, unsigned int flags)
+/* what the file says besides its symbols */
+static int read_file_facts(struct elf_syms *es, const struct elf_file *ef)
 {
-	struct elf_image img = {.size = src->size};
-	struct elf_syms *es = NULL;
+	const struct elf_load *loads;
+	const uint8_t *id;
+	const char *link;
+	size_t n;
+
+	es->is_dyn = elf_file__ehdr(ef)->e_type == ET_DYN;
+	loads = elf_file__loads(ef, &n);
+	if (n) {
+		es->loads = malloc(n * sizeof(*loads));
+		if (!es->loads)
+			return -ENOMEM;
+		memcpy(es->loads, loads, n * sizeof(*loads));
+		es->nr_loads = n;
+	}
+	id = elf_file__build_id(ef, &n);
+	if (id) {
+		memcpy(es->build_id_raw, id, n);
+		es->build_id_len = n;
+		elf_build_id__hex(id, n, es->build_id);
+		es->has_build_id = true;
+	}
+	link = elf_file__debuglink(ef, &es->debuglink_crc);
+	if (link) {
+		strcpy(es->debuglink, link); /* both ELF_FILE_DEBUGLINK_MAX + 1 */
+		es->has_debuglink = true;
+	}
+	return 0;
+}
+
+static struct elf_syms *elf_syms__parse(const struct elf_file *ef, struct mem_budget *b,
+					unsigned int flags)
+{
+	struct parse p = {.budget = b};
+	struct elf_syms *es;
+	size_t used = b->used;
 	int err;
 
-	err = -EINVAL;
-	if (src->size < sizeof(Elf64_Ehdr))
-		goto out_err;
-	err = -EFBIG;
-	if (src->size > ELF_SYMS_MAX_FILE_SIZE || src->size > SIZE_MAX)
-		goto out_err;
-	err = -ENOMEM;
-	img.buf = calloc(1, src->size);
 	es = calloc(1, sizeof(*es));
-	if (!img.buf || !es)
-		goto out_free_image;
-
-	err = elf_image__load_headers(&img, src);
+	if (!es)
+		return NULL;
+	err = read_file_facts(es, ef);
 	if (err)
-		goto out_free_image;
-	err = elf_image__load_symtab(&img, src);
-	if (err)
-		goto out_free_image;
-	if (img.symtab_idx) {
-		Elf64_Shdr sh;
-
-		elf_image__shdr(&img, img.symtab_idx, &sh);
-		es->has_symtab = sh.sh_type == SHT_SYMTAB;
+		goto err_free;
+	err = read_symbols(&p, es, ef);
+	free(p.pool);
+	if (err == -E2BIG) {
+		/* refused whole: a cut table would name the wrong functions */
+		free(es->syms);
+		free(es->names);
+		es->syms = NULL;
+		es->names = NULL;
+		es->nr_syms = 0;
+		es->names_len = 0;
+		es->over_budget = true;
+		b->used = used;
+		err = 0;
 	}
-	es->is_dyn = img.ehdr.e_type == ET_DYN;
-	err = elf_syms__read_segments(es, &img);
 	if (err)
-		goto out_free_image;
-	err = elf_syms__read_build_id(es, &img, src);
-	if (err)
-		goto out_free_image;
-	if (img.symtab_idx) {
-		err = elf_syms__read_symbols(es, &img);
+		goto err_free;
+	if (!(flags & ELF_SYMS_INNER) && !es->over_budget) {
+		err = read_minidebug(es, ef, b);
 		if (err)
-			goto out_free_image;
+			goto err_free;
 	}
-	if (!(flags & ELF_SYMS_INNER)) {
-		err = elf_syms__read_debuglink(es, &img, src);
-		if (err)
-			goto out_free_image;
-		err = elf_syms__read_minidebug(es, &img, src);
-		if (err)
-			goto out_free_image;
-	}
-	free(img.buf);
 	return es;
 
-out_free_image:
-	free(img.buf);
-out_err:
+err_free:
 	elf_syms__free(es);
 	errno = -err;
 	return NULL;
 }
 
+struct elf_syms *elf_syms__open_file(const struct elf_file *ef, size_t budget)
+{
+	struct mem_budget b = {.limit = budget};
+
+	return elf_syms__parse(ef, &b, 0);
+}
+
 struct elf_syms *elf_syms__open_fd(int fd)
 {
-	struct elf_src src = {.fd = fd};
-	struct stat st;
+	struct elf_file *ef = elf_file__open_fd(fd);
+	struct elf_syms *es;
 
-	if (fstat(fd, &st) < 0)
+	if (!ef)
 		return NULL;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	src.size = st.st_size;
-	return elf_syms__open_src(&src, 0);
+	es = elf_syms__open_file(ef, ELF_SYMS_MAX_BYTES);
+	elf_file__free(ef);
+	return es;
 }
 
 struct elf_syms *elf_syms__open_mem(const void *buf, size_t len)
 {
-	struct elf_src src = {.buf = buf, .fd = -1, .size = len};
+	struct elf_file *ef = elf_file__open_mem(buf, len);
+	struct elf_syms *es;
 
-	if (!buf) {
-		errno = EINVAL;
+	if (!ef)
 		return NULL;
+	es = elf_syms__open_file(ef, ELF_SYMS_MAX_BYTES);
+	elf_file__free(ef);
+	return es;
+}
+
+/* debug_file's test of a candidate: it names functions in a .symtab */
+static int debug_has_names(struct elf_file *cand, void *ctx)
+{
+	struct elf_syms **out = ctx;
+	struct elf_syms *dbg = elf_syms__open_file(cand, ELF_SYMS_MAX_BYTES);
+
+	if (!dbg)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	if (!dbg->has_symtab || !dbg->nr_syms) {
+		elf_syms__free(dbg);
+		return 0;
 	}
-	return elf_syms__open_src(&src, 0);
+	*out = dbg;
+	return 1;
+}
+
+struct elf_syms *elf_syms__open_debug(int root_fd, const char *path, const struct elf_syms *es,
+				      const struct stat *self, struct debug_file_result *res)
+{
+	struct debug_file_key key = {
+		.build_id = es->has_build_id ? es->build_id_raw : NULL,
+		.build_id_len = es->build_id_len,
+		.debuglink = es->has_debuglink ? es->debuglink : NULL,
+		.crc = es->debuglink_crc,
+	};
+	struct elf_syms *dbg = NULL;
+	struct elf_file *ef;
+
+	ef = debug_file__open(root_fd, path, &key, self, debug_has_names, &dbg, res);
+	if (!ef)
+		return NULL;
+	elf_file__free(ef);
+	return dbg;
 }
 
 void elf_syms__free(struct elf_syms *es)
@@ -879,14 +605,8 @@ void elf_syms__free(struct elf_syms *es)
 	free(es->syms);
 	free(es->names);
 	free(es->mini_names);
-	free(es->segs);
+	free(es->loads);
 	free(es);
-}
-
-size_t elf_syms__bytes(const struct elf_syms *es)
-{
-	return sizeof(*es) + es->nr_syms * sizeof(es->syms[0]) + es->names_len +
-	       es->mini_names_len + es->nr_segs * sizeof(es->segs[0]);
 }
 
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset)
@@ -902,17 +622,7 @@ const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t
 
 int elf_syms__file_offset_to_vaddr(const struct elf_syms *es, uint64_t file_offset, uint64_t *vaddr)
 {
-	size_t i;
-
-	for (i = 0; i < es->nr_segs; i++) {
-		const struct elf_seg *seg = &es->segs[i];
-
-		if (file_offset >= seg->offset && file_offset - seg->offset < seg->filesz) {
-			*vaddr = seg->vaddr + (file_offset - seg->offset);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	return elf_loads__offset_to_vaddr(es->loads, es->nr_loads, file_offset, vaddr);
 }
 
 const char *elf_syms__build_id(const struct elf_syms *es)
@@ -954,6 +664,17 @@ bool elf_syms__from_minidebug(const struct elf_syms *es, const char *name)
 	uintptr_t p = (uintptr_t)name, base = (uintptr_t)es->mini_names;
 
 	return es->mini_names && p >= base && p - base < es->mini_names_len;
+}
+
+bool elf_syms__over_budget(const struct elf_syms *es)
+{
+	return es->over_budget;
+}
+
+size_t elf_syms__bytes(const struct elf_syms *es)
+{
+	return sizeof(*es) + es->nr_syms * sizeof(*es->syms) + es->names_len + es->mini_names_len +
+	       es->nr_loads * sizeof(*es->loads);
 }
 
 const char *elf_syms__symbol(const struct elf_syms *es, size_t idx, uint64_t *start, uint64_t *end)

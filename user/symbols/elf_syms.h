@@ -2,20 +2,29 @@
 /*
  * elf_syms - function symbols, load segments and build id of one ELF file.
  *
- * The file is untrusted (it comes from the profiled process): every offset,
- * size and index read from it is bounds-checked, and a malformed file makes
+ * The file is untrusted (it comes from the profiled process) and is read
+ * through elf/elf_file.h, the one reader of such files: bounded pieces
+ * copied into private memory, never mapped.  A malformed file makes
  * elf_syms__open_*() fail with -EINVAL rather than crash.  Symbols come from
  * .symtab when present, else .dynsym; only STT_FUNC (and STT_GNU_IFUNC)
  * symbols with a non-zero address are kept.
+ *
+ * Memory is bounded per file: what a parse holds at once (the candidates,
+ * their names, the kept table, a decompressed MiniDebugInfo) is charged
+ * against a budget (ELF_SYMS_MAX_BYTES) before it is allocated, and the
+ * counts and sizes below are capped.  A table past a bound is refused whole,
+ * never cut (a cut table would name addresses after the wrong function):
+ * the file then has no symbols (elf_syms__over_budget()), its frames are
+ * named by their mapping, and the caller counts it.
  *
  * MiniDebugInfo (Fedora, RHEL): a .gnu_debugdata section holds an
  * xz-compressed ELF file whose .symtab names the local functions a stripped
  * file's .dynsym leaves out.  It is decompressed (at most
  * ELF_SYMS_MAX_MINIDEBUG bytes: a bigger one is refused, not followed) and
- * its symbols merged with the file's own; how that went is told by
- * elf_syms__minidebug(), and a bad section never fails the file.
- * The .gnu_debuglink section, naming a separate debug file, is read too;
- * finding that file is symbols/debug_file.h's business.
+ * its symbols merged with the file's own, within the same budget; how that
+ * went is told by elf_syms__minidebug(), and a bad section never fails the
+ * file.  The .gnu_debuglink section, naming a separate debug file, is read
+ * too; finding that file is elf/debug_file.h's business.
  *
  * An elf_syms is immutable once open: any thread may read it.
  */
@@ -25,50 +34,81 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
+#include "elf/elf_file.h"
+
+struct debug_file_result;
 struct elf_syms;
 
 /*
- * Hard limits against hostile files.  A file with more function symbols is
- * refused (EINVAL); a longer name is cut to ELF_SYMS_MAX_NAME - 1 bytes, as
- * real C++ and Rust names can exceed it; a longer build id is ignored.
+ * Bounds against hostile files, per file.  ELF_SYMS_MAX_BYTES is what one
+ * parse may hold at once: 40 bytes a candidate symbol while it is read,
+ * then 24 bytes a kept one plus its name (each distinct name once), plus a
+ * decompressed MiniDebugInfo (charged twice: its bytes and the decoder's
+ * dictionary) while its symbols are read.  The largest table measured holds
+ * 3 % of it (libLLVM-15's .dynsym: 35k functions, 3.4 MiB); a debug file of
+ * a chromium-sized program (a million functions, 100 MiB of names) goes past
+ * ELF_SYMS_MAX_NAME_BYTES and is refused: its frames are named by mapping
+ * (bench/README.md).  A longer name is cut to ELF_SYMS_MAX_NAME - 1 bytes,
+ * as real C++ and Rust names can exceed it.
  */
-#define ELF_SYMS_MAX_SYMBOLS   (4u << 20)
-#define ELF_SYMS_MAX_NAME      1024
-#define ELF_SYMS_BUILD_ID_MAX  64	    /* bytes */
-#define ELF_SYMS_MAX_FILE_SIZE (2ULL << 30) /* larger files are refused (EFBIG) */
-/* a build id as lowercase hex, with its NUL */
-#define ELF_SYMS_BUILD_ID_HEX (ELF_SYMS_BUILD_ID_MAX * 2 + 1)
+#define ELF_SYMS_MAX_BYTES	(128u << 20)
+#define ELF_SYMS_MAX_SYMBOLS	(2u << 20)  /* function symbols of one table */
+#define ELF_SYMS_MAX_NAME_BYTES (64u << 20) /* bytes of their distinct names */
+#define ELF_SYMS_MAX_NAME	1024
 /* a .gnu_debugdata section, compressed or not, larger than this is refused */
-#define ELF_SYMS_MAX_MINIDEBUG (64u << 20)
+#define ELF_SYMS_MAX_MINIDEBUG (32u << 20)
+#define ELF_SYMS_BUILD_ID_MAX  ELF_FILE_BUILD_ID_MAX /* bytes */
+/* a build id as lowercase hex, with its NUL */
+#define ELF_SYMS_BUILD_ID_HEX ELF_FILE_BUILD_ID_HEX
 
 /* What became of a file's .gnu_debugdata section (elf_syms__minidebug()). */
 enum elf_syms_minidebug {
-	ELF_SYMS_MINIDEBUG_NONE,    /* the file has none */
-	ELF_SYMS_MINIDEBUG_OK,	    /* decompressed, its symbols merged */
-	ELF_SYMS_MINIDEBUG_BAD,	    /* not xz, corrupt, or not a matching ELF file: ignored */
-	ELF_SYMS_MINIDEBUG_TOO_BIG, /* past ELF_SYMS_MAX_MINIDEBUG (a bomb?): ignored */
+	ELF_SYMS_MINIDEBUG_NONE, /* the file has none */
+	ELF_SYMS_MINIDEBUG_OK,	 /* decompressed, its symbols merged */
+	ELF_SYMS_MINIDEBUG_BAD,	 /* not xz, corrupt, or not a matching ELF file: ignored */
+	/* past ELF_SYMS_MAX_MINIDEBUG, or its symbols past the file's bounds
+	 * (a bomb?): ignored */
+	ELF_SYMS_MINIDEBUG_TOO_BIG,
 };
 
 /**
- * elf_syms__open_fd() - parse the ELF file open on @fd.
- * The fd is not kept: the caller may close it on return.  The file is read
- * with pread(), never mapped, so a target truncating it cannot SIGBUS us.
- * Only 64-bit ELF files of the host's byte order are supported.
- * Return: the parsed file, or NULL with errno set (EINVAL: not a valid or
- * supported ELF file, EFBIG: larger than ELF_SYMS_MAX_FILE_SIZE, ENOMEM).
+ * elf_syms__open_file() - parse the ELF file @ef (elf/elf_file.h), its
+ * symbols within @budget bytes (ELF_SYMS_MAX_BYTES for the collector).
+ * @ef is not kept: the caller may free it on return.
+ * Return: the parsed file, or NULL with errno set (EINVAL: a malformed
+ * symbol table, ENOMEM, or the errno of a failed read).  Symbols past a
+ * bound are not an error: see elf_syms__over_budget().
  * Pair with elf_syms__free().
+ */
+struct elf_syms *elf_syms__open_file(const struct elf_file *ef, size_t budget);
+
+/**
+ * elf_syms__open_fd() - elf_syms__open_file() of the file open on @fd; the
+ * fd is not kept.  Errors of elf_file__open_fd() as well (EINVAL: not a
+ * supported ELF file, EFBIG: larger than ELF_FILE_MAX_SIZE).
  */
 struct elf_syms *elf_syms__open_fd(int fd);
 
 /**
- * elf_syms__open_mem() - parse an ELF image held in memory (fuzzing, tests).
- * The buffer is not kept.
+ * elf_syms__open_mem() - parse an ELF image held in memory (our vdso,
+ * fuzzing, tests).  The buffer is not kept.
  */
 struct elf_syms *elf_syms__open_mem(const void *buf, size_t len);
 
-/** elf_syms__bytes() - the memory @es holds (symbols, names, segments). */
-size_t elf_syms__bytes(const struct elf_syms *es);
+/**
+ * elf_syms__open_debug() - the symbols of @es's separate debug file, found
+ * and checked by debug_file__open() inside @root_fd (the file's path as the
+ * target sees it: @path; its stat: @self), and taken only when its .symtab
+ * names at least one function.  Call only for a file without .symtab
+ * (elf_syms__has_symtab()): one with it has every name a debug file would
+ * give.  Parses outside any lock: takes none.
+ * Return: the debug file's symbols (pair with elf_syms__free()), or NULL
+ * with errno set: ENOENT when no candidate was usable, ENOMEM.
+ */
+struct elf_syms *elf_syms__open_debug(int root_fd, const char *path, const struct elf_syms *es,
+				      const struct stat *self, struct debug_file_result *res);
 
 /** elf_syms__free() - accepts NULL. */
 void elf_syms__free(struct elf_syms *es);
@@ -125,15 +165,17 @@ enum elf_syms_minidebug elf_syms__minidebug(const struct elf_syms *es);
 bool elf_syms__from_minidebug(const struct elf_syms *es, const char *name);
 
 /**
- * elf_syms__note_build_id() - find the GNU build id in a list of ELF notes
- * (a PT_NOTE segment, an SHT_NOTE section, /sys/kernel/notes), bounds-checked
- * like the rest: @notes may be hostile.
- * @align: 4 or 8, the notes' alignment
- * @hex: filled with the build id in lowercase hex when found
- * Return: true when found.  Pure function: any thread.
+ * elf_syms__over_budget() - the file's symbols were refused: they would have
+ * passed a bound above.  The file has none then; its frames are named by
+ * mapping.
  */
-bool elf_syms__note_build_id(const void *notes, size_t len, size_t align,
-			     char hex[ELF_SYMS_BUILD_ID_HEX]);
+bool elf_syms__over_budget(const struct elf_syms *es);
+
+/**
+ * elf_syms__bytes() - the memory @es holds (symbols, names, segments), for
+ * a cache that keeps a total.
+ */
+size_t elf_syms__bytes(const struct elf_syms *es);
 
 /**
  * elf_syms__symbol() - the @idx-th kept symbol in address order (tests, dumps).

@@ -25,8 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols/debug_file.h"
-#include "symbols/safe_open.h"
+#include "elf/debug_file.h"
+#include "elf/elf_file.h"
+#include "elf/safe_open.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
 #include "processes/process_state.h"
@@ -339,6 +340,7 @@ static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
 		return;
 	}
 	s->stats.elf_opened++;
+	s->stats.symbols_over_budget += elf_syms__over_budget(es);
 	switch (elf_syms__minidebug(es)) {
 	case ELF_SYMS_MINIDEBUG_OK:
 		s->stats.minidebug_files++;
@@ -478,7 +480,7 @@ static struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct 
 	if (es && !elf_syms__has_symtab(es) && root_fd >= 0 &&
 	    (elf_syms__build_id(es) || elf_syms__debuglink(es, NULL))) {
 		looked = true;
-		dbg = debug_file__open(root_fd, path, es, st, &dres);
+		dbg = elf_syms__open_debug(root_fd, path, es, st, &dres);
 		if (!dbg && errno == ENOMEM) {
 			elf_syms__free(es);
 			return NULL;
@@ -683,13 +685,16 @@ static int vdso_load(struct symbolizer *s)
 /* the kernel's text range and build id; what cannot be read stays unknown */
 static void kernel_load(struct symbolizer *s)
 {
+	uint8_t id[ELF_FILE_BUILD_ID_MAX];
 	size_t len;
 	char *notes;
 
 	kallsyms__text_range(s->ks, &s->ktext_start, &s->ktext_end);
 	if (read_capped(KERNEL_NOTES, KERNEL_NOTES_MAX, 4096, &notes, &len))
 		return;
-	s->has_kernel_build_id = elf_syms__note_build_id(notes, len, 4, s->kernel_build_id);
+	len = elf_notes__build_id(notes, len, 4, id);
+	elf_build_id__hex(id, len, s->kernel_build_id);
+	s->has_kernel_build_id = len > 0;
 	free(notes);
 }
 

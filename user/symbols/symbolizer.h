@@ -88,6 +88,8 @@ struct symbolizer_stats {
 	uint64_t bytes_budget;	    /* the budget those bytes are kept within */
 	uint64_t files_evicted;	    /* entries let go: unheld and idle, or to make room */
 	uint64_t files_over_budget; /* parsed files not kept: past the budget */
+	/* parsed, but their symbols refused: past elf_syms' per-file bounds */
+	uint64_t symbols_over_budget;
 	/* separate debug files, looked for when a file has no .symtab */
 	uint64_t debug_files;	     /* found and used */
 	uint64_t debug_missing;	     /* none usable (no -dbgsym package installed?) */

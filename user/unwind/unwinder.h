@@ -2,22 +2,31 @@
 /*
  * unwinder - keeps the BPF unwinder's tables current (bpf/native_unwind.bpf.h).
  *
- * A thread of its own (tables of large libraries take a while) installs, for
- * each profiled process, its executable mappings with the table of the file
- * behind each one:
- *  - a table is built once per file, from its CFI (unwind_table.c, libdw),
+ * A thread of its own installs, for each profiled process, its executable
+ * mappings with the table of the file behind each one:
+ *  - a table is built once per file, from its CFI (unwind_table.h, libdw),
  *    and shared by every process that maps the file: the cache is keyed by
  *    build id, and by file identity (device, inode, size, mtime) for files
  *    without one, and the file opened is the very one mapped
- *    (/proc/PID/map_files);
+ *    (/proc/PID/map_files), read through elf/elf_file.h;
  *  - the vdso's table is built from our own vdso at start (every 64-bit
  *    process on this kernel maps the same one);
  *  - code without CFI (a file without .eh_frame, JIT code) is marked for
  *    frame pointers; a file whose table cannot be built or kept is marked
- *    so too, and counted.
+ *    so too, and counted by reason (too slow, too large, failed, no room).
  * Tables fill a fixed budget of rows (the BPF array's size); when a new
  * table does not fit, the least recently used tables no process maps are
  * evicted, and one that still does not fit is counted as "no room".
+ *
+ * Builds never hold up installs, nor one file another: a process is
+ * installed at once with the tables already known, its other mappings
+ * walked by frame pointers while their files' tables are built; a build
+ * runs in slices of CPU time (20 ms), the build that has taken least going
+ * first, so a new file waits at most a slice behind a long or hostile one;
+ * when a table lands, the processes that wait for it are installed again.
+ * Each build is bounded by unwind_table.h's per-file budgets (CPU time and
+ * memory; at most two builds hold memory at once) and is cancelled by
+ * unwinder__stop() within one libdw call.
  *
  * When: a process gets its tables when its mappings are read (the hook of
  * process_states, set here: at exec, at start, at its first sample, and at
@@ -49,20 +58,26 @@ struct unwinder_opts {
 
 struct unwinder_stats {
 	uint64_t installs;		 /* process mappings installed (or re-installed) */
+	uint64_t reinstalls;		 /* installed again when a table they waited for landed */
 	uint64_t install_failed;	 /* not installed: mappings array or procs map full */
 	uint64_t install_gone;		 /* not installed: the process exited first */
 	uint64_t tables_built;		 /* tables built from CFI */
 	uint64_t tables_from_debug_file; /* of those, from a debug file's .debug_frame */
 	uint64_t tables_shared;		 /* files found in the cache (build id or identity) */
+	uint64_t tables_building;	 /* files whose table is queued or being built now */
 	uint64_t files_no_cfi;		 /* files without CFI: frame pointers */
 	uint64_t files_unreadable;	 /* mapped files that could not be opened */
-	uint64_t tables_failed;		 /* CFI that could not be built (malformed, too large) */
-	uint64_t tables_no_room;	 /* tables that did not fit the rows budget */
-	uint64_t tables_evicted;	 /* tables dropped to make room */
-	uint64_t tables_cached;		 /* tables in the store now */
-	uint64_t rows;			 /* rows in the store now */
-	uint64_t build_ns;		 /* time spent building tables */
-	uint64_t build_max_ns;		 /* the longest build */
+	uint64_t tables_failed;		 /* CFI that could not be built (malformed, other) */
+	uint64_t tables_too_slow;	 /* refused: past UNWIND_TABLE_CPU_NS of CPU */
+	uint64_t tables_too_large;	 /* refused: past UNWIND_TABLE_MEMORY or a size cap */
+	uint64_t tables_cancelled;	 /* builds stopped by unwinder__stop() */
+	uint64_t builds_abandoned; /* files gone before their build began: built if seen again */
+	uint64_t tables_no_room;   /* tables that did not fit the rows budget */
+	uint64_t tables_evicted;   /* tables dropped to make room */
+	uint64_t tables_cached;	   /* tables in the store now */
+	uint64_t rows;		   /* rows in the store now */
+	uint64_t build_ns;	   /* CPU time spent building tables */
+	uint64_t build_max_ns;	   /* the longest build's */
 	struct unwind_store_stats store;
 };
 
@@ -82,8 +97,9 @@ struct unwinder *unwinder__start(const struct unwinder_opts *opts, char *err, si
 void unwinder__request(struct unwinder *u, uint32_t pid);
 
 /**
- * unwinder__wait_idle() - wait until every request made so far is served,
- * or @timeout_ms passed.  Any thread but the unwinder's.
+ * unwinder__wait_idle() - wait until every request made so far is served
+ * and every table it queued is built, or @timeout_ms passed.  Any thread
+ * but the unwinder's.
  * Return: true when idle.
  */
 bool unwinder__wait_idle(struct unwinder *u, int timeout_ms);
@@ -92,8 +108,10 @@ bool unwinder__wait_idle(struct unwinder *u, int timeout_ms);
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 
 /**
- * unwinder__stop() - stop the thread (its hooks still take releases, so a
- * registry freed after this one retires its states cleanly); accepts NULL.
+ * unwinder__stop() - cancel the build under way (it stops within one libdw
+ * call: UNWIND_TABLE_FDE_WORK bounds that) and stop the thread; its hooks
+ * still take releases, so a registry freed after this one retires its
+ * states cleanly.  Accepts NULL.
  */
 void unwinder__stop(struct unwinder *u);
 

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "symbols/safe_open.h"
+#include "elf/safe_open.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

@@ -15,8 +15,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* ELF files larger than this are not opened (a hostile file could be huge) */
-#define SAFE_OPEN_MAX_ELF_SIZE (2ULL << 30)
+#include "elf/elf_file.h"
+
+/* ELF files larger than elf_file reads are not opened (a hostile file could be huge) */
+#define SAFE_OPEN_MAX_ELF_SIZE ELF_FILE_MAX_SIZE
 
 /**
  * proc_root_open() - open /proc/@pid/root as a directory handle.

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * unwind_build - the state of one table build, shared by its stages
+ * (unwind_table.h lists them): the FDE collection (cfi_fdes.c) fills the
+ * settled FDE ranges, the walk (unwind_walk.c) turns them into rows and
+ * rules, unwind_table.c drives both.  Private to user/unwind/.
+ *
+ * A build is its caller's: no locking.  Every allocation of a stage is
+ * charged to the build's mem_budget before it is made.
+ */
+#ifndef CTXPROF_UNWIND_BUILD_H
+#define CTXPROF_UNWIND_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/cfi_source.h"
+#include "unwind/unwind_table.h"
+#include "util/htable.h"
+#include "util/mem_budget.h"
+
+/* one executable PT_LOAD: [lo, hi) */
+struct xseg {
+	uint64_t lo;
+	uint64_t hi;
+};
+
+/* one FDE kept for the walk (CFI_FDE_RANGE_BYTES) */
+struct fde_range {
+	uint64_t lo;
+	uint64_t hi;
+	uint64_t cost;	  /* what one libdw evaluation of a row costs (cfi_fde_cost()) */
+	size_t order;	  /* position in the section: the tie-break of overlaps */
+	unsigned int src; /* index of its source: the cfi_src the walk evaluates it with */
+};
+
+_Static_assert(sizeof(struct fde_range) == CFI_FDE_RANGE_BYTES, "fde_range size");
+
+struct unwind_build {
+	char *err;
+	size_t err_len;
+	uint64_t cpu_limit; /* ns of the thread's CPU clock */
+	const atomic_bool *cancel;
+	struct mem_budget mem;
+	uint64_t cpu_ns; /* taken by earlier steps */
+
+	uint64_t base; /* lowest PT_LOAD p_vaddr */
+	struct xseg *xsegs;
+	size_t nr_xsegs;
+	struct cfi_src srcs[UNWIND_TABLE_SOURCES];
+	const char *source;   /* the first source with FDEs (unwind_table.source) */
+	unsigned int sources; /* UNWIND_SRC_* bits of the sources with FDEs */
+
+	/* cfi_fdes.c: settled (sorted, disjoint) up to nr_settled */
+	struct fde_range *fdes;
+	size_t nr_fdes, nr_settled, cap_fdes;
+
+	/* unwind_walk.c */
+	size_t next_fde; /* the walk resumes at this FDE */
+	bool head_done;	 /* the row before the first FDE is out */
+	bool in_fde;	 /* it resumes inside it, at walk_addr */
+	uint64_t walk_addr;
+	uint64_t fde_work;	 /* the work of that FDE so far (UNWIND_TABLE_FDE_WORK) */
+	size_t emitted;		 /* rows emitted, before merging (UNWIND_TABLE_MAX_ROWS) */
+	struct unwind_row *rows; /* merged as they come; rule: index into rules */
+	size_t nr_rows, cap_rows;
+	bool any_row;		   /* a row was emitted (last_pc is set) */
+	uint32_t last_pc;	   /* of the row emitted last, kept or not */
+	struct unwind_rule *rules; /* distinct, in order of first use */
+	size_t nr_rules, cap_rules;
+	struct htable rule_index; /* over rules[] */
+
+	struct unwind_table *table; /* set by unwind_walk__finish() */
+	struct unwind_table_stats stats;
+};
+
+/**
+ * fdes_collect() - enumerate @src's FDEs with dwarf_next_cfi() and append
+ * those inside the text that no earlier source covers (a later source
+ * only fills the gaps); stats count the others.
+ * Return: 0 (none appended is not an error), -EINVAL when libdw frames the
+ * section otherwise than cfi_check() did, -E2BIG past the budget, -ENOMEM.
+ */
+int fdes_collect(struct unwind_build *b, const struct cfi_src *src, unsigned int src_idx);
+
+/** fdes_settle() - sort by start; an FDE overlapping the ones before it loses the overlap. */
+void fdes_settle(struct unwind_build *b);
+
+/**
+ * unwind_walk() - walk the settled FDEs' rows with libdw, from where the
+ * last call stopped, until done or @slice_ns of the thread's CPU time.
+ * Return: 0 when every FDE is walked, -EAGAIN when the slice ran out,
+ * -ETIME past the CPU budget, -ECANCELED, -E2BIG, -ENOMEM.
+ */
+int unwind_walk(struct unwind_build *b, uint64_t slice_ns);
+
+/**
+ * unwind_walk__finish() - the walked rows and rules as b->table (rules
+ * sorted, only those rows use).  Return: 0, -ENODATA without rows, -ENOMEM.
+ */
+int unwind_walk__finish(struct unwind_build *b);
+
+#endif /* CTXPROF_UNWIND_BUILD_H */
