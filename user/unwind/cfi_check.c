@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "unwind/cfi_check.h"
-#include "unwind/unwind_table.h"
+#include "unwind/table.h"
 #include "util/errmsg.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

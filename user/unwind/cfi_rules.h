@@ -18,7 +18,7 @@
 #include <elfutils/libdw.h>
 #include <stdbool.h>
 
-#include "unwind/unwind_table.h"
+#include "unwind/table.h"
 
 /**
  * cfi_rule_from_frame() - translate the row libdw computed into @r.

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "unwind/cfi_source.h"
-#include "unwind/unwind_table.h"
+#include "unwind/table.h"
 #include "util/errmsg.h"
 
 #define SHT_X86_64_UNWIND_ 0x70000001 /* what some linkers give .eh_frame */

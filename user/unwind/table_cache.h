@@ -30,7 +30,7 @@
 
 #include "processes/mappings.h"
 #include "unwind/unwind_store.h"
-#include "unwind/unwinder.h"
+#include "unwind/unwinder_stats.h"
 #include "util/htable.h"
 
 #define CACHE_SLICE_NS	  (20ull * 1000 * 1000)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "unwind/cfi_source.h"
-#include "unwind/unwind_table.h"
+#include "unwind/table.h"
 #include "util/htable.h"
 #include "util/mem_budget.h"
 

@@ -12,6 +12,7 @@
 
 #include "elf/elf_file.h"
 #include "unwind/unwind_build.h"
+#include "unwind/unwind_table.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 

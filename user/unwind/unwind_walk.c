@@ -19,6 +19,7 @@
 
 #include "unwind/cfi_rules.h"
 #include "unwind/unwind_build.h"
+#include "unwind/unwind_table.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/hash.h"

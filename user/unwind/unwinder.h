@@ -46,6 +46,7 @@
 #include "processes/process_state.h"
 #include "processes/thread_registry.h"
 #include "unwind/unwind_store.h"
+#include "unwind/unwinder_stats.h"
 
 struct unwinder;
 
@@ -54,31 +55,6 @@ struct unwinder_opts {
 	struct process_states *states; /* whose hooks the unwinder takes */
 	struct thread_registry *reg;
 	int verbose; /* say why a table could not be built */
-};
-
-struct unwinder_stats {
-	uint64_t installs;		 /* process mappings installed (or re-installed) */
-	uint64_t reinstalls;		 /* installed again when a table they waited for landed */
-	uint64_t install_failed;	 /* not installed: mappings array or procs map full */
-	uint64_t install_gone;		 /* not installed: the process exited first */
-	uint64_t tables_built;		 /* tables built from CFI */
-	uint64_t tables_from_debug_file; /* of those, from a debug file's .debug_frame */
-	uint64_t tables_shared;		 /* files found in the cache (build id or identity) */
-	uint64_t tables_building;	 /* files whose table is queued or being built now */
-	uint64_t files_no_cfi;		 /* files without CFI: frame pointers */
-	uint64_t files_unreadable;	 /* mapped files that could not be opened */
-	uint64_t tables_failed;		 /* CFI that could not be built (malformed, other) */
-	uint64_t tables_too_slow;	 /* refused: past UNWIND_TABLE_CPU_NS of CPU */
-	uint64_t tables_too_large;	 /* refused: past UNWIND_TABLE_MEMORY or a size cap */
-	uint64_t tables_cancelled;	 /* builds stopped by unwinder__stop() */
-	uint64_t builds_abandoned; /* files gone before their build began: built if seen again */
-	uint64_t tables_no_room;   /* tables that did not fit the rows budget */
-	uint64_t tables_evicted;   /* tables dropped to make room */
-	uint64_t tables_cached;	   /* tables in the store now */
-	uint64_t rows;		   /* rows in the store now */
-	uint64_t build_ns;	   /* CPU time spent building tables */
-	uint64_t build_max_ns;	   /* the longest build's */
-	struct unwind_store_stats store;
 };
 
 /**

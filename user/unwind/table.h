@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * table - what one file's unwind table is: its rows and rules (include/unwind.h),
+ * where they came from, what building it counted, and the limits a build
+ * keeps to.  The stages of a build (cfi_*, unwind_walk) fill it; the API that
+ * builds one and looks rows up is unwind_table.h.  Types only: any thread.
+ */
+#ifndef CTXPROF_UNWIND_TABLE_TYPES_H
+#define CTXPROF_UNWIND_TABLE_TYPES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+struct elf_file;
+
+/* Hard limits against hostile files (-E2BIG beyond them). */
+#define UNWIND_TABLE_MAX_ROWS	  (16u << 20)
+#define UNWIND_TABLE_MAX_FDES	  (4u << 20)   /* CIEs and FDEs in one section */
+#define UNWIND_TABLE_MAX_CFI_SIZE (128u << 20) /* bytes of one section, decompressed */
+/*
+ * libdw evaluates a row by running its FDE's program from the start, so a
+ * walk over an FDE costs about rows * program bytes (DW_CFA_remember_state
+ * counted at what its copy costs: cfi_check.h).  Past UNWIND_TABLE_FDE_WORK
+ * the rest of the FDE becomes UNSUPPORTED (UNWIND_UNSUP_BUDGET): this also
+ * bounds what one libdw call may take, which no clock can interrupt.  The
+ * largest seen on real files: 8M for one FDE (librustc_driver).
+ */
+#define UNWIND_TABLE_FDE_WORK (64u << 20)
+/*
+ * Per-file budgets, the defaults of struct unwind_table_limits; why these
+ * values: bench/README.md ("Unwind table budgets").  libLLVM-15, the
+ * largest table measured, builds in 0.19 s of CPU holding 27 MiB.
+ */
+#define UNWIND_TABLE_CPU_NS (2000ull * 1000 * 1000) /* CPU time of one build */
+#define UNWIND_TABLE_MEMORY (128u << 20)	    /* bytes one build holds at once */
+
+/* What a build may spend; a zero field takes its default. */
+struct unwind_table_limits {
+	uint64_t cpu_ns; /* the thread's CPU time the build may take (-ETIME past it) */
+	size_t memory;	 /* bytes it may hold at once (-E2BIG past them) */
+	/* when it becomes true the build stops (-ECANCELED) within one libdw call */
+	const atomic_bool *cancel;
+};
+
+/* Why a libdw row became UNWIND_CMD_UNSUPPORTED. */
+enum unwind_unsup {
+	UNWIND_UNSUP_CFA_REG = 0, /* CFA = some register other than rsp/rbp + offset */
+	UNWIND_UNSUP_CFA_EXPR,	  /* CFA expression other than the PLT or realignment ones */
+	UNWIND_UNSUP_CFA_UNDEF,	  /* no CFA rule at all */
+	UNWIND_UNSUP_RA,	  /* return address not saved at CFA - 8 */
+	UNWIND_UNSUP_RSP,	  /* caller's rsp is not the CFA */
+	UNWIND_UNSUP_RBP,	  /* rbp rule not one of enum unwind_rbp */
+	UNWIND_UNSUP_OFFSET,	  /* an offset does not fit 32 bits */
+	UNWIND_UNSUP_LIBDW,	  /* libdw failed to evaluate the row */
+	UNWIND_UNSUP_BUDGET,	  /* FDE past UNWIND_TABLE_FDE_WORK */
+	UNWIND_UNSUP_MAX,
+};
+
+/* The CFI sources of a table, in the order they are read (unwind_table.sources). */
+enum unwind_src {
+	UNWIND_SRC_EH_FRAME = 1u << 0,	  /* @elf's .eh_frame */
+	UNWIND_SRC_DEBUG_FRAME = 1u << 1, /* @elf's .debug_frame */
+	UNWIND_SRC_DEBUG_FILE = 1u << 2,  /* @debug_elf's .debug_frame */
+};
+#define UNWIND_TABLE_SOURCES 3
+
+struct unwind_table_stats {
+	size_t fdes;		 /* FDEs whose range made it into the table */
+	size_t fdes_outside;	 /* FDEs not inside an executable PT_LOAD (or empty) */
+	size_t fdes_undecodable; /* FDEs whose address encoding is not absptr/pcrel */
+	size_t fdes_overlap;	 /* FDEs trimmed or dropped: an earlier-starting FDE covered them */
+	size_t fdes_shadowed;	 /* FDEs of a later source where an earlier source has FDEs */
+	size_t sources_rejected; /* later sources skipped as malformed (earlier ones had FDEs) */
+	uint64_t text_bytes;	 /* bytes of the executable PT_LOADs */
+	uint64_t covered_bytes;	 /* of those, inside an FDE that made it into the table */
+	size_t libdw_rows;	 /* rows libdw reported, before merging */
+	size_t unsup[UNWIND_UNSUP_MAX];	 /* UNSUPPORTED libdw rows and cut walks, by reason */
+	size_t cmd_rows[UNWIND_CMD_MAX]; /* final rows per command */
+	uint64_t work;			 /* program bytes libdw ran (see UNWIND_TABLE_FDE_WORK) */
+	uint64_t cpu_ns;		 /* CPU time the build took */
+	size_t mem_peak;		 /* the most bytes it held at once */
+};
+
+struct unwind_table {
+	uint64_t base;		 /* lowest PT_LOAD p_vaddr: row pcs are offsets from it */
+	struct unwind_row *rows; /* sorted by pc, pcs distinct, consecutive rules differ */
+	size_t nr_rows;
+	struct unwind_rule *rules; /* this table's distinct rules; row.rule indexes it */
+	size_t nr_rules;
+	struct unwind_table_stats stats;
+	const char *source;   /* the first source with FDEs: ".eh_frame" or ".debug_frame" */
+	unsigned int sources; /* the sources with FDEs in the table: UNWIND_SRC_* bits */
+	int from_debug_file;  /* 1: some rows come from @debug_elf's .debug_frame */
+};
+
+
+#endif /* CTXPROF_UNWIND_TABLE_TYPES_H */
