@@ -430,6 +430,13 @@ static int export_profile(struct collector *c, const char *path, bool final)
 		process_states__collect(c->states, begin_ns - STATE_GRACE_NS, release_state);
 	/* files no process maps any more */
 	symbolizer__trim(c->sym, mono_ns());
+	/*
+	 * What the states and files of exited processes held is free now, in
+	 * the arenas of the threads that allocated it; without this the pages
+	 * stay resident, and under process churn RSS kept rising for half a
+	 * minute before it settled.  A few ms once an interval.
+	 */
+	malloc_trim(0);
 out:
 	exporter__free(e);
 	c->last_export_failed = err || werr;

@@ -31,6 +31,9 @@
 #endif
 #endif
 
+/* madvise() takes whole pages; the kernel rounds a length up to its own */
+#define PAGE_MASK_BYTES ((size_t)4095)
+
 #ifdef CT_ASAN
 /* poison arena memory no trace owns, so a stale trace pointer is caught */
 #include <sanitizer/asan_interface.h>
@@ -234,6 +237,12 @@ static struct ct_table *table_new(const struct calltrace_storage *s)
 	t->slots = calloc(s->capacity, sizeof(*t->slots));
 	if (!t->slots)
 		goto err_free;
+	/*
+	 * Resident now rather than over the first rotations: clearing a table
+	 * writes all of it, so a table is whole in memory from its first clear
+	 * on; the collector's memory is then what it will stay.
+	 */
+	explicit_bzero(t->slots, s->capacity * sizeof(*t->slots));
 	/* reserve, don't commit: only pages traces touch become resident */
 	arena = mmap(NULL, t->arena_size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -260,6 +269,13 @@ static void table_clear(struct ct_table *t)
 		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
 	atomic_store_explicit(&t->count, 0, memory_order_relaxed);
 	arena_poison(t->arena, used);
+	/*
+	 * The pages this interval's traces used go back: an arena stays as
+	 * resident as the busiest interval it ever held otherwise, and under
+	 * process churn (new stacks every interval) that crept up for minutes.
+	 */
+	if (used)
+		madvise(t->arena, (used + PAGE_MASK_BYTES) & ~PAGE_MASK_BYTES, MADV_DONTNEED);
 	atomic_store_explicit(&t->arena_used, 0, memory_order_relaxed);
 }
 
