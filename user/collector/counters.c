@@ -454,7 +454,7 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_loc_unmapped, NULL, COUNTERS_PROFILE, "in no known mapping", last.locations_unmapped),
 	/* distinct locations per profile, summed: a counter, not the last file's */
 	ONE(f_symbol_errors, "unnamed", COUNTERS_PROFILE, "summed over profiles: {} without a name",
-	    locations_unnamed),
+	    locations_unnamed, .flags = COUNTER_GROUP),
 	ONE(f_symbol_errors, "unmapped", COUNTERS_PROFILE, "in no known mapping",
 	    locations_unmapped),
 	ONE(f_elf_read, NULL, COUNTERS_PROFILE, "ELF files read", sym.elf_opened,
@@ -508,7 +508,7 @@ const struct counter_desc counter_descs[] = {
 	    sym.files_over_budget),
 
 	/* timeline (--timeline, --timelines): the last one written */
-	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads", timeline.threads),
+	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline", timeline.threads),
 	ONE(f_tl_spans, NULL, COUNTERS_TIMELINE, "spans", timeline.spans),
 	ONE(f_tl_unmatched, NULL, COUNTERS_TIMELINE, "ends without a begin",
 	    timeline.spans_unmatched),
