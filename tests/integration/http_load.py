@@ -6,6 +6,8 @@
       one more byte every 5 s (past any idle timeout); a connection the
       server closes is opened again at the next round (every 0.5 s), as a
       persistent attacker would.  Prints what it did.
+  http_load.py silent HOST PORT N SECONDS
+      the same, sending nothing at all.
   http_load.py fast HOST PORT N SECONDS PATH
       N threads GET PATH as fast as they can over keep-alive connections
       for SECONDS (a new connection when the server closes one).  Prints the
@@ -18,7 +20,7 @@ import threading
 import time
 
 
-def slow(host, port, n, seconds):
+def slow(host, port, n, seconds, silent):
     socks = [None] * n
     opened = closed = 0
     end = time.monotonic() + seconds
@@ -28,7 +30,8 @@ def slow(host, port, n, seconds):
             if socks[i] is None:
                 try:
                     s = socket.create_connection((host, port), timeout=2)
-                    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                    if not silent:
+                        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
                     s.setblocking(False)
                     socks[i] = s
                     opened += 1
@@ -46,7 +49,7 @@ def slow(host, port, n, seconds):
             socks[i].close()
             socks[i] = None
             closed += 1
-        if time.monotonic() >= next_byte:
+        if time.monotonic() >= next_byte and not silent:
             for s in socks:
                 try:
                     if s is not None:
@@ -56,7 +59,7 @@ def slow(host, port, n, seconds):
             next_byte = time.monotonic() + 5
         time.sleep(0.5)
     held = sum(s is not None for s in socks)
-    print(f"slow: {opened} connections opened, {closed} closed by the server, {held} open at the end")
+    print(f"{'silent' if silent else 'slow'}: {opened} connections opened, {closed} closed by the server, {held} open at the end")
 
 
 def fast(host, port, n, seconds, path):
@@ -93,7 +96,7 @@ def fast(host, port, n, seconds, path):
 
 if __name__ == "__main__":
     mode, host, port, n, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-    if mode == "slow":
-        slow(host, port, n, seconds)
+    if mode in ("slow", "silent"):
+        slow(host, port, n, seconds, mode == "silent")
     else:
         fast(host, port, n, seconds, sys.argv[6])

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# /healthz and /metrics stay answerable (issue 17): while another process
-# holds 200 slow connections on each listener (loopback, the probes' own
-# address, half a request each, a byte every 5 s, reopened when closed) for
-# SLOW_SECONDS (60), and then while 50 clients hammer /metrics for
+# /healthz and /metrics stay answerable (issue 17): while other processes
+# hold 200 slow connections on each listener (loopback, the probes' own
+# address, half a request each, a byte every 5 s, reopened when closed) and
+# 100 silent ones (connected, nothing sent) for SLOW_SECONDS (60), and then
+# while 50 clients hammer /metrics for
 # FAST_SECONDS (15), curl probes /healthz on both listeners and /metrics
 # every second: every probe must answer 200 within 1 s.  Evictions show in
 # /metrics and the summary; the collector exits 0 with its profile whole.
@@ -62,16 +63,19 @@ check_probes() {
 
 cpu_ticks() { awk '{ sub(/^[^)]*\) /, ""); print $12 + $13 }' /proc/"$col"/stat; }
 
-# --- 200 slow connections on each listener, from the probes' own address
-$LOAD slow 127.0.0.1 "$PORT" 200 "$SLOW" > "$TMP/slow_metrics.out" 2>&1 &
-a=$!
-$LOAD slow 127.0.0.1 "$HPORT" 200 "$SLOW" > "$TMP/slow_health.out" 2>&1 &
-b=$!
-PIDS+=($a $b)
+# --- 200 slow and 100 silent connections on each listener, from the probes' own address
+attackers=()
+for p in "$PORT" "$HPORT"; do
+	$LOAD slow 127.0.0.1 "$p" 200 "$SLOW" > "$TMP/slow_$p.out" 2>&1 &
+	attackers+=($!)
+	$LOAD silent 127.0.0.1 "$p" 100 "$SLOW" > "$TMP/silent_$p.out" 2>&1 &
+	attackers+=($!)
+done
+PIDS+=("${attackers[@]}")
 sleep 2
 probe $((SLOW - 4)) > "$TMP/slow.probes"
-wait $a $b
-cat "$TMP/slow_metrics.out" "$TMP/slow_health.out"
+wait "${attackers[@]}"
+cat "$TMP"/slow_*.out "$TMP"/silent_*.out
 check_probes slow
 evicted=$(curl -s -m 2 "http://127.0.0.1:$PORT/metrics" |
 	awk '/^ctxprof_http_connections_evicted_total/ { n += $2 } END { print n + 0 }')

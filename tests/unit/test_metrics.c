@@ -332,6 +332,42 @@ static void metrics_server__slow_connections__probe_answered(void **state)
 	metrics_server__free(s);
 }
 
+/*
+ * A probe connected but not yet heard from (its process not scheduled) is
+ * kept through a burst of half-requests opened after it from its own
+ * address: it is not even accepted before it speaks, and those that spoke
+ * and did not finish go first.
+ */
+static void metrics_server__burst_after_probe__probe_kept(void **state)
+{
+	int fds[2 * METRICS_CONNECTIONS], port, probe, i;
+	struct metrics_server_stats st;
+	struct metrics_server *s;
+	char buf[4096];
+	ssize_t n;
+
+	verdict = METRICS_HEALTHY;
+	s = start(&port, false);
+	probe = dial(port, NULL);
+	usleep(50 * 1000);
+	for (i = 0; i < 2 * METRICS_CONNECTIONS; i++) {
+		fds[i] = dial(port, NULL);
+		assert_int_equal(write(fds[i], "GET /metrics HTTP/1.1\r\n", 23), 23);
+	}
+	usleep(200 * 1000);
+	metrics_server__stats(s, &st);
+	assert_int_equal(st.metrics.connections, 2 * METRICS_CONNECTIONS);
+	dprintf(probe, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	n = read(probe, buf, sizeof(buf) - 1);
+	assert_true(n > 12);
+	buf[n] = '\0';
+	assert_int_equal(atoi(buf + 9), 200);
+	close(probe);
+	for (i = 0; i < 2 * METRICS_CONNECTIONS; i++)
+		close(fds[i]);
+	metrics_server__free(s);
+}
+
 /* when full, the address holding the most connections loses one, not a lighter one */
 static void metrics_server__full__heaviest_address_evicted(void **state)
 {
@@ -340,13 +376,19 @@ static void metrics_server__full__heaviest_address_evicted(void **state)
 	char buf[4096];
 
 	s = start(&port, false);
-	for (i = 0; i < 4; i++)
+	/* each a request line and no more: all slow alike */
+	for (i = 0; i < 4; i++) {
 		light[i] = dial(port, "127.0.0.1");
+		assert_int_equal(write(light[i], "GET / HTTP/1.1\r\n", 16), 16);
+	}
 	usleep(100 * 1000);
 	/* newer, from another address: it fills the listener */
 	for (i = 0; i < METRICS_CONNECTIONS; i++) {
 		heavy[i] = dial(port, "127.0.0.2");
+		assert_int_equal(write(heavy[i], "GET / HTTP/1.1\r\n", 16), 16);
+		usleep(2000); /* read before the next comes */
 	}
+	usleep(100 * 1000);
 	assert_int_equal(get(port, "GET", "/healthz", buf, sizeof(buf)), 200);
 	for (i = 0; i < 4; i++) {
 		assert_false(closed_within(light[i], 200));
@@ -370,6 +412,7 @@ int main(void)
 		cmocka_unit_test(metrics_parse_addr__forms__parsed_or_refused),
 		cmocka_unit_test(metrics_server__requests__served),
 		cmocka_unit_test(metrics_server__slow_connections__probe_answered),
+		cmocka_unit_test(metrics_server__burst_after_probe__probe_kept),
 		cmocka_unit_test(metrics_server__full__heaviest_address_evicted),
 	};
 

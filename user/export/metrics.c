@@ -8,12 +8,14 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <microhttpd.h>
 #include "export/metrics.h"
 #include "util/clock.h"
@@ -21,10 +23,14 @@
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 /* connections libmicrohttpd may hold: ours, plus room for those being evicted */
 #define METRICS_SLOTS (2 * METRICS_CONNECTIONS)
-/* an answer begun this recently is not cut for a newcomer */
+/* an answer begun this recently is cut for a newcomer only if all are */
 #define METRICS_ANSWER_GRACE_NS 2000000000ull
-#define METRICS_LOG_EVERY_NS	10000000000ull
-#define METRICS_CONN_MEMORY	(16 * 1024) /* request headers and reply headers */
+/* a silent connection this young likewise, before any that spoke or is older */
+#define METRICS_NEW_GRACE_NS 1000000000ull
+/* seconds the kernel keeps a connection that sent nothing before handing it over */
+#define METRICS_DEFER_ACCEPT_S 5
+#define METRICS_LOG_EVERY_NS   10000000000ull
+#define METRICS_CONN_MEMORY    (16 * 1024) /* request headers and reply headers */
 
 /* a label value: backslash, double quote and newline escaped */
 static void put_label_value(FILE *f, const char *v)
@@ -187,6 +193,7 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *out, socklen_t *l
 struct conn {
 	struct sockaddr_storage addr;
 	uint64_t accepted_ns;
+	bool spoke;	       /* a request line came (libmicrohttpd read one) */
 	uint64_t answering_ns; /* when the answer to its current request began; 0: none */
 	int fd;
 	bool used;
@@ -258,28 +265,67 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 }
 
 /* how much @c deserves eviction, compared in this order (larger: sooner) */
+/*
+ * What a connection is doing, from the most worth keeping to the least: a
+ * probe just connected has said nothing yet and must survive a burst of
+ * connections opened after it; one that sent a request line and no end to
+ * it, or waits idle after an answer, has had its chance.
+ */
+enum evict_class {
+	EVICT_ANSWERING, /* its answer began within METRICS_ANSWER_GRACE_NS */
+	EVICT_NEW,	 /* nothing read yet, connected within METRICS_NEW_GRACE_NS */
+	EVICT_QUIET,	 /* nothing read yet, for longer */
+	EVICT_SPOKE,	 /* a request begun and not ended, or idle after an answer */
+};
+
+/* how much a connection deserves eviction, compared in this order (larger: sooner) */
 struct evict_key {
-	bool idle;	    /* not in an answer begun within the grace time */
+	enum evict_class class;
 	unsigned int peers; /* live connections from its address, its own included */
 	uint64_t age_ns;
 };
 
 static bool evict_key_greater(const struct evict_key *a, const struct evict_key *b)
 {
-	if (a->idle != b->idle)
-		return a->idle;
+	if (a->class != b->class)
+		return a->class > b->class;
 	if (a->peers != b->peers)
 		return a->peers > b->peers;
 	return a->age_ns > b->age_ns;
 }
 
+static enum evict_class evict_class(const struct conn *c, uint64_t now)
+{
+	if (c->answering_ns)
+		return now - c->answering_ns < METRICS_ANSWER_GRACE_NS ? EVICT_ANSWERING
+								       : EVICT_SPOKE;
+	if (c->spoke)
+		return EVICT_SPOKE;
+	return now - c->accepted_ns < METRICS_NEW_GRACE_NS ? EVICT_NEW : EVICT_QUIET;
+}
+
+/* bytes the client sent that libmicrohttpd has not read yet: a request about to be answered */
+static bool has_unread(int fd)
+{
+	int n = 0;
+
+	return !ioctl(fd, FIONREAD, &n) && n > 0;
+}
+
+static unsigned int live_conns(const struct listener *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < METRICS_SLOTS; i++)
+		n += l->conns[i].used && !l->conns[i].cut;
+	return n;
+}
+
 /*
- * One connection too many: shut one other than @newcomer down, the most
- * deserving by struct evict_key.  libmicrohttpd sees its stream end and
- * closes it; the fd stays open until then (and its close is notified on
- * this thread first), so no other socket can be shut down by mistake.
+ * The connection to shut down for @newcomer: the most deserving by struct
+ * evict_key, other than @newcomer and those in @spared.  NULL: none.
  */
-static void evict(struct listener *l, const struct conn *newcomer)
+static struct conn *victim_of(struct listener *l, const struct conn *newcomer, const bool *spared)
 {
 	struct evict_key key, best = {};
 	struct conn *victim = NULL;
@@ -289,9 +335,9 @@ static void evict(struct listener *l, const struct conn *newcomer)
 	for (i = 0; i < METRICS_SLOTS; i++) {
 		struct conn *c = &l->conns[i];
 
-		if (!c->used || c->cut || c == newcomer)
+		if (!c->used || c->cut || c == newcomer || spared[i])
 			continue;
-		key.idle = !c->answering_ns || now - c->answering_ns >= METRICS_ANSWER_GRACE_NS;
+		key.class = evict_class(c, now);
 		key.peers = 0;
 		for (j = 0; j < METRICS_SLOTS; j++)
 			key.peers += l->conns[j].used && !l->conns[j].cut &&
@@ -302,20 +348,32 @@ static void evict(struct listener *l, const struct conn *newcomer)
 			best = key;
 		}
 	}
-	if (!victim)
-		return;
-	shutdown(victim->fd, SHUT_RDWR);
-	victim->cut = true;
-	atomic_fetch_add_explicit(&l->evicted, 1, memory_order_relaxed);
+	return victim;
 }
 
-static unsigned int live_conns(const struct listener *l)
+/*
+ * More live connections than METRICS_CONNECTIONS: shut the most deserving
+ * down until there are not, sparing @newcomer and every connection with
+ * unread bytes (a probe whose request libmicrohttpd has yet to read must
+ * not lose to a burst of connections opened after it).  libmicrohttpd sees
+ * a victim's stream end and closes it; the fd stays open until then (and
+ * its close is notified on this thread first), so no other socket can be
+ * shut down by mistake.
+ */
+static void evict(struct listener *l, const struct conn *newcomer)
 {
-	unsigned int i, n = 0;
+	bool spared[METRICS_SLOTS] = {};
+	struct conn *victim;
 
-	for (i = 0; i < METRICS_SLOTS; i++)
-		n += l->conns[i].used && !l->conns[i].cut;
-	return n;
+	while (live_conns(l) > METRICS_CONNECTIONS && (victim = victim_of(l, newcomer, spared))) {
+		if (has_unread(victim->fd)) {
+			spared[victim - l->conns] = true;
+			continue;
+		}
+		shutdown(victim->fd, SHUT_RDWR);
+		victim->cut = true;
+		atomic_fetch_add_explicit(&l->evicted, 1, memory_order_relaxed);
+	}
 }
 
 /* libmicrohttpd accepted or closed a connection (on the listener's thread) */
@@ -352,8 +410,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_ct
 		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 								: sizeof(struct sockaddr_in));
 	*socket_ctx = c;
-	if (live_conns(l) > METRICS_CONNECTIONS)
-		evict(l, c);
+	evict(l, c);
 }
 
 static struct conn *conn_of(struct MHD_Connection *mc)
@@ -362,6 +419,16 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return i ? i->socket_context : NULL;
+}
+
+/* a request line was read: the connection spoke (libmicrohttpd's URI logger) */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	if (c)
+		c->spoke = true;
+	return NULL;
 }
 
 /* a request was answered (or given up): its connection may be evicted again */
@@ -512,6 +579,8 @@ static int listener__start(struct listener *l, const char *addr, const char *fla
 			   char *err, size_t err_len)
 {
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+	int defer_s = METRICS_DEFER_ACCEPT_S;
 	struct sockaddr_storage sa;
 	socklen_t sa_len;
 	uint16_t port;
@@ -534,12 +603,21 @@ static int listener__start(struct listener *l, const char *addr, const char *fla
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, l, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, l, MHD_OPTION_END);
+		on_completed, l, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, l, MHD_OPTION_END);
 	if (!l->daemon) {
 		e = errno ? errno : EADDRINUSE;
 		snprintf(err, err_len, "cannot serve %s on %s: %s", what, addr, strerror(e));
 		return -e;
 	}
+	/*
+	 * A connection is accepted once its request's first bytes arrive:
+	 * one that sends nothing waits in the kernel, not in a slot, and
+	 * cannot be told from a probe whose client was not scheduled yet.
+	 */
+	info = MHD_get_daemon_info(l->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	if (info)
+		setsockopt(info->listen_fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s,
+			   sizeof(defer_s));
 	return 0;
 }
 

@@ -15,15 +15,19 @@
  * Listeners: one for /metrics (and /healthz), optionally a second one for
  * /healthz alone, each a libmicrohttpd daemon with its own thread (epoll: no
  * FD_SETSIZE limit on the collector's descriptors), so a flood of scrapes
- * cannot delay the kubelet's probes.  Each holds at most
- * METRICS_CONNECTIONS connections; when one more arrives, the client
- * address holding the most connections loses its oldest one that is not
- * being answered (it is shut down, and counted): a newcomer always gets in,
- * and 200 slow connections from one address cost that address its own.
- * There is no per-address limit: the kubelet's probes come from the node's
- * address, which every host process shares.  Idle connections close after
- * METRICS_IDLE_S; libmicrohttpd's own messages are printed at most once
- * every 10 s (a flood would fill the log).
+ * cannot delay the kubelet's probes.  A connection is accepted only once
+ * its first bytes arrive (TCP_DEFER_ACCEPT: one that says nothing waits in
+ * the kernel).  Each listener holds at most METRICS_CONNECTIONS; when one
+ * more arrives, one other is shut down (and counted): first one that sent
+ * a request line and no end to it or waits idle after an answer, then one
+ * silent for a second, then the others; within those, from the address
+ * holding the most connections, the oldest; never one whose request waits
+ * unread.  So a newcomer always gets in, a probe is answered however many
+ * slow connections its own address holds, and whoever holds many pays with
+ * its own.  There is no per-address limit: the kubelet's probes come from
+ * the node's address, which every host process shares.  Idle connections
+ * close after METRICS_IDLE_S; libmicrohttpd's own messages are printed at
+ * most once every 10 s (a flood would fill the log).
  */
 #ifndef CTXPROF_METRICS_H
 #define CTXPROF_METRICS_H
