@@ -18,11 +18,11 @@ static void health__conditions__degraded_then_healthy(void **state)
 
 	assert_non_null(h);
 	assert_int_equal(health__check(h, why, sizeof(why)), METRICS_HEALTHY);
-	health__raise(h, HEALTH_THROTTLED, "the kernel samples at %u of %u Hz", 250, 999);
+	health__raise(h, HEALTH_THROTTLED, "the kernel samples at 250 of 999 Hz");
 	assert_int_equal(health__check(h, why, sizeof(why)), METRICS_DEGRADED);
 	assert_string_equal(why, "throttled: the kernel samples at 250 of 999 Hz");
 	/* raised again: a new reason, counted once */
-	health__raise(h, HEALTH_THROTTLED, "the kernel samples at %u of %u Hz", 500, 999);
+	health__raise(h, HEALTH_THROTTLED, "the kernel samples at 500 of 999 Hz");
 	health__raise(h, HEALTH_CPU_OFFLINE_EVENTS_MISSING, "cpu1 online without its event");
 	assert_int_equal(health__check(h, why, sizeof(why)), METRICS_DEGRADED);
 	assert_string_equal(why, "throttled: the kernel samples at 500 of 999 Hz; "
@@ -67,14 +67,18 @@ static void health__exported__failures_degraded(void **state)
 static void health__check__long_reasons__cut(void **state)
 {
 	struct health *h = health__new(NULL, NULL, 0);
-	char why[40];
+	char why[40], reason[2 * HEALTH_REASON_LEN];
 	int i;
 
 	assert_non_null(h);
+	memset(reason, 'x', sizeof(reason) - 1);
+	reason[sizeof(reason) - 1] = '\0';
 	for (i = 0; i < HEALTH_CONDITION_MAX; i++)
-		health__raise(h, i, "%0100d", i);
+		health__raise(h, i, reason);
 	assert_int_equal(health__check(h, why, sizeof(why)), METRICS_DEGRADED);
 	assert_int_equal(strlen(why), sizeof(why) - 1);
+	assert_true(health__reason(h, HEALTH_THROTTLED, reason, sizeof(reason)));
+	assert_int_equal(strlen(reason), HEALTH_REASON_LEN - 1);
 	health__free(h);
 }
 

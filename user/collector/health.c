@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +15,6 @@
 #include "processes/tracker.h"
 #include "sampling/drain.h"
 #include "util/clock.h"
-
-#define HEALTH_REASON_LEN 160
 
 static const char *const condition_names[HEALTH_CONDITION_MAX] = {
 	[HEALTH_THROTTLED] = "throttled",
@@ -82,15 +79,10 @@ struct health *health__new(struct drains *drains, struct tracker *tracker, doubl
 	return h;
 }
 
-void health__raise(struct health *h, enum health_condition cond, const char *fmt, ...)
+void health__raise(struct health *h, enum health_condition cond, const char *why)
 {
-	char reason[HEALTH_REASON_LEN];
 	struct condition *c;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
 	if (!h || cond >= HEALTH_CONDITION_MAX)
 		return;
 	c = &h->conds[cond];
@@ -98,7 +90,7 @@ void health__raise(struct health *h, enum health_condition cond, const char *fmt
 	if (!c->active)
 		c->raised++;
 	c->active = true;
-	memcpy(c->reason, reason, sizeof(reason));
+	snprintf(c->reason, sizeof(c->reason), "%s", why ? why : "");
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -113,6 +105,8 @@ void health__clear(struct health *h, enum health_condition cond)
 
 void health__exported(struct health *h, int err)
 {
+	char why[HEALTH_REASON_LEN];
+
 	if (!h)
 		return;
 	atomic_store(&h->attempt_ms, (uint64_t)(clock_s(CLOCK_MONOTONIC) * 1000));
@@ -121,9 +115,12 @@ void health__exported(struct health *h, int err)
 		health__clear(h, HEALTH_DISK_FULL);
 		return;
 	}
-	health__raise(h, HEALTH_EXPORT_FAILING, "the last export failed: %s", strerror(-err));
-	if (err == -ENOSPC || err == -EDQUOT)
-		health__raise(h, HEALTH_DISK_FULL, "no room for profiles: %s", strerror(-err));
+	snprintf(why, sizeof(why), "the last export failed: %s", strerror(-err));
+	health__raise(h, HEALTH_EXPORT_FAILING, why);
+	if (err == -ENOSPC || err == -EDQUOT) {
+		snprintf(why, sizeof(why), "no room for profiles: %s", strerror(-err));
+		health__raise(h, HEALTH_DISK_FULL, why);
+	}
 }
 
 void health__stopping(struct health *h)

@@ -44,6 +44,8 @@ struct tracker;
 
 /* a thread whose heartbeat stays still this long is stalled (they beat every 100 ms) */
 #define HEALTH_STALL_S 10.0
+/* bytes of a condition's reason kept, its NUL included */
+#define HEALTH_REASON_LEN 160
 
 enum health_condition {
 	/* the kernel samples below the requested frequency
@@ -79,12 +81,12 @@ struct health *health__new(struct drains *drains, struct tracker *tracker, doubl
 const char *health_condition_name(enum health_condition cond);
 
 /**
- * health__raise() - @cond holds, because of @fmt (one line, no "\n"): the
- * verdict is degraded until health__clear().  Raising a raised condition
- * only replaces its reason (it is counted once).  Any thread.
+ * health__raise() - @cond holds, because @why (one line, no "\n"; copied,
+ * cut at HEALTH_REASON_LEN): the verdict is degraded until health__clear().
+ * Raising a raised condition only replaces its reason (it is counted once).
+ * Any thread.
  */
-void health__raise(struct health *h, enum health_condition cond, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void health__raise(struct health *h, enum health_condition cond, const char *why);
 
 /** health__clear() - @cond no longer holds; its last reason stays for the summary. */
 void health__clear(struct health *h, enum health_condition cond);
