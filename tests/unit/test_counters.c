@@ -18,7 +18,8 @@
 
 #define ALL_HAVE                                                                                   \
 	(COUNTERS_HAVE_UNWINDER | COUNTERS_HAVE_TRACKER | COUNTERS_HAVE_CHILDREN |                 \
-	 COUNTERS_HAVE_APP | COUNTERS_HAVE_OTEL | COUNTERS_HAVE_TIMELINE | COUNTERS_HAVE_HTTP)
+	 COUNTERS_HAVE_APP | COUNTERS_HAVE_OTEL | COUNTERS_HAVE_TIMELINE | COUNTERS_HAVE_HTTP |    \
+	 COUNTERS_HAVE_MAPPING_EVENTS)
 
 static unsigned int nr_values(const struct counter_desc *d)
 {
@@ -273,6 +274,7 @@ static const struct {
 	{offsetof(struct counter_values, unwind.store.rules_used), "the store's fill"},
 	{offsetof(struct counter_values, unwind.store.mappings_used), "the store's fill"},
 	{offsetof(struct counter_values, tracker.retired), "an internal hand-over"},
+	{offsetof(struct counter_values, tracker.mapping_events_on), "copied as mapping_events_on"},
 	{offsetof(struct counter_values, app.claims_checked), "internal work"},
 	{offsetof(struct counter_values, app.claims_deferred), "per poll, not a count"},
 	{offsetof(struct counter_values, traces.traces), "internal bookkeeping"},

@@ -204,6 +204,16 @@ FAMILY(f_maps_snapshots, "ctxprof_mappings_changes_total", COUNTER,
        "Snapshots of a process's executable mappings added (they changed).", NULL);
 FAMILY(f_maps_inherited, "ctxprof_mappings_inherited_total", COUNTER,
        "Forked children started with their parent's mappings.", NULL);
+FAMILY(f_map_events_on, "ctxprof_mapping_events_on", GAUGE,
+       "1 when the kernel reports each new executable mapping (PERF_RECORD_MMAP2).", NULL);
+FAMILY(f_map_events, "ctxprof_mapping_events_total", COUNTER,
+       "New executable mappings the kernel reported.", NULL);
+FAMILY(f_map_applied, "ctxprof_mapping_events_applied_total", COUNTER,
+       "Reported new executable mappings applied to their process's mappings.", NULL);
+FAMILY(f_map_events_lost, "ctxprof_mapping_events_lost_total", COUNTER,
+       "Reports of new executable mappings lost (ring full, malformed, batch full).", NULL);
+FAMILY(f_map_events_gaps, "ctxprof_mapping_events_gaps_total", COUNTER,
+       "CPUs whose mapping reports had a gap (offline, then back).", NULL);
 FAMILY(f_maps_events_lost, "ctxprof_mappings_events_lost_total", COUNTER,
        "Mapping changes not delivered to the main thread's readers: queue full (retried).", NULL);
 /* timelines and per-thread traces */
@@ -382,6 +392,27 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_unwind_limit, NULL, COUNTERS_UNWINDING, "allowed (--unwind-memory)",
 	    unwind.store.bytes, .unit = COUNTER_BYTES),
 
+	/* mappings: 12 reads of /proc/PID/maps (3 changed, 0 bad lines), 3 snapshots, ... */
+	ONE(f_maps_reads, NULL, COUNTERS_MAPPINGS, "reads of /proc/PID/maps", states.reads),
+	ONE(f_maps_changed, NULL, COUNTERS_MAPPINGS, "({} changed", states.reads_changed,
+	    .flags = COUNTER_JOIN),
+	ONE(f_maps_bad, NULL, COUNTERS_MAPPINGS, "{} bad lines)", states.bad_lines),
+	ONE(f_maps_snapshots, NULL, COUNTERS_MAPPINGS, "snapshots", states.snapshots),
+	ONE(f_maps_inherited, NULL, COUNTERS_MAPPINGS, "taken from a parent at fork",
+	    states.inherited),
+	ONE(f_maps_events_lost, NULL, COUNTERS_MAPPINGS, "deliveries queued again (queue full)",
+	    states.events_lost),
+	ONE(f_map_events_on, NULL, COUNTERS_MAPPINGS, "the kernel reports new executable mappings",
+	    mapping_events_on, .flags = COUNTER_GROUP | COUNTER_WORDS | COUNTER_NONZERO),
+	ONE(f_map_events, NULL, COUNTERS_MAPPINGS, "reported", tracker.mapping_events,
+	    .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_applied, NULL, COUNTERS_MAPPINGS, "({} applied)", states.mapped,
+	    .flags = COUNTER_JOIN, .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_events_lost, NULL, COUNTERS_MAPPINGS, "reports lost", tracker.mapping_events_lost,
+	    .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_events_gaps, NULL, COUNTERS_MAPPINGS, "CPUs with a gap",
+	    tracker.mapping_events_gaps, .have = COUNTERS_HAVE_MAPPING_EVENTS),
+
 	/* processes (--all, --children) */
 	ONE(f_processes, NULL, COUNTERS_PROCESSES, "live", tracker.processes),
 	ONE(f_threads, NULL, COUNTERS_PROCESSES, "threads", tracker.threads),
@@ -468,15 +499,6 @@ const struct counter_desc counter_descs[] = {
 	    sym.elf_by_path),
 	ONE(f_elf_shared, NULL, COUNTERS_PROFILE, "found parsed already (same build id)",
 	    sym.elf_shared),
-	ONE(f_maps_reads, NULL, COUNTERS_PROFILE, "/proc/PID/maps reads", states.reads,
-	    .flags = COUNTER_GROUP),
-	ONE(f_maps_changed, NULL, COUNTERS_PROFILE, "changed", states.reads_changed),
-	ONE(f_maps_bad, NULL, COUNTERS_PROFILE, "bad lines skipped", states.bad_lines),
-	ONE(f_maps_snapshots, NULL, COUNTERS_PROFILE, "executable mappings changes",
-	    states.snapshots),
-	ONE(f_maps_inherited, NULL, COUNTERS_PROFILE, "inherited at fork", states.inherited),
-	ONE(f_maps_events_lost, NULL, COUNTERS_PROFILE, "changes queued again (queue full)",
-	    states.events_lost),
 
 	/* symbols */
 	ONE(f_names, "debug_file", COUNTERS_SYMBOLS, "names from debug files",
@@ -508,7 +530,8 @@ const struct counter_desc counter_descs[] = {
 	    sym.files_over_budget),
 
 	/* timeline (--timeline, --timelines): the last one written */
-	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline", timeline.threads),
+	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline",
+	    timeline.threads),
 	ONE(f_tl_spans, NULL, COUNTERS_TIMELINE, "spans", timeline.spans),
 	ONE(f_tl_unmatched, NULL, COUNTERS_TIMELINE, "ends without a begin",
 	    timeline.spans_unmatched),
@@ -615,6 +638,7 @@ static const struct {
 	[COUNTERS_STACK_ERRORS] = {"stack errors (samples kept)"},
 	[COUNTERS_STACK_ENDS] = {"user stacks by how they end"},
 	[COUNTERS_UNWINDING] = {"unwinding", COUNTERS_HAVE_UNWINDER},
+	[COUNTERS_MAPPINGS] = {"mappings"},
 	[COUNTERS_PROCESSES] = {"processes", COUNTERS_HAVE_TRACKER},
 	[COUNTERS_CONTEXT] = {"trace context", COUNTERS_HAVE_APP, true},
 	[COUNTERS_OTEL_PROCESS] = {"OpenTelemetry process context", COUNTERS_HAVE_OTEL, true},
@@ -875,6 +899,10 @@ void counters__read(const struct collector *c, struct counter_values *v)
 	process_states__stats(c->states, &v->states);
 	if (c->tracker)
 		tracker__stats(c->tracker, &v->tracker);
+	/* a bool between counters: as a count, and what the summary may say */
+	v->mapping_events_on = v->tracker.mapping_events_on;
+	if (v->mapping_events_on)
+		v->have |= COUNTERS_HAVE_MAPPING_EVENTS;
 	if (c->app)
 		app_context__stats(c->app, &v->app);
 	if (c->otel)

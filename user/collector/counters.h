@@ -45,13 +45,14 @@ struct collector;
 
 /* what this run has, so the summary leaves out lines that do not apply */
 enum counter_have {
-	COUNTERS_HAVE_UNWINDER = 1 << 0, /* not with --unwind fp */
-	COUNTERS_HAVE_TRACKER = 1 << 1,	 /* --all, --children */
-	COUNTERS_HAVE_CHILDREN = 1 << 2, /* --children */
-	COUNTERS_HAVE_APP = 1 << 3,	 /* libctxprof regions read (not --no-context) */
-	COUNTERS_HAVE_OTEL = 1 << 4,	 /* OpenTelemetry context read (not --no-context) */
-	COUNTERS_HAVE_TIMELINE = 1 << 5, /* --timeline(s) */
-	COUNTERS_HAVE_HTTP = 1 << 6,	 /* --metrics-addr or --health-addr */
+	COUNTERS_HAVE_UNWINDER = 1 << 0,       /* not with --unwind fp */
+	COUNTERS_HAVE_TRACKER = 1 << 1,	       /* --all, --children */
+	COUNTERS_HAVE_CHILDREN = 1 << 2,       /* --children */
+	COUNTERS_HAVE_APP = 1 << 3,	       /* libctxprof regions read (not --no-context) */
+	COUNTERS_HAVE_OTEL = 1 << 4,	       /* OpenTelemetry context read (not --no-context) */
+	COUNTERS_HAVE_TIMELINE = 1 << 5,       /* --timeline(s) */
+	COUNTERS_HAVE_HTTP = 1 << 6,	       /* --metrics-addr or --health-addr */
+	COUNTERS_HAVE_MAPPING_EVENTS = 1 << 7, /* the kernel reports new mappings (--all ...) */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -86,7 +87,8 @@ struct counter_values {
 	uint64_t no_trace;	  /* samples whose stack was not handed over */
 	uint64_t traces_exported; /* distinct stacks, summed over profiles */
 	uint64_t stacks_cut;	  /* user stacks cut at a return address in no executable mapping */
-	uint64_t frames_uncertain; /* user frames named by their mapping alone */
+	uint64_t frames_uncertain;  /* user frames named by their mapping alone */
+	uint64_t mapping_events_on; /* tracker_stats' bool: 1 when the kernel reports mappings */
 	/* distinct locations without a name, in no known mapping: summed over profiles */
 	uint64_t locations_unnamed, locations_unmapped;
 	uint64_t files_written, exports_ok, exports_failed;
@@ -108,6 +110,7 @@ enum counter_section {
 	COUNTERS_STACK_ERRORS,
 	COUNTERS_STACK_ENDS,
 	COUNTERS_UNWINDING,
+	COUNTERS_MAPPINGS,
 	COUNTERS_PROCESSES,
 	COUNTERS_CONTEXT,
 	COUNTERS_OTEL_PROCESS,
