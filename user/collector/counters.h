@@ -13,11 +13,15 @@
  * counter_values holds a copy of each, read at one moment.
  *
  * To add a counter: its field in the module's stats struct (copied here
- * already if the struct is), then one line in counters.c's table: a family
- * of its own (a new metrics_family) or a label value in an existing one,
- * its summary words, its section and its offsetof().  A new value of an
- * enum whose names the table ranges over (sampler stats, drain drops,
- * health conditions) needs nothing: it shows under its name.
+ * already if the struct is; a struct of other types than uint64_t and
+ * double is copied into one of those, as struct counter_sampling is), then
+ * one line in counters.c's table: a family of its own (FAMILY(): name,
+ * type, help, label) or a label value in an existing one, its summary
+ * words, its section and its offsetof().  A new value of an enum whose
+ * names the table ranges over (drop reasons, stack ends, OpenTelemetry
+ * reads, health conditions) needs nothing: it shows under its name.
+ * test_counters fails while a field of a copied struct is neither
+ * described nor listed there as left out on purpose.
  *
  * Main thread (collector.c and the modules it calls); no state of its own.
  */
