@@ -87,6 +87,12 @@ FAMILY(f_tables_evicted, "ctxprof_unwind_tables_evicted_total", COUNTER,
        "Unwind tables evicted to stay within --unwind-memory.", NULL);
 FAMILY(f_table_errors, "ctxprof_unwind_table_errors_total", COUNTER,
        "Files left without an unwind table, by reason.", "reason");
+FAMILY(f_reinstalls, "ctxprof_unwind_reinstalls_total", COUNTER,
+       "Processes' mappings installed again when a table they waited for landed.", NULL);
+FAMILY(f_building, "ctxprof_unwind_tables_building", GAUGE,
+       "Files whose unwind table is queued or being built now.", NULL);
+FAMILY(f_abandoned, "ctxprof_unwind_builds_abandoned_total", COUNTER,
+       "Table builds not begun: the file was gone first (built if seen again).", NULL);
 FAMILY(f_installs, "ctxprof_unwind_installs_total", COUNTER,
        "Processes' mappings installed for the unwinder, or not (its maps full).", "result");
 FAMILY(f_tables, "ctxprof_unwind_tables", GAUGE, "Unwind tables in BPF maps.", NULL);
@@ -379,10 +385,20 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_table_errors, "unreadable", COUNTERS_UNWINDING, "unreadable",
 	    unwind.files_unreadable),
 	ONE(f_table_errors, "failed", COUNTERS_UNWINDING, "failed", unwind.tables_failed),
+	/* "too slow N" (test_hostile_elf.sh reads them so) */
+	ONE(f_table_errors, "too_slow", COUNTERS_UNWINDING, "too slow {}", unwind.tables_too_slow),
+	ONE(f_table_errors, "too_large", COUNTERS_UNWINDING, "too large {}",
+	    unwind.tables_too_large),
+	ONE(f_table_errors, "cancelled", COUNTERS_UNWINDING, "cancelled {}",
+	    unwind.tables_cancelled),
 	ONE(f_table_errors, "no_room", COUNTERS_UNWINDING, "with no room", unwind.tables_no_room),
 	ONE(f_tables_evicted, NULL, COUNTERS_UNWINDING, "evicted", unwind.tables_evicted),
+	ONE(f_building, NULL, COUNTERS_UNWINDING, "being built", unwind.tables_building),
+	ONE(f_abandoned, NULL, COUNTERS_UNWINDING, "builds abandoned (the file gone first)",
+	    unwind.builds_abandoned),
 	ONE(f_installs, "installed", COUNTERS_UNWINDING, "processes' mappings installed",
 	    unwind.installs, .flags = COUNTER_GROUP),
+	ONE(f_reinstalls, NULL, COUNTERS_UNWINDING, "again when a table landed", unwind.reinstalls),
 	ONE(f_installs, "failed", COUNTERS_UNWINDING, "not (maps full)", unwind.install_failed),
 	ONE(f_installs, "gone", COUNTERS_UNWINDING, "skipped (the process exited first)",
 	    unwind.install_gone),
@@ -493,6 +509,8 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_symbol_errors, "elf_unreadable", COUNTERS_PROFILE, "unreadable", sym.elf_open_failed),
 	ONE(f_symbol_errors, "elf_invalid", COUNTERS_PROFILE, "not valid ELF",
 	    sym.elf_parse_failed),
+	ONE(f_symbol_errors, "symbols_over_budget", COUNTERS_PROFILE,
+	    "with symbols past the per-file budget", sym.symbols_over_budget),
 	ONE(f_symbol_errors, "elf_not_mapped_inode", COUNTERS_PROFILE,
 	    "refused as not the mapped inode", sym.elf_mismatch),
 	ONE(f_elf_by_path, NULL, COUNTERS_PROFILE, "opened by path (map_files refused)",

@@ -97,5 +97,4 @@ struct unwind_table {
 	int from_debug_file;  /* 1: some rows come from @debug_elf's .debug_frame */
 };
 
-
 #endif /* CTXPROF_UNWIND_TABLE_TYPES_H */
