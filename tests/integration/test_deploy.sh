@@ -10,7 +10,7 @@
 #    after start-up (CapEff, CapPrm, CapBnd), none inheritable or ambient,
 #    with NoNewPrivs and a seccomp filter;
 #  - /metrics passes `promtool check metrics` and a real Prometheus server
-#    scrapes it; /healthz says ok;
+#    scrapes it; /healthz says ok on the health port the probes use;
 #  - host processes burning CPU, in a cgroup named like a pod's container with
 #    kubelet-style log links for it, show up with their pid, comm, node, pod,
 #    namespace and container labels, named user frames (the shares workload)
@@ -89,13 +89,15 @@ free_port() {
 	done
 }
 PORT=$(free_port $((19000 + $$ % 500)))
-PROM_PORT=$(free_port $((PORT + 1)))
+HEALTH_PORT=$(free_port $((PORT + 1)))
+PROM_PORT=$(free_port $((HEALTH_PORT + 1)))
 (cd "$B" && runc spec && mv config.json base.json)
 node tests/integration/deploy/manifest.mjs runc "$NPM" deploy/daemonset.yaml "$B/base.json" "$(jq -nc \
 	--arg rootfs "$B/rootfs" --arg node "$NODE" --arg seccomp "$ROOT/deploy/seccomp" \
-	--arg port ":$PORT" --arg out "$B/out" --arg pods "$B/logs/pods" --arg ctrs "$B/logs/containers" \
+	--arg port ":$PORT" --arg hport ":$HEALTH_PORT" --arg out "$B/out" --arg pods "$B/logs/pods" \
+	--arg ctrs "$B/logs/containers" \
 	'{rootfs: $rootfs, entrypoint: ["/usr/local/bin/collector"], node: $node, seccompDir: $seccomp,
-	  args: {"--interval": "5", "--metrics-addr": $port},
+	  args: {"--interval": "5", "--metrics-addr": $port, "--health-addr": $hport},
 	  hostPaths: {"/var/lib/ctxprof": $out, "/var/log/pods": $pods, "/var/log/containers": $ctrs}}')" \
 	> "$B/config.json" || { fail "no runc configuration"; finish; }
 jq -c '{caps: .process.capabilities.effective, nnp: .process.noNewPrivileges, ro: .root.readonly,
@@ -106,7 +108,7 @@ runner=$!
 PIDS+=($runner)
 healthy=""
 for _ in $(seq 1 120); do
-	healthy=$(curl -s "http://127.0.0.1:$PORT/healthz") && [ "$healthy" = ok ] && break
+	healthy=$(curl -s "http://127.0.0.1:$HEALTH_PORT/healthz") && [ "$healthy" = ok ] && break
 	kill -0 $runner 2> /dev/null || break
 	sleep 0.5
 done
@@ -178,7 +180,8 @@ echo "measured: collector RSS $((rss / 1024)) MiB (peak $((hwm / 1024)) MiB), me
 limit=$(jq -r '.linux.resources.memory.limit' "$B/config.json")
 [ "$mem" -gt 0 ] && [ "$mem" -lt "$limit" ] && ok "memory cgroup peak $((mem / 1048576)) MiB is below the manifest's limit $((limit / 1048576)) MiB" ||
 	fail "memory cgroup peak $mem >= limit $limit"
-curl -s "http://127.0.0.1:$PORT/healthz" | grep -qx ok && ok "/healthz still ok under load" || fail "/healthz not ok under load"
+curl -s "http://127.0.0.1:$HEALTH_PORT/healthz" | grep -qx ok && curl -s "http://127.0.0.1:$PORT/healthz" | grep -qx ok &&
+	ok "/healthz still ok under load, on the health port and the metrics port" || fail "/healthz not ok under load"
 
 kill $dd 2> /dev/null
 wait $shares $dd 2> /dev/null

@@ -46,7 +46,7 @@ check_mode attrs-past otel_attrs_unreadable service.name,trace_id,span_id http.r
 check_mode attrs-absurd otel_attrs_too_big service.name,trace_id,span_id http.route
 check_mode unmapped otel_read_error service.name trace_id,span_id,http.route
 check_mode unknown-key "unknown keys" trace_id,http.route http.method
-grep -q -E '\(([1-9][0-9]*) key map refreshes\)' "$TMP/unknown-key.log" &&
+grep -q -E '[^0-9][1-9][0-9]* key map refreshes' "$TMP/unknown-key.log" &&
 	ok "unknown-key: the key map was read again" || fail "unknown-key: no key map refresh"
 check_mode truncated "truncated records" trace_id,http.route http.method
 check_mode not-protobuf "bad payloads" "" service.name,trace_id,span_id,http.route

@@ -176,7 +176,8 @@ static void cli__parse__metrics_addr__host_port_or_error(void **state)
 					   "CAP_SYS_PTRACE",
 					   "CAP_DAC_READ_SEARCH",
 					   "CAP_CHECKPOINT_RESTORE",
-					   "--metrics-addr"};
+					   "--metrics-addr",
+					   "--health-addr"};
 	struct collector_opts o;
 	size_t i;
 
@@ -186,6 +187,11 @@ static void cli__parse__metrics_addr__host_port_or_error(void **state)
 	assert_string_equal(o.metrics_addr, ":9464");
 	assert_int_equal(parse(&o, "--all", "--metrics-addr", "9464", NULL), -EINVAL);
 	assert_non_null(strstr(err_buf, "--metrics-addr: '9464' is not HOST:PORT or :PORT"));
+	assert_null(o.health_addr);
+	assert_int_equal(parse(&o, "--all", "--health-addr", ":9465", NULL), 0);
+	assert_string_equal(o.health_addr, ":9465");
+	assert_int_equal(parse(&o, "--all", "--health-addr", "x", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--health-addr: 'x' is not HOST:PORT or :PORT"));
 	/* --help names what start-up needs and what is kept */
 	assert_int_equal(parse(&o, "--help", NULL), CLI_EXIT_OK);
 	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)

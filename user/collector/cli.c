@@ -27,6 +27,7 @@ enum {
 	OPT_TIMELINES,
 	OPT_TIMELINE_MEMORY,
 	OPT_METRICS_ADDR,
+	OPT_HEALTH_ADDR,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
 	{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	{"btf", required_argument, NULL, OPT_BTF},
 	{"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
+	{"health-addr", required_argument, NULL, OPT_HEALTH_ADDR},
 	{"status", no_argument, NULL, OPT_STATUS},
 	{"no-status", no_argument, NULL, OPT_NO_STATUS},
 	{"verbose", no_argument, NULL, 'v'},
@@ -139,9 +141,13 @@ static void usage(FILE *f, const char *prog)
 		"\n"
 		"Monitoring:\n"
 		"      --metrics-addr HOST:PORT  serve Prometheus metrics at /metrics and a\n"
-		"                         health check at /healthz (200, or 503 and why) on\n"
-		"                         HOST:PORT (:PORT for every IPv4 address, [::]:PORT\n"
-		"                         for IPv6 and IPv4), from a thread of its own\n"
+		"                         health check at /healthz (200 \"ok\", 200 \"degraded:\n"
+		"                         why\", or 503 and why) on HOST:PORT (:PORT for every\n"
+		"                         IPv4 address, [::]:PORT for IPv6 and IPv4), from a\n"
+		"                         thread of its own\n"
+		"      --health-addr HOST:PORT  also serve /healthz alone on HOST:PORT, from\n"
+		"                         another thread: probes there never wait behind\n"
+		"                         scrapes\n"
 		"\n"
 		"Tuning:\n"
 		"      --drain-threads N  threads reading the per-CPU ring buffers, each owning\n"
@@ -367,6 +373,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 				return bad(err, prog, "--metrics-addr", optarg,
 					   "HOST:PORT or :PORT");
 			opts->metrics_addr = optarg;
+			break;
+		case OPT_HEALTH_ADDR:
+			if (!strchr(optarg, ':'))
+				return bad(err, prog, "--health-addr", optarg,
+					   "HOST:PORT or :PORT");
+			opts->health_addr = optarg;
 			break;
 		case OPT_STATUS:
 			opts->status = 1;

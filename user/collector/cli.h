@@ -48,7 +48,8 @@ struct collector_opts {
 	const char *btf_path;	    /* --btf */
 	int verbose;		    /* -v, repeatable */
 	int status;		    /* --status / --no-status; -1: when stderr is a terminal */
-	const char *metrics_addr;   /* --metrics-addr HOST:PORT; NULL: no HTTP endpoint */
+	const char *metrics_addr;   /* --metrics-addr HOST:PORT; NULL: no /metrics */
+	const char *health_addr;    /* --health-addr HOST:PORT; NULL: /healthz on the above only */
 };
 
 /* cli__parse() results besides 0 */

@@ -413,6 +413,8 @@ static int export_profile(struct collector *c, const char *path, bool final)
 	c->traces_exported += res.traces;
 	c->stacks_cut += res.stacks_cut;
 	c->frames_uncertain += res.frames_uncertain;
+	c->locations_unnamed += res.locations_unnamed;
+	c->locations_unmapped += res.locations_unmapped;
 	c->last = res;
 	kept = outqueue__done(c->queue, path, true, res.samples, werr, &keep);
 	if (werr) {
@@ -818,7 +820,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	/* the first timeline covers what is sampled */
 	c->interval_ns = mono_ns();
 	err = sampler__attach(c->sampler, o->frequency, err_msg, err_len);
-	if (err || !o->metrics_addr)
+	if (err)
 		return err;
 	return metrics_feed__start(c, err_msg, err_len);
 }
@@ -828,7 +830,6 @@ int main(int argc, char **argv)
 	struct collector c = {};
 	struct collector_opts *o = &c.opts;
 	struct sigaction sa = {.sa_handler = on_signal};
-	struct drain_counters dc;
 	char err_msg[256] = "", default_out[128], node_file[64];
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
 	double start, elapsed = 0, last_tick = 0, last_status = 0;
@@ -950,8 +951,8 @@ int main(int argc, char **argv)
 		}
 		if (status && elapsed - last_status >= 1.0)
 			report__status(&c, elapsed, &last_samples, &last_status);
-		if (c.metrics && elapsed - last_publish >= 1.0) {
-			metrics_feed__publish(&c);
+		if (elapsed - last_publish >= 1.0) {
+			metrics_feed__tick(&c);
 			last_publish = elapsed;
 		}
 	}
@@ -983,8 +984,7 @@ int main(int argc, char **argv)
 	}
 	/* what could not be written by now never will be: counted as dropped */
 	outqueue__drop_all(c.queue);
-	drains__counters(c.drains, &dc);
-	report__summary(&c, st, &dc, elapsed, why);
+	report__summary(&c, elapsed, why);
 	/* a run that wrote nothing failed, whatever else it did */
 	if (!c.files_written) {
 		err = -EIO;

@@ -70,6 +70,8 @@ struct collector {
 	int nr_possible;
 	struct perf_opener *map_opener;
 	uint64_t frames_uncertain; /* user frames named by their mapping only (export_result) */
+	/* the profiles' distinct locations without a name, in no known mapping, summed */
+	uint64_t locations_unnamed, locations_unmapped;
 	struct export_result last; /* the latest file's counts */
 	char node[256];		   /* the node label: $NODE_NAME, else the host name */
 	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * report - the status line and the summary on stderr.  Every count the
- * modules keep shows here, by reason: samples taken, in the profile and
- * dropped (these reconcile), stack ends, unwinding, trace context, symbols,
- * timelines, the collector's own CPU.
+ * report - the status line and the summary on stderr.  The summary's
+ * counter lines come from the counters' one description
+ * (collector/counters.h), the same that /metrics is made from: samples
+ * taken, in the profile and dropped (these reconcile), stack ends,
+ * unwinding, trace context, symbols, timelines, exports, degraded
+ * conditions, the collector's own CPU.
  *
  * Main thread (collector.c), which owns @c.
  */
@@ -13,7 +15,6 @@
 #include <stdint.h>
 
 struct collector;
-struct drain_counters;
 
 /**
  * report__status() - redraw the status line: rate since the last call
@@ -23,10 +24,9 @@ void report__status(const struct collector *c, double elapsed, uint64_t *last_sa
 		    double *last_t);
 
 /**
- * report__summary() - the summary once sampling stopped: @st the sampler's
- * final counters, @dc the drains', @why the reason it stopped.
+ * report__summary() - the summary once sampling stopped and the last
+ * profile was written: @why the reason it stopped.
  */
-void report__summary(const struct collector *c, const uint64_t *st, const struct drain_counters *dc,
-		     double elapsed, const char *why);
+void report__summary(const struct collector *c, double elapsed, const char *why);
 
 #endif /* CTXPROF_REPORT_H */

@@ -1,17 +1,36 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * metrics - Prometheus text from described families, and the HTTP
+ * listeners that serve it.  See metrics.h.
+ */
 #include <errno.h>
+#include <math.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <microhttpd.h>
 #include "export/metrics.h"
+#include "util/clock.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+/* connections libmicrohttpd may hold: ours, plus room for those being evicted */
+#define METRICS_SLOTS (2 * METRICS_CONNECTIONS)
+/* an answer begun this recently is cut for a newcomer only if all are */
+#define METRICS_ANSWER_GRACE_NS 2000000000ull
+/* a silent connection this young likewise, before any that spoke or is older */
+#define METRICS_NEW_GRACE_NS 1000000000ull
+/* seconds the kernel keeps a connection that sent nothing before handing it over */
+#define METRICS_DEFER_ACCEPT_S 5
+#define METRICS_LOG_EVERY_NS   10000000000ull
+#define METRICS_CONN_MEMORY    (16 * 1024) /* request headers and reply headers */
 
 /* a label value: backslash, double quote and newline escaped */
 static void put_label_value(FILE *f, const char *v)
@@ -27,40 +46,66 @@ static void put_label_value(FILE *f, const char *v)
 	}
 }
 
+/* the shortest text that reads back as @v, as Prometheus' own clients write it */
+static void put_value(FILE *f, double v)
+{
+	char buf[32];
+
+	if (isnan(v)) {
+		fputs("NaN", f);
+		return;
+	}
+	if (isinf(v)) {
+		fputs(v > 0 ? "+Inf" : "-Inf", f);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, f);
+}
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void metric_u64(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
+void metrics_snapshot__add(struct metrics_snapshot *m, const struct metrics_family *f,
+			   const char *label, double value)
 {
-	head(f, name, type, help);
-	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+	if (m->n >= METRICS_MAX_SAMPLES) {
+		m->lost++;
+		return;
+	}
+	m->s[m->n++] = (struct metrics_sample){f, label, value};
 }
 
-static void metric_f(FILE *f, const char *name, const char *type, const char *help, double v)
+/* @f's HELP, TYPE and every sample of it in @m, from the @first-th on */
+static void family(FILE *f, const struct metrics_snapshot *m, unsigned int first)
 {
-	head(f, name, type, help);
-	fprintf(f, "%s %.17g\n", name, v);
-}
-
-static void family(FILE *f, const char *name, const char *help, const char *label,
-		   const struct metrics_family *fam)
-{
+	const struct metrics_family *fam = m->s[first].family;
 	unsigned int i;
 
-	head(f, name, "counter", help);
-	for (i = 0; i < fam->n && i < METRICS_MAX_LABELLED; i++) {
-		fprintf(f, "%s{%s=\"", name, label);
-		put_label_value(f, fam->v[i].label);
-		fprintf(f, "\"} %llu\n", (unsigned long long)fam->v[i].value);
+	head(f, fam->name, fam->type == METRICS_COUNTER ? "counter" : "gauge", fam->help);
+	for (i = first; i < m->n; i++) {
+		if (m->s[i].family != fam)
+			continue;
+		fputs(fam->name, f);
+		if (fam->label) {
+			fprintf(f, "{%s=\"", fam->label);
+			put_label_value(f, m->s[i].label);
+			fputs("\"}", f);
+		}
+		fputc(' ', f);
+		put_value(f, m->s[i].value);
+		fputc('\n', f);
 	}
 }
 
 int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 {
 	FILE *f = open_memstream(out, len);
-	unsigned int i;
+	unsigned int i, j, n = m->n < METRICS_MAX_SAMPLES ? m->n : METRICS_MAX_SAMPLES;
 
 	if (!f)
 		return -ENOMEM;
@@ -72,132 +117,22 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len)
 	fputs("\",mode=\"", f);
 	put_label_value(f, m->mode);
 	fputs("\"} 1\n", f);
-
-	metric_u64(f, "ctxprof_samples_taken_total", "counter",
-		   "Samples the BPF program took of profiled threads.", m->samples_taken);
-	metric_u64(f, "ctxprof_samples_in_profile_total", "counter",
-		   "Samples written into profiles.", m->samples_in_profile);
-	family(f, "ctxprof_samples_dropped_total",
-	       "Samples lost, by reason (taken = in profile + dropped once exported).", "reason",
-	       &m->dropped);
-	head(f, "ctxprof_stack_errors_total", "counter",
-	     "Samples whose user or kernel stack could not be read (samples kept).");
-	fprintf(f, "ctxprof_stack_errors_total{stack=\"user\"} %llu\n",
-		(unsigned long long)m->user_stack_errors);
-	fprintf(f, "ctxprof_stack_errors_total{stack=\"kernel\"} %llu\n",
-		(unsigned long long)m->kernel_stack_errors);
-	family(f, "ctxprof_user_stacks_total", "User stacks by how they end.", "end",
-	       &m->stack_end);
-	family(f, "ctxprof_user_frames_total", "User frames by how the unwinder found them.",
-	       "method", &m->frames);
-	family(f, "ctxprof_trace_context_reads_total", "libctxprof trace context reads by result.",
-	       "result", &m->context);
-
-	metric_u64(f, "ctxprof_unwind_tables_built_total", "counter",
-		   "Unwind tables built from files' CFI.", m->tables_built);
-	metric_f(f, "ctxprof_unwind_table_build_seconds_total", "counter",
-		 "Time spent building unwind tables.", m->table_build_seconds);
-	metric_u64(f, "ctxprof_unwind_tables_shared_total", "counter",
-		   "Unwind tables found already built (same file in another process).",
-		   m->tables_shared);
-	metric_u64(f, "ctxprof_unwind_tables_evicted_total", "counter",
-		   "Unwind tables evicted to stay within --unwind-memory.", m->tables_evicted);
-	family(f, "ctxprof_unwind_table_errors_total", "Files left without an unwind table.",
-	       "reason", &m->table_errors);
-	metric_u64(f, "ctxprof_unwind_tables", "gauge", "Unwind tables in BPF maps.",
-		   m->tables_cached);
-	metric_u64(f, "ctxprof_unwind_rows", "gauge", "Unwind rows in BPF maps.", m->table_rows);
-	metric_u64(f, "ctxprof_unwind_memory_used_bytes", "gauge",
-		   "BPF memory the unwind rows take.", m->table_bytes);
-	metric_u64(f, "ctxprof_unwind_memory_limit_bytes", "gauge",
-		   "BPF memory for unwind tables (--unwind-memory).", m->table_bytes_limit);
-
-	family(f, "ctxprof_symbolization_errors_total",
-	       "Addresses left unnamed or unmapped, and ELF files that could not be read.", "kind",
-	       &m->symbol_errors);
-	metric_u64(f, "ctxprof_elf_files_read_total", "counter", "ELF files read for symbols.",
-		   m->elf_files_read);
-
-	metric_u64(f, "ctxprof_sampling_frequency_hz", "gauge",
-		   "Samples per second per CPU requested (-F).", m->sampling_hz);
-	if (m->sampling_effective_hz >= 0)
-		metric_f(f, "ctxprof_sampling_effective_hz", "gauge",
-			 "Samples per second per sampled CPU over the last seconds (every tick, "
-			 "profiled or not).",
-			 m->sampling_effective_hz);
-	if (m->max_sample_rate >= 0)
-		metric_u64(f, "ctxprof_perf_event_max_sample_rate", "gauge",
-			   "kernel.perf_event_max_sample_rate: the kernel throttles above it.",
-			   m->max_sample_rate);
-	metric_u64(f, "ctxprof_sampling_throttled", "gauge",
-		   "1 while the effective rate is below 90 % of the requested one.",
-		   m->sampling_throttled);
-	metric_u64(f, "ctxprof_sampling_throttled_seconds_total", "counter",
-		   "Seconds the effective rate was below 90 % of the requested one.",
-		   m->sampling_throttled_seconds);
-	metric_u64(f, "ctxprof_cpus_online", "gauge", "Online CPUs.", m->cpus_online);
-	metric_u64(f, "ctxprof_cpus_sampled", "gauge",
-		   "CPUs with a perf event (fewer than online: some CPU is not sampled).",
-		   m->cpus_sampled);
-	head(f, "ctxprof_cpu_hotplug_total", "counter",
-	     "CPUs seen to go offline and to come online.");
-	fprintf(f, "ctxprof_cpu_hotplug_total{event=\"offline\"} %llu\n",
-		(unsigned long long)m->cpus_offlined);
-	fprintf(f, "ctxprof_cpu_hotplug_total{event=\"online\"} %llu\n",
-		(unsigned long long)m->cpus_onlined);
-	metric_u64(f, "ctxprof_cpu_event_open_failures_total", "counter",
-		   "Failed attempts to open the perf event of an online CPU.",
-		   m->cpu_event_open_failures);
-
+	/* a family's samples together, at its first sample's place */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && m->s[j].family != m->s[i].family; j++)
+			;
+		if (j == i)
+			family(f, m, i);
+	}
 	head(f, "ctxprof_ring_fill_ratio", "gauge",
 	     "How full each CPU's ring buffer is, 0 to 1 (ring_full drops follow 1).");
 	for (i = 0; i < m->nr_rings && i < METRICS_MAX_RINGS; i++)
 		if (m->ring_fill[i] >= 0)
 			fprintf(f, "ctxprof_ring_fill_ratio{cpu=\"%u\"} %.6f\n", i,
 				m->ring_fill[i]);
-
-	metric_u64(f, "ctxprof_processes", "gauge", "Live processes the collector tracks.",
-		   m->processes);
-	metric_u64(f, "ctxprof_threads", "gauge", "Live threads the collector tracks.", m->threads);
-	metric_u64(f, "ctxprof_lifecycle_events_total", "counter",
-		   "Fork, exec, exit and rename events applied.", m->lifecycle_events);
-	metric_u64(f, "ctxprof_lifecycle_events_lost_total", "counter",
-		   "Lifecycle events lost in BPF (ring full).", m->lifecycle_lost);
-	metric_u64(f, "ctxprof_mapping_snapshots_total", "counter",
-		   "Mapping snapshots taken at exec and fork.", m->mapping_snapshots);
-
-	metric_f(f, "process_cpu_seconds_total", "counter",
-		 "User and system CPU time of the collector.", m->cpu_seconds);
-	metric_u64(f, "process_resident_memory_bytes", "gauge", "Resident memory of the collector.",
-		   m->rss_bytes);
-	metric_f(f, "process_start_time_seconds", "gauge",
-		 "Start time of the collector since the Unix epoch.", m->start_time);
-
-	metric_u64(f, "ctxprof_files_written_total", "counter", "Profile files written.",
-		   m->files_written);
-	metric_u64(f, "ctxprof_file_writes_failed_total", "counter",
-		   "File writes that failed (the file is kept in memory, or dropped).",
-		   m->file_writes_failed);
-	metric_u64(f, "ctxprof_files_written_late_total", "counter",
-		   "Files written from memory after a failed write.", m->files_written_late);
-	metric_u64(f, "ctxprof_files_dropped_total", "counter",
-		   "Files never written: no room left in memory for them.", m->files_dropped);
-	metric_u64(f, "ctxprof_files_pending", "gauge",
-		   "Files kept in memory, to be written again.", m->files_pending);
-	metric_u64(f, "ctxprof_files_pending_bytes", "gauge", "Their bytes.",
-		   m->files_pending_bytes);
-	head(f, "ctxprof_exports_total", "counter", "Profile exports by result.");
-	fprintf(f, "ctxprof_exports_total{result=\"ok\"} %llu\n",
-		(unsigned long long)m->exports_ok);
-	fprintf(f, "ctxprof_exports_total{result=\"error\"} %llu\n",
-		(unsigned long long)m->exports_failed);
-	metric_f(f, "ctxprof_last_export_timestamp_seconds", "gauge",
-		 "When the last successful export ended, since the Unix epoch (0: none yet).",
-		 m->last_export_time);
-	metric_f(f, "ctxprof_last_export_duration_seconds", "gauge",
-		 "How long the last successful export took.", m->last_export_duration);
-	metric_u64(f, "ctxprof_last_export_success", "gauge",
-		   "1 unless the latest export attempt failed.", !m->last_export_failed);
+	head(f, "ctxprof_metrics_samples_lost", "gauge",
+	     "Samples this page left out: more than it has room for (a bug if not 0).");
+	fprintf(f, "ctxprof_metrics_samples_lost %u\n", m->lost);
 	if (fclose(f))
 		return -ENOMEM;
 	return 0;
@@ -254,12 +189,38 @@ int metrics_parse_addr(const char *s, struct sockaddr_storage *out, socklen_t *l
 	return 0;
 }
 
-struct metrics_server {
+/* a client connection, as its listener's thread tracks it */
+struct conn {
+	struct sockaddr_storage addr;
+	uint64_t accepted_ns;
+	bool spoke;	       /* a request line came (libmicrohttpd read one) */
+	uint64_t answering_ns; /* when the answer to its current request began; 0: none */
+	int fd;
+	bool used;
+	bool cut; /* shut down for a newcomer: libmicrohttpd closes it next */
+};
+
+struct listener {
+	struct metrics_server *s;
+	const char *name; /* "metrics", "health" */
+	bool serves_metrics;
 	struct MHD_Daemon *daemon;
-	metrics_health_fn health;
+	/* the listener's thread only (libmicrohttpd calls back on it) */
+	struct conn conns[METRICS_SLOTS];
+	struct MHD_Response *answer; /* /metrics, rendered from publish @answer_gen */
+	uint64_t answer_gen;
+	/* read by any thread */
+	_Atomic uint64_t connections, requests, evicted;
+};
+
+struct metrics_server {
+	struct listener metrics, health;
+	metrics_health_fn health_fn;
 	void *health_ctx;
-	pthread_mutex_t lock; /* @latest */
+	pthread_mutex_t lock; /* @latest, @gen */
 	struct metrics_snapshot latest;
+	uint64_t gen; /* publishes so far */
+	_Atomic uint64_t log_ns, log_suppressed;
 };
 
 bool metrics_server__publish(struct metrics_server *s, const struct metrics_snapshot *m)
@@ -267,12 +228,221 @@ bool metrics_server__publish(struct metrics_server *s, const struct metrics_snap
 	if (pthread_mutex_trylock(&s->lock))
 		return false;
 	s->latest = *m;
+	s->gen++;
 	pthread_mutex_unlock(&s->lock);
 	return true;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
-			     size_t len, const char *type)
+static void listener_stats(const struct listener *l, struct metrics_listener_stats *out)
+{
+	out->connections = atomic_load_explicit(&l->connections, memory_order_relaxed);
+	out->requests = atomic_load_explicit(&l->requests, memory_order_relaxed);
+	out->evicted = atomic_load_explicit(&l->evicted, memory_order_relaxed);
+}
+
+void metrics_server__stats(const struct metrics_server *s, struct metrics_server_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	listener_stats(&s->metrics, &out->metrics);
+	listener_stats(&s->health, &out->health);
+	out->log_suppressed = atomic_load_explicit(&s->log_suppressed, memory_order_relaxed);
+}
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return true;
+}
+
+/* how much @c deserves eviction, compared in this order (larger: sooner) */
+/*
+ * What a connection is doing, from the most worth keeping to the least: a
+ * probe just connected has said nothing yet and must survive a burst of
+ * connections opened after it; one that sent a request line and no end to
+ * it, or waits idle after an answer, has had its chance.
+ */
+enum evict_class {
+	EVICT_ANSWERING, /* its answer began within METRICS_ANSWER_GRACE_NS */
+	EVICT_NEW,	 /* nothing read yet, connected within METRICS_NEW_GRACE_NS */
+	EVICT_QUIET,	 /* nothing read yet, for longer */
+	EVICT_SPOKE,	 /* a request begun and not ended, or idle after an answer */
+};
+
+/* how much a connection deserves eviction, compared in this order (larger: sooner) */
+struct evict_key {
+	enum evict_class class;
+	unsigned int peers; /* live connections from its address, its own included */
+	uint64_t age_ns;
+};
+
+static bool evict_key_greater(const struct evict_key *a, const struct evict_key *b)
+{
+	if (a->class != b->class)
+		return a->class > b->class;
+	if (a->peers != b->peers)
+		return a->peers > b->peers;
+	return a->age_ns > b->age_ns;
+}
+
+static enum evict_class evict_class(const struct conn *c, uint64_t now)
+{
+	if (c->answering_ns)
+		return now - c->answering_ns < METRICS_ANSWER_GRACE_NS ? EVICT_ANSWERING
+								       : EVICT_SPOKE;
+	if (c->spoke)
+		return EVICT_SPOKE;
+	return now - c->accepted_ns < METRICS_NEW_GRACE_NS ? EVICT_NEW : EVICT_QUIET;
+}
+
+/* bytes the client sent that libmicrohttpd has not read yet: a request about to be answered */
+static bool has_unread(int fd)
+{
+	int n = 0;
+
+	return !ioctl(fd, FIONREAD, &n) && n > 0;
+}
+
+static unsigned int live_conns(const struct listener *l)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < METRICS_SLOTS; i++)
+		n += l->conns[i].used && !l->conns[i].cut;
+	return n;
+}
+
+/*
+ * The connection to shut down for @newcomer: the most deserving by struct
+ * evict_key, other than @newcomer and those in @spared.  NULL: none.
+ */
+static struct conn *victim_of(struct listener *l, const struct conn *newcomer, const bool *spared)
+{
+	struct evict_key key, best = {};
+	struct conn *victim = NULL;
+	uint64_t now = mono_ns();
+	unsigned int i, j;
+
+	for (i = 0; i < METRICS_SLOTS; i++) {
+		struct conn *c = &l->conns[i];
+
+		if (!c->used || c->cut || c == newcomer || spared[i])
+			continue;
+		key.class = evict_class(c, now);
+		key.peers = 0;
+		for (j = 0; j < METRICS_SLOTS; j++)
+			key.peers += l->conns[j].used && !l->conns[j].cut &&
+				     same_host(&l->conns[j].addr, &c->addr);
+		key.age_ns = now - c->accepted_ns;
+		if (!victim || evict_key_greater(&key, &best)) {
+			victim = c;
+			best = key;
+		}
+	}
+	return victim;
+}
+
+/*
+ * More live connections than METRICS_CONNECTIONS: shut the most deserving
+ * down until there are not, sparing @newcomer and every connection with
+ * unread bytes (a probe whose request libmicrohttpd has yet to read must
+ * not lose to a burst of connections opened after it).  libmicrohttpd sees
+ * a victim's stream end and closes it; the fd stays open until then (and
+ * its close is notified on this thread first), so no other socket can be
+ * shut down by mistake.
+ */
+static void evict(struct listener *l, const struct conn *newcomer)
+{
+	bool spared[METRICS_SLOTS] = {};
+	struct conn *victim;
+
+	while (live_conns(l) > METRICS_CONNECTIONS && (victim = victim_of(l, newcomer, spared))) {
+		if (has_unread(victim->fd)) {
+			spared[victim - l->conns] = true;
+			continue;
+		}
+		shutdown(victim->fd, SHUT_RDWR);
+		victim->cut = true;
+		atomic_fetch_add_explicit(&l->evicted, 1, memory_order_relaxed);
+	}
+}
+
+/* libmicrohttpd accepted or closed a connection (on the listener's thread) */
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *fd, *addr;
+	struct listener *l = cls;
+	struct conn *c = NULL;
+	unsigned int i;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		c = *socket_ctx;
+		if (c)
+			c->used = false;
+		*socket_ctx = NULL;
+		return;
+	}
+	atomic_fetch_add_explicit(&l->connections, 1, memory_order_relaxed);
+	fd = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	addr = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	for (i = 0; i < METRICS_SLOTS && !c; i++)
+		if (!l->conns[i].used)
+			c = &l->conns[i];
+	/* libmicrohttpd holds no more than there are slots */
+	if (!c || !fd)
+		return;
+	memset(c, 0, sizeof(*c));
+	c->used = true;
+	c->fd = fd->connect_fd;
+	c->accepted_ns = mono_ns();
+	if (addr && addr->client_addr)
+		memcpy(&c->addr, addr->client_addr,
+		       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								: sizeof(struct sockaddr_in));
+	*socket_ctx = c;
+	evict(l, c);
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* a request line was read: the connection spoke (libmicrohttpd's URI logger) */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	if (c)
+		c->spoke = true;
+	return NULL;
+}
+
+/* a request was answered (or given up): its connection may be evicted again */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn *c = conn_of(mc);
+
+	if (c)
+		c->answering_ns = 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *mc, unsigned int status, char *body, size_t len,
+			     const char *type)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -284,102 +454,209 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	ret = MHD_queue_response(conn, status, r);
+	ret = MHD_queue_response(mc, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int status,
-				  const char *text)
+static enum MHD_Result reply_text(struct MHD_Connection *mc, unsigned int status, const char *text)
 {
 	char *body = strdup(text);
 
-	return body ? reply(conn, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
+	return body ? reply(mc, status, body, strlen(body), "text/plain; charset=utf-8") : MHD_NO;
 }
 
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-			     const char *method, const char *version, const char *upload_data,
-			     size_t *upload_data_size, void **req_cls)
+/*
+ * /metrics: the latest published snapshot, rendered once per publish and
+ * the same response queued for every request until the next (many clients
+ * cost a reference each, not a render each).  NULL when out of memory.
+ */
+static struct MHD_Response *metrics_answer(struct listener *l)
 {
-	struct metrics_server *s = cls;
+	struct metrics_server *s = l->s;
 	struct metrics_snapshot *copy;
-	char why[256], line[300];
+	struct MHD_Response *r;
 	char *body = NULL;
 	size_t len = 0;
+	uint64_t gen;
 	int err;
 
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
-	if (!strcmp(url, "/healthz")) {
-		why[0] = '\0';
-		if (!s->health || s->health(s->health_ctx, why, sizeof(why)))
-			return reply_text(conn, MHD_HTTP_OK, "ok\n");
-		snprintf(line, sizeof(line), "%s\n", why[0] ? why : "unhealthy");
-		return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, line);
-	}
-	if (strcmp(url, "/metrics"))
-		return reply_text(conn, MHD_HTTP_NOT_FOUND,
-				  "not found: try /metrics or /healthz\n");
+	pthread_mutex_lock(&s->lock);
+	gen = s->gen;
+	pthread_mutex_unlock(&s->lock);
+	if (l->answer && l->answer_gen == gen)
+		return l->answer;
 	/* a copy, so the lock is held for a memcpy only */
 	copy = malloc(sizeof(*copy));
 	if (!copy)
-		return MHD_NO;
+		return NULL;
 	pthread_mutex_lock(&s->lock);
 	*copy = s->latest;
+	gen = s->gen;
 	pthread_mutex_unlock(&s->lock);
 	err = metrics__render(copy, &body, &len);
 	free(copy);
 	if (err) {
 		free(body);
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return NULL;
 	}
-	return reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT_TYPE);
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return NULL;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, METRICS_CONTENT_TYPE);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	/* connections still sending the old one keep it until they are done */
+	if (l->answer)
+		MHD_destroy_response(l->answer);
+	l->answer = r;
+	l->answer_gen = gen;
+	return r;
 }
 
-/* libmicrohttpd's own messages, said as ours */
+static enum MHD_Result health_answer(struct listener *l, struct MHD_Connection *mc)
+{
+	struct metrics_server *s = l->s;
+	enum metrics_health h = METRICS_HEALTHY;
+	char why[256] = "", line[300];
+
+	if (s->health_fn)
+		h = s->health_fn(s->health_ctx, why, sizeof(why));
+	if (h == METRICS_HEALTHY)
+		return reply_text(mc, MHD_HTTP_OK, "ok\n");
+	if (h == METRICS_DEGRADED) {
+		snprintf(line, sizeof(line), "degraded: %s\n", why[0] ? why : "unknown");
+		return reply_text(mc, MHD_HTTP_OK, line);
+	}
+	snprintf(line, sizeof(line), "%s\n", why[0] ? why : "unhealthy");
+	return reply_text(mc, MHD_HTTP_SERVICE_UNAVAILABLE, line);
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *mc, const char *url,
+			     const char *method, const char *version, const char *upload_data,
+			     size_t *upload_data_size, void **req_cls)
+{
+	struct listener *l = cls;
+	struct MHD_Response *r;
+	struct conn *c = conn_of(mc);
+
+	if (c && !c->answering_ns)
+		c->answering_ns = mono_ns();
+	atomic_fetch_add_explicit(&l->requests, 1, memory_order_relaxed);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+	if (!strcmp(url, "/healthz"))
+		return health_answer(l, mc);
+	if (!l->serves_metrics)
+		return reply_text(mc, MHD_HTTP_NOT_FOUND, "not found: try /healthz\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(mc, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /healthz\n");
+	r = metrics_answer(l);
+	if (!r)
+		return reply_text(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return MHD_queue_response(mc, MHD_HTTP_OK, r);
+}
+
+/* libmicrohttpd's own messages, said as ours, at most one every 10 s */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	fputs("ctxprof: metrics: ", stderr);
+	struct listener *l = cls;
+	struct metrics_server *s = l->s;
+	uint64_t now = mono_ns(), last = atomic_load(&s->log_ns);
+
+	if (last && now - last < METRICS_LOG_EVERY_NS) {
+		atomic_fetch_add_explicit(&s->log_suppressed, 1, memory_order_relaxed);
+		return;
+	}
+	atomic_store(&s->log_ns, now);
+	fprintf(stderr, "ctxprof: %s listener: ", l->name);
 	vfprintf(stderr, fmt, ap);
 }
 
-struct metrics_server *metrics_server__start(const char *addr, metrics_health_fn health,
-					     void *health_ctx, char *err, size_t err_len)
+/* @l on @addr; @what names it in messages ("metrics", "health checks") */
+static int listener__start(struct listener *l, const char *addr, const char *flag, const char *what,
+			   char *err, size_t err_len)
 {
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+	int defer_s = METRICS_DEFER_ACCEPT_S;
 	struct sockaddr_storage sa;
-	struct metrics_server *s;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	socklen_t sa_len;
 	uint16_t port;
 	int e;
 
 	if (metrics_parse_addr(addr, &sa, &sa_len)) {
-		snprintf(err, err_len, "--metrics-addr %s: not HOST:PORT", addr);
-		errno = EINVAL;
-		return NULL;
+		snprintf(err, err_len, "%s %s: not HOST:PORT", flag, addr);
+		return -EINVAL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->health = health;
-	s->health_ctx = health_ctx;
-	pthread_mutex_init(&s->lock, NULL);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_DUAL_STACK;
 	/* the port is in @sa; given here too, it names the port in MHD's messages */
 	port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
 					      : ((struct sockaddr_in *)&sa)->sin_port);
 	errno = 0;
-	s->daemon =
-		MHD_start_daemon(flags, port, NULL, NULL, serve, s, MHD_OPTION_SOCK_ADDR, &sa,
-				 MHD_OPTION_CONNECTION_LIMIT, 32u, MHD_OPTION_CONNECTION_TIMEOUT,
-				 10u, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
-	if (!s->daemon) {
+	/* the logger first: options before it would log through MHD's own */
+	l->daemon = MHD_start_daemon(
+		flags, port, NULL, NULL, serve, l, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, l,
+		MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_SLOTS,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, l, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, l, MHD_OPTION_URI_LOG_CALLBACK, on_request_line, l, MHD_OPTION_END);
+	if (!l->daemon) {
 		e = errno ? errno : EADDRINUSE;
-		snprintf(err, err_len, "cannot serve metrics on %s: %s", addr, strerror(e));
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		errno = e;
+		snprintf(err, err_len, "cannot serve %s on %s: %s", what, addr, strerror(e));
+		return -e;
+	}
+	/*
+	 * A connection is accepted once its request's first bytes arrive:
+	 * one that sends nothing waits in the kernel, not in a slot, and
+	 * cannot be told from a probe whose client was not scheduled yet.
+	 */
+	info = MHD_get_daemon_info(l->daemon, MHD_DAEMON_INFO_LISTEN_FD);
+	if (info)
+		setsockopt(info->listen_fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s,
+			   sizeof(defer_s));
+	return 0;
+}
+
+static void listener__stop(struct listener *l)
+{
+	if (l->daemon)
+		MHD_stop_daemon(l->daemon);
+	if (l->answer)
+		MHD_destroy_response(l->answer);
+}
+
+struct metrics_server *metrics_server__start(const struct metrics_server_opts *o, char *err,
+					     size_t err_len)
+{
+	struct metrics_server *s;
+	int e = 0;
+
+	if (!o->metrics_addr && !o->health_addr) {
+		snprintf(err, err_len, "no address to serve metrics or health checks on");
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->health_fn = o->health;
+	s->health_ctx = o->health_ctx;
+	pthread_mutex_init(&s->lock, NULL);
+	s->metrics = (struct listener){.s = s, .name = "metrics", .serves_metrics = true};
+	s->health = (struct listener){.s = s, .name = "health"};
+	if (o->metrics_addr)
+		e = listener__start(&s->metrics, o->metrics_addr, "--metrics-addr", "metrics", err,
+				    err_len);
+	if (!e && o->health_addr)
+		e = listener__start(&s->health, o->health_addr, "--health-addr", "health checks",
+				    err, err_len);
+	if (e) {
+		metrics_server__free(s);
+		errno = -e;
 		return NULL;
 	}
 	return s;
@@ -389,7 +666,8 @@ void metrics_server__free(struct metrics_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->daemon);
+	listener__stop(&s->metrics);
+	listener__stop(&s->health);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

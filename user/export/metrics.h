@@ -1,14 +1,33 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * metrics - the collector's health and counters over HTTP (--metrics-addr):
- * Prometheus text at /metrics, a health verdict at /healthz.
+ * metrics - the collector's counters and health over HTTP: Prometheus text
+ * at /metrics, a health verdict at /healthz.
  *
- * The main thread fills a struct metrics_snapshot from the modules' stats
- * (about once a second) and publishes it; the HTTP server runs on a thread
- * of its own (libmicrohttpd's) and renders the latest published snapshot.
- * Publishing is a copy under a lock the HTTP thread holds only for a copy
- * too, and is skipped when that lock is busy: it never blocks the collector.
- * /healthz asks a callback (which must not block either) for its verdict.
+ * This module knows metric families and samples, not what they count: the
+ * collector describes every counter once (collector/counters.h) and fills a
+ * struct metrics_snapshot from those descriptions about once a second, then
+ * publishes it.  Publishing is a copy under a lock the HTTP threads hold only
+ * for a copy too, and is skipped when that lock is busy: it never blocks the
+ * collector.  /metrics renders a published snapshot once and serves the same
+ * bytes to every request until the next one.  /healthz asks a callback (which
+ * must not block) for its verdict.
+ *
+ * Listeners: one for /metrics (and /healthz), optionally a second one for
+ * /healthz alone, each a libmicrohttpd daemon with its own thread (epoll: no
+ * FD_SETSIZE limit on the collector's descriptors), so a flood of scrapes
+ * cannot delay the kubelet's probes.  A connection is accepted only once
+ * its first bytes arrive (TCP_DEFER_ACCEPT: one that says nothing waits in
+ * the kernel).  Each listener holds at most METRICS_CONNECTIONS; when one
+ * more arrives, one other is shut down (and counted): first one that sent
+ * a request line and no end to it or waits idle after an answer, then one
+ * silent for a second, then the others; within those, from the address
+ * holding the most connections, the oldest; never one whose request waits
+ * unread.  So a newcomer always gets in, a probe is answered however many
+ * slow connections its own address holds, and whoever holds many pays with
+ * its own.  There is no per-address limit: the kubelet's probes come from
+ * the node's address, which every host process shares.  Idle connections
+ * close after METRICS_IDLE_S; libmicrohttpd's own messages are printed at
+ * most once every 10 s (a flood would fill the log).
  */
 #ifndef CTXPROF_METRICS_H
 #define CTXPROF_METRICS_H
@@ -18,80 +37,51 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define METRICS_MAX_LABELLED 32	  /* entries of one labelled counter family */
-#define METRICS_MAX_RINGS    1024 /* CPUs whose ring fill is reported */
+#define METRICS_MAX_SAMPLES 512	 /* samples of a snapshot, all families */
+#define METRICS_MAX_RINGS   1024 /* CPUs whose ring fill is reported */
+#define METRICS_CONNECTIONS 32	 /* connections a listener holds before it evicts one */
+#define METRICS_IDLE_S	    10	 /* seconds a connection may stay silent */
 
-/* one value of a labelled family: @label is a static string (a stat's name) */
-struct metrics_counter {
-	const char *label;
-	uint64_t value;
+enum metrics_type {
+	METRICS_COUNTER,
+	METRICS_GAUGE,
 };
 
+/* one Prometheus metric family; static, compared by address */
 struct metrics_family {
-	struct metrics_counter v[METRICS_MAX_LABELLED];
-	unsigned int n;
+	const char *name; /* "ctxprof_samples_dropped_total" */
+	enum metrics_type type;
+	const char *help;  /* one line */
+	const char *label; /* the name of its one label; NULL: unlabelled */
+};
+
+/* one sample of a family: @label is the label's value (a static string), NULL when unlabelled */
+struct metrics_sample {
+	const struct metrics_family *family;
+	const char *label;
+	double value;
 };
 
 struct metrics_snapshot {
-	const char *version; /* static strings */
+	const char *version; /* static strings: ctxprof_info's labels */
 	const char *node;
 	const char *mode; /* "all", "pid", "children" */
-
-	/* samples: taken == in_profile + sum(dropped) once exported */
-	uint64_t samples_taken;
-	uint64_t samples_in_profile;
-	struct metrics_family dropped;	 /* by reason */
-	struct metrics_family stack_end; /* user stacks by how they end */
-	struct metrics_family frames;	 /* user frames by how they were found */
-	uint64_t user_stack_errors, kernel_stack_errors;
-	struct metrics_family context; /* libctxprof context reads by result */
-
-	/* unwinding tables (all 0 with --unwind fp) */
-	uint64_t tables_built, tables_shared, tables_evicted, tables_cached, table_rows;
-	struct metrics_family table_errors; /* files without a table, by reason */
-	double table_build_seconds;
-	uint64_t table_bytes, table_bytes_limit;
-
-	/* symbolization */
-	struct metrics_family symbol_errors; /* unnamed, unmapped, elf_unreadable, ... */
-	uint64_t elf_files_read;
-
-	/* the sampling rate and CPUs (sampling/sampler.h: struct sampler_health) */
-	unsigned int sampling_hz;     /* requested per CPU */
-	double sampling_effective_hz; /* per sampled CPU, last seconds; negative: not yet */
-	long max_sample_rate;	      /* kernel.perf_event_max_sample_rate; negative: unreadable */
-	bool sampling_throttled;      /* effective below 90 % of requested */
-	uint64_t sampling_throttled_seconds;
-	int cpus_online, cpus_sampled;
-	uint64_t cpus_offlined, cpus_onlined, cpu_event_open_failures;
-
+	/* every described counter, in any order: rendered grouped by family */
+	struct metrics_sample s[METRICS_MAX_SAMPLES];
+	unsigned int n;
+	unsigned int lost; /* samples that did not fit */
 	/* rings: fill of each CPU's ring, 0-1; negative: unknown */
 	double ring_fill[METRICS_MAX_RINGS];
 	unsigned int nr_rings;
-
-	/* processes (the registry) */
-	uint64_t processes, threads;
-	uint64_t lifecycle_events, lifecycle_lost, mapping_snapshots;
-
-	/* the collector itself */
-	double cpu_seconds;
-	uint64_t rss_bytes;
-	double start_time; /* Unix time */
-
-	/* export */
-	uint64_t files_written;
-	/* writes that failed (disk full...): attempts, documents written later
-	 * from memory, given up, kept now (export/outfiles.h's outqueue) */
-	uint64_t file_writes_failed, files_written_late, files_dropped;
-	uint64_t files_pending, files_pending_bytes;
-	uint64_t exports_ok, exports_failed;
-	double last_export_time;     /* Unix time of the last successful export; 0: none */
-	double last_export_duration; /* seconds it took */
-	bool last_export_failed;     /* the latest export attempt failed */
 };
 
+/** metrics_snapshot__add() - append a sample of @f (counted in @m->lost when full). */
+void metrics_snapshot__add(struct metrics_snapshot *m, const struct metrics_family *f,
+			   const char *label, double value);
+
 /**
- * metrics__render() - @m as Prometheus text exposition format 0.0.4.
+ * metrics__render() - @m as Prometheus text exposition format 0.0.4: every
+ * family's HELP and TYPE once, then its samples.
  * @out: receives a malloc()ed, NUL-terminated buffer; @len its length
  * Return: 0 or -ENOMEM.
  */
@@ -105,29 +95,57 @@ int metrics__render(const struct metrics_snapshot *m, char **out, size_t *len);
  */
 int metrics_parse_addr(const char *s, struct sockaddr_storage *out, socklen_t *len);
 
+enum metrics_health {
+	METRICS_HEALTHY,   /* 200 "ok" */
+	METRICS_DEGRADED,  /* 200 "degraded: why": working, but the profile is not whole */
+	METRICS_UNHEALTHY, /* 503 "why": a restart may help */
+};
+
 /*
- * The /healthz verdict: true when healthy; false with a one-line reason in
- * @why.  Runs on the HTTP thread; must not block.
+ * The /healthz verdict, with a one-line reason in @why unless healthy.
+ * Runs on the listeners' threads, possibly two at once; must not block.
  */
-typedef bool (*metrics_health_fn)(void *ctx, char *why, size_t why_len);
+typedef enum metrics_health (*metrics_health_fn)(void *ctx, char *why, size_t why_len);
+
+struct metrics_server_opts {
+	const char *metrics_addr; /* /metrics and /healthz; NULL: no such listener */
+	const char *health_addr;  /* /healthz only; NULL: no such listener */
+	metrics_health_fn health; /* NULL: always healthy */
+	void *health_ctx;
+};
+
+/* what one listener did, since it started */
+struct metrics_listener_stats {
+	uint64_t connections; /* accepted */
+	uint64_t requests;    /* answered */
+	uint64_t evicted;     /* shut down to make room for a newcomer */
+};
+
+struct metrics_server_stats {
+	struct metrics_listener_stats metrics, health;
+	uint64_t log_suppressed; /* libmicrohttpd messages not printed (rate limit) */
+};
 
 struct metrics_server;
 
 /**
- * metrics_server__start() - serve /metrics and /healthz on @addr from a
- * thread of its own.  Until the first metrics_server__publish(), /metrics
- * serves an empty snapshot.
+ * metrics_server__start() - serve @o's listeners, each from a thread of its
+ * own.  Until the first metrics_server__publish(), /metrics serves an empty
+ * snapshot.
  * Return: the server, or NULL with errno set and a reason in @err.
  * Pair with metrics_server__free().
  */
-struct metrics_server *metrics_server__start(const char *addr, metrics_health_fn health,
-					     void *health_ctx, char *err, size_t err_len);
+struct metrics_server *metrics_server__start(const struct metrics_server_opts *o, char *err,
+					     size_t err_len);
 
 /**
  * metrics_server__publish() - make @m what /metrics serves.  Never blocks:
- * skipped (returns false) while the HTTP thread copies the previous one.
+ * skipped (returns false) while a listener copies the previous one.
  */
 bool metrics_server__publish(struct metrics_server *s, const struct metrics_snapshot *m);
+
+/** metrics_server__stats() - the listeners' counts (relaxed reads); zeros for NULL @s. */
+void metrics_server__stats(const struct metrics_server *s, struct metrics_server_stats *out);
 
 /** metrics_server__free() - stop serving and free; accepts NULL. */
 void metrics_server__free(struct metrics_server *s);

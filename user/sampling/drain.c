@@ -391,7 +391,13 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < set->n; i++) {
-		out->cpu_ns += set->d[i].cpu_ns;
+		clockid_t cpu;
+
+		/* a running thread's CPU time from its clock; a stopped one's as it left */
+		if (i < set->started && !pthread_getcpuclockid(set->d[i].thread, &cpu))
+			out->cpu_ns += clock_ns(cpu);
+		else
+			out->cpu_ns += set->d[i].cpu_ns;
 		out->received += atomic_load_explicit(&set->d[i].received, memory_order_relaxed);
 		for (j = 0; j < DRAIN_DROP_MAX; j++)
 			out->drops[j] +=

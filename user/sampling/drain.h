@@ -56,7 +56,7 @@ enum drain_drop {
 
 struct drain_counters {
 	uint64_t received; /* records handed to the drains */
-	uint64_t cpu_ns;   /* drain threads' CPU time, once they are stopped */
+	uint64_t cpu_ns;   /* drain threads' CPU time */
 	uint64_t drops[DRAIN_DROP_MAX];
 };
 

@@ -68,13 +68,17 @@ function promises(ds) {
 		want(!["SYS_ADMIN", "SYS_RESOURCE", "NET_ADMIN", "SYS_MODULE"].includes(cap),
 			`no ${cap} in capabilities.add`);
 	want(["RuntimeDefault", "Localhost"].includes(sc.seccompProfile?.type), "a seccomp profile");
-	for (const p of ["livenessProbe", "readinessProbe"])
-		want(c[p]?.httpGet?.path === "/healthz", `${p} on /healthz`);
 	const port = c.ports?.find((p) => p.name === "metrics")?.containerPort;
+	const healthPort = c.ports?.find((p) => p.name === "health")?.containerPort;
+	for (const p of ["startupProbe", "livenessProbe", "readinessProbe"])
+		want(c[p]?.httpGet?.path === "/healthz" && c[p]?.httpGet?.port === "health",
+			`${p} on /healthz of the health port`);
 	const ann = ds.spec.template.metadata.annotations || {};
 	want(port && ann["prometheus.io/scrape"] === "true" && ann["prometheus.io/port"] === String(port),
 		"the metrics port with scrape annotations");
 	want(c.args.join(" ").includes(`--metrics-addr :${port}`), "--metrics-addr on the metrics port");
+	want(healthPort && healthPort !== port && c.args.join(" ").includes(`--health-addr :${healthPort}`),
+		"--health-addr on a health port of its own");
 	want(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory,
 		"requests and a memory limit");
 	want(c.env?.some((e) => e.name === "NODE_NAME" && e.valueFrom?.fieldRef?.fieldPath === "spec.nodeName"),

@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * counters - the one description of every counter, and the summary lines
+ * and /metrics samples made from it.  See counters.h.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "collector/collector.h"
+#include "collector/counters.h"
+#include "util/clock.h"
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "export_result's size_t counts read as u64");
+
+#define V(field) offsetof(struct counter_values, field)
+
+static const char *sampler_name(unsigned int i)
+{
+	return sampler_stat_name(i);
+}
+
+static const char *drain_name(unsigned int i)
+{
+	return drain_drop_name(i);
+}
+
+static const char *condition_name(unsigned int i)
+{
+	return health_condition_name(i);
+}
+
+/* --- the families: one per Prometheus metric */
+#define FAMILY(id, n, t, h, l)                                                                     \
+	static const struct metrics_family id = {                                                  \
+		.name = n, .type = METRICS_##t, .help = h, .label = l}
+
+/* samples */
+FAMILY(f_taken, "ctxprof_samples_taken_total", COUNTER,
+       "Samples the BPF program took of profiled threads.", NULL);
+FAMILY(f_in_profile, "ctxprof_samples_in_profile_total", COUNTER, "Samples written into profiles.",
+       NULL);
+FAMILY(f_dropped, "ctxprof_samples_dropped_total", COUNTER,
+       "Samples lost, by reason (taken = in profile + dropped once exported).", "reason");
+FAMILY(f_stack_errors, "ctxprof_stack_errors_total", COUNTER,
+       "Samples whose user or kernel stack could not be read (samples kept).", "stack");
+FAMILY(f_stack_ends, "ctxprof_user_stacks_total", COUNTER, "User stacks by how they end.", "end");
+FAMILY(f_frames, "ctxprof_user_frames_total", COUNTER,
+       "User frames by how the unwinder found them.", "method");
+/* the sampling rate and the CPUs */
+FAMILY(f_sampling_hz, "ctxprof_sampling_frequency_hz", GAUGE,
+       "Samples per second per CPU requested (-F).", NULL);
+FAMILY(f_run_hz, "ctxprof_sampling_run_hz", GAUGE,
+       "Samples per second per sampled CPU since sampling began (every tick, profiled or "
+       "not).",
+       NULL);
+FAMILY(f_effective_hz, "ctxprof_sampling_effective_hz", GAUGE,
+       "Samples per second per sampled CPU over the last seconds (every tick, profiled or not).",
+       NULL);
+FAMILY(f_lowest_hz, "ctxprof_sampling_lowest_hz", GAUGE,
+       "The lowest rate per sampled CPU over the last seconds so far.", NULL);
+FAMILY(f_max_rate, "ctxprof_perf_event_max_sample_rate", GAUGE,
+       "kernel.perf_event_max_sample_rate: the kernel throttles above it.", NULL);
+FAMILY(f_throttled, "ctxprof_sampling_throttled", GAUGE,
+       "1 while the effective rate is below 90 % of the requested one.", NULL);
+FAMILY(f_throttled_s, "ctxprof_sampling_throttled_seconds_total", COUNTER,
+       "Seconds the effective rate was below 90 % of the requested one.", NULL);
+FAMILY(f_cpus_online, "ctxprof_cpus_online", GAUGE, "Online CPUs.", NULL);
+FAMILY(f_cpus_sampled, "ctxprof_cpus_sampled", GAUGE,
+       "CPUs with a perf event (fewer than online: some CPU is not sampled).", NULL);
+FAMILY(f_hotplug, "ctxprof_cpu_hotplug_total", COUNTER,
+       "CPUs seen to go offline and to come online.", "event");
+FAMILY(f_open_failures, "ctxprof_cpu_event_open_failures_total", COUNTER,
+       "Failed attempts to open the perf event of an online CPU.", NULL);
+/* unwinding */
+FAMILY(f_tables_built, "ctxprof_unwind_tables_built_total", COUNTER,
+       "Unwind tables built from files' CFI.", NULL);
+FAMILY(f_tables_debug, "ctxprof_unwind_tables_from_debug_file_total", COUNTER,
+       "Unwind tables built from a separate debug file's CFI (of those built).", NULL);
+FAMILY(f_build_seconds, "ctxprof_unwind_table_build_seconds_total", COUNTER,
+       "Time spent building unwind tables.", NULL);
+FAMILY(f_build_max, "ctxprof_unwind_table_build_max_seconds", GAUGE,
+       "The longest unwind table build so far.", NULL);
+FAMILY(f_tables_shared, "ctxprof_unwind_tables_shared_total", COUNTER,
+       "Unwind tables found already built (same file in another process).", NULL);
+FAMILY(f_tables_evicted, "ctxprof_unwind_tables_evicted_total", COUNTER,
+       "Unwind tables evicted to stay within --unwind-memory.", NULL);
+FAMILY(f_table_errors, "ctxprof_unwind_table_errors_total", COUNTER,
+       "Files left without an unwind table, by reason.", "reason");
+FAMILY(f_reinstalls, "ctxprof_unwind_reinstalls_total", COUNTER,
+       "Processes' mappings installed again when a table they waited for landed.", NULL);
+FAMILY(f_building, "ctxprof_unwind_tables_building", GAUGE,
+       "Files whose unwind table is queued or being built now.", NULL);
+FAMILY(f_abandoned, "ctxprof_unwind_builds_abandoned_total", COUNTER,
+       "Table builds not begun: the file was gone first (built if seen again).", NULL);
+FAMILY(f_installs, "ctxprof_unwind_installs_total", COUNTER,
+       "Processes' mappings installed for the unwinder, or not (its maps full).", "result");
+FAMILY(f_tables, "ctxprof_unwind_tables", GAUGE, "Unwind tables in BPF maps.", NULL);
+FAMILY(f_rows, "ctxprof_unwind_rows", GAUGE, "Unwind rows in BPF maps.", NULL);
+FAMILY(f_unwind_used, "ctxprof_unwind_memory_used_bytes", GAUGE, "BPF memory the unwind rows take.",
+       NULL);
+FAMILY(f_unwind_limit, "ctxprof_unwind_memory_limit_bytes", GAUGE,
+       "BPF memory for unwind tables (--unwind-memory).", NULL);
+/* processes */
+FAMILY(f_processes, "ctxprof_processes", GAUGE, "Live processes the collector tracks.", NULL);
+FAMILY(f_threads, "ctxprof_threads", GAUGE, "Live threads the collector tracks.", NULL);
+FAMILY(f_lifecycle, "ctxprof_lifecycle_events_total", COUNTER,
+       "Fork, exec, exit and rename events applied.", NULL);
+FAMILY(f_lifecycle_lost, "ctxprof_lifecycle_events_lost_total", COUNTER,
+       "Lifecycle events lost in BPF (ring full).", NULL);
+FAMILY(f_snapshots, "ctxprof_mapping_snapshots_total", COUNTER,
+       "Mapping snapshots taken at exec and fork.", NULL);
+FAMILY(f_followed, "ctxprof_processes_followed_total", COUNTER,
+       "Processes added to the profiled tree (--children).", NULL);
+/* libctxprof trace context */
+FAMILY(f_context, "ctxprof_trace_context_reads_total", COUNTER,
+       "libctxprof trace context reads by result.", "result");
+FAMILY(f_regions, "ctxprof_context_regions_total", COUNTER,
+       "libctxprof regions mapped and validated, or refused.", "result");
+FAMILY(f_ctx_threads, "ctxprof_context_threads", GAUGE,
+       "Threads whose libctxprof slot the sampler reads.", NULL);
+FAMILY(f_claims_refused, "ctxprof_context_claims_refused_total", COUNTER,
+       "libctxprof slot claims refused (not a thread of the process, or a slot taken).", NULL);
+FAMILY(f_claims_full, "ctxprof_context_claims_map_full_total", COUNTER,
+       "libctxprof slot claims that did not fit the sampler's map.", NULL);
+FAMILY(f_tags, "ctxprof_context_tags", GAUGE, "libctxprof tag ids known.", NULL);
+FAMILY(f_dict_replays, "ctxprof_context_dictionary_replays_total", COUNTER,
+       "libctxprof tag dictionaries asked for again.", NULL);
+FAMILY(f_tags_dropped, "ctxprof_context_tag_records_refused_total", COUNTER,
+       "libctxprof dictionary records refused (table full, bad id).", NULL);
+FAMILY(f_span_events, "ctxprof_context_span_events_total", COUNTER,
+       "libctxprof span begin and end events drained.", NULL);
+FAMILY(f_lane_errors, "ctxprof_context_lane_errors_total", COUNTER,
+       "Malformed libctxprof lane content skipped.", NULL);
+/* OpenTelemetry */
+FAMILY(f_otel_processes, "ctxprof_otel_processes_total", COUNTER,
+       "Process images whose OpenTelemetry process context was read.", NULL);
+FAMILY(f_otel_reads, "ctxprof_otel_process_context_reads_total", COUNTER,
+       "OpenTelemetry process context payloads read and decoded.", NULL);
+FAMILY(f_otel_errors, "ctxprof_otel_process_context_errors_total", COUNTER,
+       "OpenTelemetry process contexts refused or unread, by reason.", "reason");
+FAMILY(f_otel_skipped, "ctxprof_otel_values_skipped_total", COUNTER,
+       "OpenTelemetry process attribute values skipped (not strings, too long, not UTF-8).", NULL);
+FAMILY(f_otel_schemas, "ctxprof_otel_unknown_thread_schemas_total", COUNTER,
+       "OpenTelemetry thread context schemas this collector does not know.", NULL);
+FAMILY(f_otel_located, "ctxprof_otel_thread_context_located_total", COUNTER,
+       "Process images' OpenTelemetry thread context variables, located or not, by result.",
+       "result");
+FAMILY(f_otel_thread, "ctxprof_otel_thread_context_reads_total", COUNTER,
+       "OpenTelemetry thread context reads in samples, by result.", "result");
+FAMILY(f_otel_unknown_keys, "ctxprof_otel_unknown_keys_total", COUNTER,
+       "OpenTelemetry thread attributes ignored: no name for their key index.", NULL);
+FAMILY(f_otel_key_refreshes, "ctxprof_otel_key_refreshes_total", COUNTER,
+       "OpenTelemetry process contexts read again for an unknown key index.", NULL);
+FAMILY(f_otel_truncated, "ctxprof_otel_truncated_records_total", COUNTER,
+       "OpenTelemetry thread records whose attributes end inside an entry.", NULL);
+FAMILY(f_otel_bad_values, "ctxprof_otel_bad_values_total", COUNTER,
+       "OpenTelemetry thread attribute values that are no label (not UTF-8, NUL).", NULL);
+/* the profile and its symbols */
+FAMILY(f_stacks, "ctxprof_profile_stacks_total", COUNTER,
+       "Distinct stacks written, summed over profiles.", NULL);
+FAMILY(f_locations, "ctxprof_last_profile_locations", GAUGE,
+       "Locations in the last profile written.", NULL);
+FAMILY(f_functions, "ctxprof_last_profile_functions", GAUGE,
+       "Functions in the last profile written.", NULL);
+FAMILY(f_mappings, "ctxprof_last_profile_mappings", GAUGE, "Mappings in the last profile written.",
+       NULL);
+FAMILY(f_symbol_errors, "ctxprof_symbolization_errors_total", COUNTER,
+       "Symbol lookups that found no name or no mapping, and ELF files that could not be read "
+       "or were refused.",
+       "kind");
+FAMILY(f_elf_read, "ctxprof_elf_files_read_total", COUNTER, "ELF files read for symbols.", NULL);
+FAMILY(f_elf_by_path, "ctxprof_elf_files_by_path_total", COUNTER,
+       "ELF files opened by path because /proc/PID/map_files was refused.", NULL);
+FAMILY(f_names, "ctxprof_symbol_names_total", COUNTER,
+       "Frames named from a source other than the file's own symbol tables.", "source");
+FAMILY(f_demangled, "ctxprof_symbols_demangled_total", COUNTER,
+       "Distinct mangled symbols, demangled or left as they are.", "result");
+FAMILY(f_debug_files, "ctxprof_debug_files_total", COUNTER,
+       "Separate debug files used, missing, or candidates refused, by result.", "result");
+FAMILY(f_minidebug, "ctxprof_minidebuginfo_total", COUNTER,
+       "MiniDebugInfo sections merged or ignored, by result.", "result");
+FAMILY(f_elf_shared, "ctxprof_elf_files_shared_total", COUNTER,
+       "ELF files found parsed already under their build id.", NULL);
+FAMILY(f_sym_files, "ctxprof_symbol_cache_files", GAUGE, "ELF files whose symbols are cached.",
+       NULL);
+FAMILY(f_sym_bytes, "ctxprof_symbol_cache_bytes", GAUGE,
+       "Memory the cached files' parsed symbols hold.", NULL);
+FAMILY(f_sym_limit, "ctxprof_symbol_cache_limit_bytes", GAUGE,
+       "Memory the cached symbols are kept within (--symbol-memory).", NULL);
+FAMILY(f_sym_evicted, "ctxprof_symbol_cache_evicted_total", COUNTER,
+       "Cached files let go: no mapping holds them and idle, or to make room.", NULL);
+FAMILY(f_sym_refused, "ctxprof_symbol_cache_refused_total", COUNTER,
+       "Parsed files not kept: past --symbol-memory (their frames are named by mapping).", NULL);
+FAMILY(f_loc_unnamed, "ctxprof_last_profile_locations_unnamed", GAUGE,
+       "Locations of the last profile without a function name.", NULL);
+FAMILY(f_loc_unmapped, "ctxprof_last_profile_locations_unmapped", GAUGE,
+       "Locations of the last profile in no known mapping.", NULL);
+FAMILY(f_uncertain, "ctxprof_frames_named_by_mapping_total", COUNTER,
+       "User frames named by their mapping alone: another file was at their address by the "
+       "next read, or their mapping left the history.",
+       NULL);
+FAMILY(f_maps_reads, "ctxprof_maps_reads_total", COUNTER,
+       "/proc/PID/maps reads, unchanged ones included.", NULL);
+FAMILY(f_maps_changed, "ctxprof_maps_reads_changed_total", COUNTER,
+       "/proc/PID/maps reads whose text had changed.", NULL);
+FAMILY(f_maps_bad, "ctxprof_maps_bad_lines_total", COUNTER,
+       "Unparsable lines in /proc/PID/maps, skipped.", NULL);
+FAMILY(f_maps_snapshots, "ctxprof_mappings_changes_total", COUNTER,
+       "Snapshots of a process's executable mappings added (they changed).", NULL);
+FAMILY(f_maps_inherited, "ctxprof_mappings_inherited_total", COUNTER,
+       "Forked children started with their parent's mappings.", NULL);
+FAMILY(f_map_events_on, "ctxprof_mapping_events_on", GAUGE,
+       "1 when the kernel reports each new executable mapping (PERF_RECORD_MMAP2).", NULL);
+FAMILY(f_map_events, "ctxprof_mapping_events_total", COUNTER,
+       "New executable mappings the kernel reported.", NULL);
+FAMILY(f_map_applied, "ctxprof_mapping_events_applied_total", COUNTER,
+       "Reported new executable mappings applied to their process's mappings.", NULL);
+FAMILY(f_map_events_lost, "ctxprof_mapping_events_lost_total", COUNTER,
+       "Reports of new executable mappings lost (ring full, malformed, batch full).", NULL);
+FAMILY(f_map_events_gaps, "ctxprof_mapping_events_gaps_total", COUNTER,
+       "CPUs whose mapping reports had a gap (offline, then back).", NULL);
+FAMILY(f_maps_events_lost, "ctxprof_mappings_events_lost_total", COUNTER,
+       "Mapping changes not delivered to the main thread's readers: queue full (retried).", NULL);
+/* timelines and per-thread traces */
+FAMILY(f_tl_threads, "ctxprof_timeline_threads", GAUGE, "Threads in the last timeline.", NULL);
+FAMILY(f_tl_spans, "ctxprof_timeline_spans", GAUGE, "Span slices in the last timeline.", NULL);
+FAMILY(f_tl_unmatched, "ctxprof_timeline_span_ends_unmatched", GAUGE,
+       "Span ends in the last timeline whose span was not open.", NULL);
+FAMILY(f_tl_lost, "ctxprof_timeline_span_events_lost", GAUGE,
+       "Span begins or ends the last timeline's samples show but its events lack.", "event");
+FAMILY(f_tl_slices, "ctxprof_timeline_stack_slices", GAUGE, "Stack slices in the last timeline.",
+       NULL);
+FAMILY(f_tl_samples, "ctxprof_timeline_samples", GAUGE, "Samples replayed into the last timeline.",
+       NULL);
+FAMILY(f_tl_no_stack, "ctxprof_timeline_samples_no_stack", GAUGE,
+       "Samples of the last timeline whose stack was no longer stored.", NULL);
+FAMILY(f_events, "ctxprof_trace_events_total", COUNTER, "Per-thread trace events recorded.", NULL);
+FAMILY(f_events_replayed, "ctxprof_trace_events_replayed_total", COUNTER,
+       "Per-thread trace events written into timelines.", NULL);
+FAMILY(f_events_lost, "ctxprof_trace_events_lost_total", COUNTER,
+       "Per-thread trace events lost, by reason.", "reason");
+FAMILY(f_span_left_out, "ctxprof_timeline_span_events_left_out_total", COUNTER,
+       "libctxprof span events left out of timelines, by reason.", "reason");
+FAMILY(f_parts, "ctxprof_trace_parts", GAUGE, "Per-thread trace parts of 4 KiB allocated.", NULL);
+FAMILY(f_replay_bytes, "ctxprof_trace_replay_max_bytes", GAUGE,
+       "The largest copy one replay made of a thread's events.", NULL);
+/* exports */
+FAMILY(f_files, "ctxprof_files_written_total", COUNTER, "Profile files written.", NULL);
+FAMILY(f_write_failed, "ctxprof_file_writes_failed_total", COUNTER,
+       "File writes that failed (the file is kept in memory, or dropped).", NULL);
+FAMILY(f_files_kept, "ctxprof_files_kept_total", COUNTER,
+       "Files kept in memory after a failed write.", NULL);
+FAMILY(f_written_late, "ctxprof_files_written_late_total", COUNTER,
+       "Files written from memory after a failed write.", NULL);
+FAMILY(f_files_dropped, "ctxprof_files_dropped_total", COUNTER,
+       "Files never written: no room left in memory for them, or still unwritten at the end.",
+       NULL);
+FAMILY(f_pending, "ctxprof_files_pending", GAUGE, "Files kept in memory, to be written again.",
+       NULL);
+FAMILY(f_pending_bytes, "ctxprof_files_pending_bytes", GAUGE, "Bytes of the files kept in memory.",
+       NULL);
+FAMILY(f_pending_limit, "ctxprof_files_pending_limit_bytes", GAUGE,
+       "The bound on the bytes of files kept in memory.", NULL);
+FAMILY(f_exports, "ctxprof_exports_total", COUNTER, "Profile exports by result.", "result");
+FAMILY(f_last_export_time, "ctxprof_last_export_timestamp_seconds", GAUGE,
+       "When the last successful export ended, since the Unix epoch (0: none yet).", NULL);
+FAMILY(f_last_export_duration, "ctxprof_last_export_duration_seconds", GAUGE,
+       "How long the last successful export took.", NULL);
+FAMILY(f_last_export_ok, "ctxprof_last_export_success", GAUGE,
+       "1 unless the latest export attempt failed.", NULL);
+/* health, the HTTP server */
+FAMILY(f_degraded, "ctxprof_degraded", GAUGE,
+       "1 while a condition that leaves the profile incomplete holds (/healthz: degraded).",
+       "condition");
+FAMILY(f_degraded_raised, "ctxprof_degraded_raised_total", COUNTER,
+       "Times each degraded condition was raised.", "condition");
+FAMILY(f_http_conns, "ctxprof_http_connections_total", COUNTER,
+       "Connections accepted by the /metrics and /healthz listeners.", "listener");
+FAMILY(f_http_requests, "ctxprof_http_requests_total", COUNTER,
+       "Requests answered by the /metrics and /healthz listeners.", "listener");
+FAMILY(f_http_evicted, "ctxprof_http_connections_evicted_total", COUNTER,
+       "Connections shut down to make room for a newcomer (the address holding the most "
+       "loses its oldest).",
+       "listener");
+FAMILY(f_http_log, "ctxprof_http_log_messages_suppressed_total", COUNTER,
+       "HTTP server messages not logged (at most one every 10 s).", NULL);
+/* the collector itself */
+FAMILY(f_cpu, "process_cpu_seconds_total", COUNTER, "User and system CPU time of the collector.",
+       NULL);
+FAMILY(f_drain_cpu, "ctxprof_drain_cpu_seconds_total", COUNTER,
+       "CPU time of the drain threads (part of process_cpu_seconds_total).", NULL);
+FAMILY(f_drained, "ctxprof_drain_records_total", COUNTER,
+       "Records the drain threads took from the rings.", NULL);
+FAMILY(f_rss, "process_resident_memory_bytes", GAUGE, "Resident memory of the collector.", NULL);
+FAMILY(f_start_time, "process_start_time_seconds", GAUGE,
+       "Start time of the collector since the Unix epoch.", NULL);
+
+/* --- the table: summary order within each section */
+#define ONE(fam, lbl, sect, w, off, ...)                                                           \
+	{                                                                                          \
+		.kind = COUNTER_VALUE, .family = &(fam), .label = (lbl), .section = (sect),        \
+		.words = (w), .offset = V(off), __VA_ARGS__                                        \
+	}
+#define RANGE(fam, sect, off, n, fn, from, ...)                                                    \
+	{                                                                                          \
+		.kind = COUNTER_RANGE, .family = &(fam), .section = (sect), .offset = V(off),      \
+		.count = (n), .name = (fn), .first = (from), __VA_ARGS__                           \
+	}
+
+#define S_(i) sampler[SAMPLER_STAT_##i]
+
+const struct counter_desc counter_descs[] = {
+	/* samples: 9958 taken, 9958 in profile, 0 dropped (tests parse this line) */
+	ONE(f_taken, NULL, COUNTERS_SAMPLES, "taken", S_(SAMPLES)),
+	ONE(f_in_profile, NULL, COUNTERS_SAMPLES, "in profile", exported),
+	{.kind = COUNTER_SUM,
+	 .family = &f_dropped,
+	 .section = COUNTERS_SAMPLES,
+	 .words = "dropped"},
+	/* dropped by reason: ring_full=0 ... no_trace=0 */
+	RANGE(f_dropped, COUNTERS_DROPS, S_(DROP_FIRST),
+	      SAMPLER_STAT_DROP_LAST - SAMPLER_STAT_DROP_FIRST + 1, sampler_name,
+	      SAMPLER_STAT_DROP_FIRST),
+	RANGE(f_dropped, COUNTERS_DROPS, drains.drops, DRAIN_DROP_MAX, drain_name, 0),
+	ONE(f_dropped, "no_trace", COUNTERS_DROPS, NULL, no_trace),
+	ONE(f_dropped, "unwritten", COUNTERS_DROPS, NULL, queue.dropped_samples),
+	/* sampling rate: 99 Hz requested, 98 Hz effective per CPU (97 in the last
+	 * seconds, lowest 95); perf_event_max_sample_rate=...; throttled (below
+	 * 90 %) for 0 s (test_throttle.sh reads it) */
+	ONE(f_sampling_hz, NULL, COUNTERS_SAMPLING, "{} Hz requested", sampling.requested_hz,
+	    .unit = COUNTER_NUMBER),
+	ONE(f_run_hz, NULL, COUNTERS_SAMPLING, "{} Hz effective per CPU", sampling.run_hz,
+	    .unit = COUNTER_NUMBER, .flags = COUNTER_KNOWN),
+	ONE(f_effective_hz, NULL, COUNTERS_SAMPLING, "({} in the last seconds",
+	    sampling.effective_hz, .unit = COUNTER_NUMBER, .flags = COUNTER_KNOWN | COUNTER_JOIN),
+	ONE(f_lowest_hz, NULL, COUNTERS_SAMPLING, "lowest {})", sampling.lowest_hz,
+	    .unit = COUNTER_NUMBER, .flags = COUNTER_KNOWN),
+	ONE(f_max_rate, NULL, COUNTERS_SAMPLING, "perf_event_max_sample_rate={}",
+	    sampling.max_sample_rate, .unit = COUNTER_NUMBER,
+	    .flags = COUNTER_KNOWN | COUNTER_GROUP | COUNTER_LIMIT),
+	ONE(f_throttled_s, NULL, COUNTERS_SAMPLING, "throttled (below 90 %) for {} s",
+	    sampling.throttled_checks, .flags = COUNTER_GROUP),
+	ONE(f_throttled, NULL, COUNTERS_SAMPLING, "still at the end", sampling.throttled,
+	    .flags = COUNTER_NONZERO | COUNTER_WORDS),
+	/* CPUs: 2 online, 2 sampled; hotplug: 1 went offline, 1 came online; 0 event
+	 * opens failed (test_hotplug.sh reads it) */
+	ONE(f_cpus_online, NULL, COUNTERS_CPUS, "online", sampling.cpus_online),
+	ONE(f_cpus_sampled, NULL, COUNTERS_CPUS, "sampled", sampling.cpus_sampled),
+	ONE(f_hotplug, "offline", COUNTERS_CPUS, "hotplug: {} went offline", sampling.cpus_offlined,
+	    .flags = COUNTER_GROUP),
+	ONE(f_hotplug, "online", COUNTERS_CPUS, "came online", sampling.cpus_onlined),
+	ONE(f_open_failures, NULL, COUNTERS_CPUS, "event opens failed", sampling.open_failed,
+	    .flags = COUNTER_GROUP),
+	ONE(f_stack_errors, "user", COUNTERS_STACK_ERRORS, NULL, S_(USTACK_ERR)),
+	ONE(f_stack_errors, "kernel", COUNTERS_STACK_ERRORS, NULL, S_(KSTACK_ERR)),
+	/* user stacks by how they end: complete always, the others when they happened */
+	RANGE(f_stack_ends, COUNTERS_STACK_ENDS, S_(USTOP_FIRST), 1, sampler_name,
+	      SAMPLER_STAT_USTOP_FIRST),
+	RANGE(f_stack_ends, COUNTERS_STACK_ENDS, sampler[SAMPLER_STAT_USTOP_FIRST + 1],
+	      UNWIND_STOP_MAX - 1, sampler_name, SAMPLER_STAT_USTOP_FIRST + 1,
+	      .flags = COUNTER_NONZERO),
+	ONE(f_stack_ends, "cut_outside_mappings", COUNTERS_STACK_ENDS,
+	    "cut at a return address outside executable mappings={}", stacks_cut,
+	    .flags = COUNTER_GROUP),
+	ONE(f_uncertain, NULL, COUNTERS_STACK_ENDS,
+	    "frames named by mapping only (another file there by the next read)={}",
+	    frames_uncertain, .flags = COUNTER_GROUP),
+
+	/* unwinding */
+	ONE(f_frames, "cfi", COUNTERS_UNWINDING, "frames by CFI", S_(UFRAMES_CFI)),
+	ONE(f_frames, "plt", COUNTERS_UNWINDING, "by PLT stubs", S_(UFRAMES_PLT)),
+	ONE(f_frames, "signal", COUNTERS_UNWINDING, "through signal frames", S_(UFRAMES_SIGNAL)),
+	ONE(f_frames, "frame_pointer", COUNTERS_UNWINDING, "by frame pointer", S_(UFRAMES_FP)),
+	ONE(f_tables_built, NULL, COUNTERS_UNWINDING, "tables built", unwind.tables_built,
+	    .flags = COUNTER_GROUP),
+	ONE(f_tables_debug, NULL, COUNTERS_UNWINDING, "of them from a debug file's CFI",
+	    unwind.tables_from_debug_file),
+	ONE(f_build_seconds, NULL, COUNTERS_UNWINDING, "building them", unwind.build_ns,
+	    .unit = COUNTER_NS),
+	ONE(f_build_max, NULL, COUNTERS_UNWINDING, "the longest {}", unwind.build_max_ns,
+	    .unit = COUNTER_NS),
+	ONE(f_tables_shared, NULL, COUNTERS_UNWINDING, "shared", unwind.tables_shared),
+	ONE(f_table_errors, "no_cfi", COUNTERS_UNWINDING, "files without CFI", unwind.files_no_cfi),
+	ONE(f_table_errors, "unreadable", COUNTERS_UNWINDING, "unreadable",
+	    unwind.files_unreadable),
+	ONE(f_table_errors, "failed", COUNTERS_UNWINDING, "failed", unwind.tables_failed),
+	/* "too slow N" (test_hostile_elf.sh reads them so) */
+	ONE(f_table_errors, "too_slow", COUNTERS_UNWINDING, "too slow {}", unwind.tables_too_slow),
+	ONE(f_table_errors, "too_large", COUNTERS_UNWINDING, "too large {}",
+	    unwind.tables_too_large),
+	ONE(f_table_errors, "cancelled", COUNTERS_UNWINDING, "cancelled {}",
+	    unwind.tables_cancelled),
+	ONE(f_table_errors, "no_room", COUNTERS_UNWINDING, "with no room", unwind.tables_no_room),
+	ONE(f_tables_evicted, NULL, COUNTERS_UNWINDING, "evicted", unwind.tables_evicted),
+	ONE(f_building, NULL, COUNTERS_UNWINDING, "being built", unwind.tables_building),
+	ONE(f_abandoned, NULL, COUNTERS_UNWINDING, "builds abandoned (the file gone first)",
+	    unwind.builds_abandoned),
+	ONE(f_installs, "installed", COUNTERS_UNWINDING, "processes' mappings installed",
+	    unwind.installs, .flags = COUNTER_GROUP),
+	ONE(f_reinstalls, NULL, COUNTERS_UNWINDING, "again when a table landed", unwind.reinstalls),
+	ONE(f_installs, "failed", COUNTERS_UNWINDING, "not (maps full)", unwind.install_failed),
+	ONE(f_installs, "gone", COUNTERS_UNWINDING, "skipped (the process exited first)",
+	    unwind.install_gone),
+	ONE(f_rows, NULL, COUNTERS_UNWINDING, "rows", unwind.rows, .flags = COUNTER_GROUP),
+	ONE(f_tables, NULL, COUNTERS_UNWINDING, "tables in BPF maps", unwind.tables_cached),
+	ONE(f_unwind_used, NULL, COUNTERS_UNWINDING, "used", unwind_bytes, .unit = COUNTER_BYTES),
+	ONE(f_unwind_limit, NULL, COUNTERS_UNWINDING, "allowed (--unwind-memory)",
+	    unwind.store.bytes, .unit = COUNTER_BYTES),
+
+	/* mappings: 12 reads of /proc/PID/maps (3 changed, 0 bad lines), 3 snapshots, ... */
+	ONE(f_maps_reads, NULL, COUNTERS_MAPPINGS, "reads of /proc/PID/maps", states.reads),
+	ONE(f_maps_changed, NULL, COUNTERS_MAPPINGS, "({} changed", states.reads_changed,
+	    .flags = COUNTER_JOIN),
+	ONE(f_maps_bad, NULL, COUNTERS_MAPPINGS, "{} bad lines)", states.bad_lines),
+	ONE(f_maps_snapshots, NULL, COUNTERS_MAPPINGS, "snapshots", states.snapshots),
+	ONE(f_maps_inherited, NULL, COUNTERS_MAPPINGS, "taken from a parent at fork",
+	    states.inherited),
+	ONE(f_maps_events_lost, NULL, COUNTERS_MAPPINGS, "deliveries queued again (queue full)",
+	    states.events_lost),
+	ONE(f_map_events_on, NULL, COUNTERS_MAPPINGS, "the kernel reports new executable mappings",
+	    mapping_events_on, .flags = COUNTER_GROUP | COUNTER_WORDS | COUNTER_NONZERO),
+	ONE(f_map_events, NULL, COUNTERS_MAPPINGS, "reported", tracker.mapping_events,
+	    .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_applied, NULL, COUNTERS_MAPPINGS, "({} applied)", states.mapped,
+	    .flags = COUNTER_JOIN, .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_events_lost, NULL, COUNTERS_MAPPINGS, "reports lost", tracker.mapping_events_lost,
+	    .have = COUNTERS_HAVE_MAPPING_EVENTS),
+	ONE(f_map_events_gaps, NULL, COUNTERS_MAPPINGS, "CPUs with a gap",
+	    tracker.mapping_events_gaps, .have = COUNTERS_HAVE_MAPPING_EVENTS),
+
+	/* processes (--all, --children) */
+	ONE(f_processes, NULL, COUNTERS_PROCESSES, "live", tracker.processes),
+	ONE(f_threads, NULL, COUNTERS_PROCESSES, "threads", tracker.threads),
+	ONE(f_lifecycle, NULL, COUNTERS_PROCESSES, "lifecycle events", tracker.events,
+	    .flags = COUNTER_GROUP),
+	ONE(f_lifecycle_lost, NULL, COUNTERS_PROCESSES, "lost", tracker.dropped),
+	ONE(f_snapshots, NULL, COUNTERS_PROCESSES, "exec/fork snapshots", tracker.snapshots,
+	    .flags = COUNTER_GROUP),
+	ONE(f_followed, NULL, COUNTERS_PROCESSES, "processes followed in the tree (--children)",
+	    tracker.tracked, .have = COUNTERS_HAVE_CHILDREN),
+
+	/* trace context (libctxprof) */
+	ONE(f_context, "ok", COUNTERS_CONTEXT, "samples with a valid context", S_(CTX_OK)),
+	ONE(f_context, "empty", COUNTERS_CONTEXT, "empty", S_(CTX_EMPTY)),
+	ONE(f_context, "torn", COUNTERS_CONTEXT, "torn (rejected)", S_(CTX_TORN)),
+	ONE(f_context, "unreadable", COUNTERS_CONTEXT, "unreadable", S_(CTX_READ_ERR)),
+	ONE(f_context, "stale", COUNTERS_CONTEXT, "stale (slot changed hands)", S_(CTX_STALE)),
+	ONE(f_regions, "valid", COUNTERS_CONTEXT, "regions", app.regions, .flags = COUNTER_GROUP),
+	ONE(f_regions, "refused", COUNTERS_CONTEXT, "refused", app.regions_rejected),
+	ONE(f_ctx_threads, NULL, COUNTERS_CONTEXT, "threads", app.threads, .flags = COUNTER_GROUP),
+	ONE(f_claims_refused, NULL, COUNTERS_CONTEXT, "claims refused", app.threads_rejected),
+	ONE(f_claims_full, NULL, COUNTERS_CONTEXT, "claims with no room in the sampler's map",
+	    app.map_full),
+	ONE(f_tags, NULL, COUNTERS_CONTEXT, "tags", app.tags, .flags = COUNTER_GROUP),
+	ONE(f_dict_replays, NULL, COUNTERS_CONTEXT, "dictionary replays requested",
+	    app.dict_replays),
+	ONE(f_tags_dropped, NULL, COUNTERS_CONTEXT, "tag records refused", app.tags_dropped),
+	ONE(f_span_events, NULL, COUNTERS_CONTEXT, "span events", app.span_events,
+	    .flags = COUNTER_GROUP),
+	ONE(f_lane_errors, NULL, COUNTERS_CONTEXT, "lane errors", app.lane_errors),
+
+	/* OpenTelemetry process context, and where thread context was found */
+	ONE(f_otel_processes, NULL, COUNTERS_OTEL_PROCESS, "processes", otel.processes),
+	ONE(f_otel_reads, NULL, COUNTERS_OTEL_PROCESS, "reads", otel.reads),
+	ONE(f_otel_errors, "bad_header", COUNTERS_OTEL_PROCESS, "refused headers", otel.bad_header),
+	ONE(f_otel_errors, "bad_payload", COUNTERS_OTEL_PROCESS, "bad payloads", otel.bad_payload),
+	ONE(f_otel_errors, "read_error", COUNTERS_OTEL_PROCESS, "read errors", otel.read_errors),
+	ONE(f_otel_errors, "mid_update", COUNTERS_OTEL_PROCESS, "found mid-update", otel.updating),
+	ONE(f_otel_skipped, NULL, COUNTERS_OTEL_PROCESS, "values skipped", otel.skipped_values),
+	ONE(f_otel_schemas, NULL, COUNTERS_OTEL_PROCESS, "unknown thread schemas",
+	    otel.other_schema),
+	ONE(f_otel_located, "found", COUNTERS_OTEL_PROCESS,
+	    "thread context located in {} processes", otel.tls_found, .flags = COUNTER_GROUP),
+	ONE(f_otel_located, "no_symbol", COUNTERS_OTEL_PROCESS, "without their symbol",
+	    otel.tls_no_symbol),
+	ONE(f_otel_located, "unsupported", COUNTERS_OTEL_PROCESS, "unsupported",
+	    otel.tls_unsupported),
+	ONE(f_otel_located, "unreadable", COUNTERS_OTEL_PROCESS, "unreadable", otel.tls_unreadable),
+	ONE(f_otel_located, "map_full", COUNTERS_OTEL_PROCESS, "with no room in the sampler's map",
+	    otel.map_full),
+	/* OpenTelemetry thread context: otel_ok=... (tests parse the names) */
+	RANGE(f_otel_thread, COUNTERS_OTEL_THREAD, S_(OTEL_OK),
+	      SAMPLER_STAT_OTEL_ATTRS_ERR - SAMPLER_STAT_OTEL_OK + 1, sampler_name,
+	      SAMPLER_STAT_OTEL_OK),
+	ONE(f_otel_unknown_keys, NULL, COUNTERS_OTEL_THREAD, "unknown keys", otel.unknown_keys,
+	    .flags = COUNTER_GROUP),
+	ONE(f_otel_key_refreshes, NULL, COUNTERS_OTEL_THREAD, "key map refreshes",
+	    otel.key_refreshes),
+	ONE(f_otel_truncated, NULL, COUNTERS_OTEL_THREAD, "truncated records",
+	    otel.attrs_truncated),
+	ONE(f_otel_bad_values, NULL, COUNTERS_OTEL_THREAD, "bad values", otel.bad_values),
+
+	/* the profile */
+	ONE(f_stacks, NULL, COUNTERS_PROFILE, "unique stacks", traces_exported),
+	ONE(f_locations, NULL, COUNTERS_PROFILE, "locations", last.locations),
+	ONE(f_functions, NULL, COUNTERS_PROFILE, "functions", last.functions),
+	ONE(f_mappings, NULL, COUNTERS_PROFILE, "mappings in the last profile", last.mappings),
+	ONE(f_loc_unnamed, NULL, COUNTERS_PROFILE, "of its locations without a name",
+	    last.locations_unnamed, .flags = COUNTER_GROUP),
+	ONE(f_loc_unmapped, NULL, COUNTERS_PROFILE, "in no known mapping", last.locations_unmapped),
+	/* distinct locations per profile, summed: a counter, not the last file's */
+	ONE(f_symbol_errors, "unnamed", COUNTERS_PROFILE, "summed over profiles: {} without a name",
+	    locations_unnamed, .flags = COUNTER_GROUP),
+	ONE(f_symbol_errors, "unmapped", COUNTERS_PROFILE, "in no known mapping",
+	    locations_unmapped),
+	ONE(f_elf_read, NULL, COUNTERS_PROFILE, "ELF files read", sym.elf_opened,
+	    .flags = COUNTER_GROUP),
+	ONE(f_symbol_errors, "elf_unreadable", COUNTERS_PROFILE, "unreadable", sym.elf_open_failed),
+	ONE(f_symbol_errors, "elf_invalid", COUNTERS_PROFILE, "not valid ELF",
+	    sym.elf_parse_failed),
+	ONE(f_symbol_errors, "symbols_over_budget", COUNTERS_PROFILE,
+	    "with symbols past the per-file budget", sym.symbols_over_budget),
+	ONE(f_symbol_errors, "elf_not_mapped_inode", COUNTERS_PROFILE,
+	    "refused as not the mapped inode", sym.elf_mismatch),
+	ONE(f_elf_by_path, NULL, COUNTERS_PROFILE, "opened by path (map_files refused)",
+	    sym.elf_by_path),
+	ONE(f_elf_shared, NULL, COUNTERS_PROFILE, "found parsed already (same build id)",
+	    sym.elf_shared),
+
+	/* symbols */
+	ONE(f_names, "debug_file", COUNTERS_SYMBOLS, "names from debug files",
+	    sym.names_debug_file),
+	ONE(f_names, "minidebuginfo", COUNTERS_SYMBOLS, "from MiniDebugInfo", sym.names_minidebug),
+	ONE(f_names, "vdso", COUNTERS_SYMBOLS, "from the vDSO", sym.names_vdso),
+	ONE(f_demangled, "demangled", COUNTERS_SYMBOLS, "demangled", sym.demangled,
+	    .flags = COUNTER_GROUP),
+	ONE(f_demangled, "left_mangled", COUNTERS_SYMBOLS, "left mangled", sym.demangle_failed),
+	ONE(f_debug_files, "used", COUNTERS_SYMBOLS, "debug files used", sym.debug_files,
+	    .flags = COUNTER_GROUP),
+	ONE(f_debug_files, "missing", COUNTERS_SYMBOLS, "missing", sym.debug_missing),
+	ONE(f_debug_files, "build_id_mismatch", COUNTERS_SYMBOLS, "refused for their build id",
+	    sym.debug_build_id_bad),
+	ONE(f_debug_files, "crc_mismatch", COUNTERS_SYMBOLS, "for their CRC", sym.debug_crc_bad),
+	ONE(f_debug_files, "unusable", COUNTERS_SYMBOLS, "as unusable", sym.debug_unusable),
+	ONE(f_minidebug, "merged", COUNTERS_SYMBOLS, "MiniDebugInfo merged", sym.minidebug_files,
+	    .flags = COUNTER_GROUP),
+	ONE(f_minidebug, "bad", COUNTERS_SYMBOLS, "bad", sym.minidebug_bad),
+	ONE(f_minidebug, "too_big", COUNTERS_SYMBOLS, "too big", sym.minidebug_too_big),
+	ONE(f_sym_files, NULL, COUNTERS_SYMBOLS, "files cached", sym.files_cached,
+	    .flags = COUNTER_GROUP),
+	ONE(f_sym_bytes, NULL, COUNTERS_SYMBOLS, "of symbols", sym.bytes_cached,
+	    .unit = COUNTER_BYTES),
+	ONE(f_sym_limit, NULL, COUNTERS_SYMBOLS, "allowed (--symbol-memory)", sym.bytes_budget,
+	    .unit = COUNTER_BYTES),
+	ONE(f_sym_evicted, NULL, COUNTERS_SYMBOLS, "evicted", sym.files_evicted),
+	ONE(f_sym_refused, NULL, COUNTERS_SYMBOLS, "not kept (past the limit)",
+	    sym.files_over_budget),
+
+	/* timeline (--timeline, --timelines): the last one written */
+	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline",
+	    timeline.threads),
+	ONE(f_tl_spans, NULL, COUNTERS_TIMELINE, "spans", timeline.spans),
+	ONE(f_tl_unmatched, NULL, COUNTERS_TIMELINE, "ends without a begin",
+	    timeline.spans_unmatched),
+	ONE(f_tl_lost, "begin", COUNTERS_TIMELINE, "span begins lost (the samples show them)",
+	    timeline.spans_begin_lost, .flags = COUNTER_GROUP),
+	ONE(f_tl_lost, "end", COUNTERS_TIMELINE, "ends", timeline.spans_end_lost),
+	ONE(f_tl_slices, NULL, COUNTERS_TIMELINE, "stack slices", timeline.slices,
+	    .flags = COUNTER_GROUP),
+	ONE(f_tl_samples, NULL, COUNTERS_TIMELINE, "samples", timeline.samples),
+	ONE(f_tl_no_stack, NULL, COUNTERS_TIMELINE, "with their stack no longer stored",
+	    timeline.no_stack),
+	ONE(f_events, NULL, COUNTERS_TIMELINE, "events recorded", traces.events,
+	    .flags = COUNTER_GROUP),
+	ONE(f_events_replayed, NULL, COUNTERS_TIMELINE, "in timelines", traces.events_replayed),
+	ONE(f_events_lost, "recycled", COUNTERS_TIMELINE, "recycled unwritten (--timeline-memory)",
+	    traces.events_recycled),
+	ONE(f_events_lost, "no_memory", COUNTERS_TIMELINE, "dropped (no memory)",
+	    traces.events_dropped),
+	ONE(f_span_left_out, "unverified_thread", COUNTERS_TIMELINE,
+	    "span events left out from unverified threads", app.span_events_unattributed,
+	    .flags = COUNTER_GROUP),
+	ONE(f_span_left_out, "bad_time", COUNTERS_TIMELINE, "with a time far from ours",
+	    app.span_events_bad_time),
+	ONE(f_parts, NULL, COUNTERS_TIMELINE, "parts of 4 KiB", traces.parts,
+	    .flags = COUNTER_GROUP),
+	ONE(f_replay_bytes, NULL, COUNTERS_TIMELINE, "the most one thread took",
+	    traces.replay_bytes, .unit = COUNTER_BYTES),
+
+	/* exports */
+	ONE(f_files, NULL, COUNTERS_EXPORTS, "profiles written", files_written),
+	ONE(f_exports, "ok", COUNTERS_EXPORTS, "exports ok", exports_ok),
+	ONE(f_exports, "error", COUNTERS_EXPORTS, "failed", exports_failed),
+	ONE(f_last_export_ok, NULL, COUNTERS_EXPORTS, "last attempt ok={}", last_export_ok,
+	    .flags = COUNTER_GROUP),
+	ONE(f_last_export_duration, NULL, COUNTERS_EXPORTS, "the last good one took {}",
+	    last_export_seconds, .unit = COUNTER_SECONDS),
+	ONE(f_last_export_time, NULL, COUNTERS_EXPORTS, NULL, last_export_time,
+	    .unit = COUNTER_TIME),
+
+	/* writes: failed attempts, and what became of those files (test_disk_full.sh reads it) */
+	ONE(f_write_failed, NULL, COUNTERS_WRITES, "attempts failed", queue.failed),
+	ONE(f_files_kept, NULL, COUNTERS_WRITES, "files kept in memory", queue.kept,
+	    .flags = COUNTER_GROUP),
+	ONE(f_pending_limit, NULL, COUNTERS_WRITES, "(at most {})", queue.max_bytes,
+	    .unit = COUNTER_BYTES, .flags = COUNTER_JOIN | COUNTER_LIMIT),
+	ONE(f_written_late, NULL, COUNTERS_WRITES, "of them written later", queue.written_late),
+	ONE(f_pending, NULL, COUNTERS_WRITES, "still kept", queue.pending),
+	ONE(f_pending_bytes, NULL, COUNTERS_WRITES, "({})", queue.pending_bytes,
+	    .unit = COUNTER_BYTES, .flags = COUNTER_JOIN),
+	ONE(f_files_dropped, NULL, COUNTERS_WRITES, "files dropped", queue.dropped,
+	    .flags = COUNTER_GROUP),
+	{.kind = COUNTER_ALSO,
+	 .section = COUNTERS_WRITES,
+	 .words = "with {} samples",
+	 .offset = V(queue.dropped_samples)},
+
+	/* degraded conditions: those raised at the end, and how often each was */
+	RANGE(f_degraded, COUNTERS_DEGRADED_NOW, health.active, HEALTH_CONDITION_MAX,
+	      condition_name, 0, .flags = COUNTER_NONZERO),
+	RANGE(f_degraded_raised, COUNTERS_DEGRADED_RAISED, health.raised, HEALTH_CONDITION_MAX,
+	      condition_name, 0, .flags = COUNTER_NONZERO),
+
+	/* the HTTP listeners */
+	ONE(f_http_requests, "metrics", COUNTERS_HTTP, "requests on the metrics listener",
+	    http.metrics.requests),
+	ONE(f_http_conns, "metrics", COUNTERS_HTTP, "connections", http.metrics.connections),
+	ONE(f_http_evicted, "metrics", COUNTERS_HTTP, "evicted", http.metrics.evicted),
+	ONE(f_http_requests, "health", COUNTERS_HTTP, "requests on the health listener",
+	    http.health.requests, .flags = COUNTER_GROUP),
+	ONE(f_http_conns, "health", COUNTERS_HTTP, "connections", http.health.connections),
+	ONE(f_http_evicted, "health", COUNTERS_HTTP, "evicted", http.health.evicted),
+	ONE(f_http_log, NULL, COUNTERS_HTTP, "server messages not logged (rate limit)",
+	    http.log_suppressed, .flags = COUNTER_GROUP),
+
+	/* the collector itself */
+	ONE(f_cpu, NULL, COUNTERS_COLLECTOR, "in all (set-up, symbols, export)", cpu_s,
+	    .unit = COUNTER_SECONDS),
+	ONE(f_drain_cpu, NULL, COUNTERS_COLLECTOR, "in the drain threads", drains.cpu_ns,
+	    .unit = COUNTER_NS),
+	{.kind = COUNTER_RATIO,
+	 .section = COUNTERS_COLLECTOR,
+	 .words = "us per record",
+	 .offset = V(drains.cpu_ns),
+	 .per = V(drains.received),
+	 .scale = 1e-3},
+	ONE(f_drained, NULL, COUNTERS_COLLECTOR, "records drained", drains.received,
+	    .flags = COUNTER_GROUP),
+	ONE(f_rss, NULL, COUNTERS_COLLECTOR, "resident", rss_bytes, .unit = COUNTER_BYTES),
+	ONE(f_start_time, NULL, COUNTERS_COLLECTOR, NULL, start_time, .unit = COUNTER_TIME),
+};
+
+const unsigned int nr_counter_descs = sizeof(counter_descs) / sizeof(counter_descs[0]);
+
+/* the summary's lines: their titles, what they need, whether all zeros leave them out */
+static const struct {
+	const char *title;
+	unsigned int have;
+	bool quiet;
+} sections[COUNTERS_SECTION_MAX] = {
+	[COUNTERS_SAMPLES] = {"samples"},
+	[COUNTERS_DROPS] = {"dropped by reason"},
+	[COUNTERS_SAMPLING] = {"sampling rate"},
+	[COUNTERS_CPUS] = {"CPUs"},
+	[COUNTERS_STACK_ERRORS] = {"stack errors (samples kept)"},
+	[COUNTERS_STACK_ENDS] = {"user stacks by how they end"},
+	[COUNTERS_UNWINDING] = {"unwinding", COUNTERS_HAVE_UNWINDER},
+	[COUNTERS_MAPPINGS] = {"mappings"},
+	[COUNTERS_PROCESSES] = {"processes", COUNTERS_HAVE_TRACKER},
+	[COUNTERS_CONTEXT] = {"trace context", COUNTERS_HAVE_APP, true},
+	[COUNTERS_OTEL_PROCESS] = {"OpenTelemetry process context", COUNTERS_HAVE_OTEL, true},
+	[COUNTERS_OTEL_THREAD] = {"OpenTelemetry thread context", COUNTERS_HAVE_OTEL, true},
+	[COUNTERS_PROFILE] = {"profile"},
+	[COUNTERS_SYMBOLS] = {"symbols"},
+	[COUNTERS_TIMELINE] = {"timeline", COUNTERS_HAVE_TIMELINE},
+	[COUNTERS_EXPORTS] = {"exports"},
+	[COUNTERS_WRITES] = {"writes", 0, true},
+	[COUNTERS_DEGRADED_NOW] = {"degraded at the end", 0, true},
+	[COUNTERS_DEGRADED_RAISED] = {"degraded (times raised)", 0, true},
+	[COUNTERS_HTTP] = {"metrics server", COUNTERS_HAVE_HTTP},
+	[COUNTERS_COLLECTOR] = {"collector CPU"},
+};
+
+static uint64_t u64_at(const struct counter_values *v, size_t off)
+{
+	uint64_t x;
+
+	memcpy(&x, (const char *)v + off, sizeof(x));
+	return x;
+}
+
+static double double_at(const struct counter_values *v, size_t off)
+{
+	double x;
+
+	memcpy(&x, (const char *)v + off, sizeof(x));
+	return x;
+}
+
+/* the value of @d's @i-th (RANGE) or only value, as /metrics has it */
+static double value_of(const struct counter_desc *d, unsigned int i, const struct counter_values *v)
+{
+	size_t off = d->offset + (size_t)i * sizeof(uint64_t);
+
+	switch (d->unit) {
+	case COUNTER_NS:
+		return u64_at(v, off) / 1e9;
+	case COUNTER_SECONDS:
+	case COUNTER_NUMBER:
+	case COUNTER_TIME:
+		return double_at(v, off);
+	case COUNTER_COUNT:
+	case COUNTER_BYTES:
+		break;
+	}
+	return (double)u64_at(v, off);
+}
+
+static unsigned int nr_values(const struct counter_desc *d)
+{
+	if (d->kind == COUNTER_RANGE)
+		return d->count;
+	return d->kind == COUNTER_VALUE;
+}
+
+static const char *label_of(const struct counter_desc *d, unsigned int i)
+{
+	return d->kind == COUNTER_RANGE ? d->name(d->first + i) : d->label;
+}
+
+static uint64_t family_sum(const struct counter_values *v, const struct metrics_family *fam)
+{
+	uint64_t n = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < nr_counter_descs; i++)
+		if (counter_descs[i].family == fam && counter_descs[i].unit == COUNTER_COUNT)
+			for (j = 0; j < nr_values(&counter_descs[i]); j++)
+				n += u64_at(v, counter_descs[i].offset + j * sizeof(uint64_t));
+	return n;
+}
+
+uint64_t counters__dropped(const struct counter_values *v)
+{
+	return family_sum(v, &f_dropped);
+}
+
+/* @x as the summary says a value of @unit */
+static void put_value(FILE *f, enum counter_unit unit, double x)
+{
+	switch (unit) {
+	case COUNTER_NS: /* value_of() made it seconds */
+	case COUNTER_SECONDS:
+		fprintf(f, "%.3f s", x);
+		break;
+	case COUNTER_BYTES:
+		if (x < 1048576)
+			fprintf(f, "%.1f KiB", x / 1024);
+		else
+			fprintf(f, "%.1f MiB", x / 1048576);
+		break;
+	case COUNTER_COUNT:
+	case COUNTER_NUMBER:
+	case COUNTER_TIME:
+		fprintf(f, "%.0f", x);
+		break;
+	}
+}
+
+/* "N words", "words" with N at "{}", or "label=N" */
+static void put_item(FILE *f, const char *words, const char *label, enum counter_unit unit,
+		     double x)
+{
+	const char *at = words ? strstr(words, "{}") : NULL;
+
+	if (!words) {
+		fprintf(f, "%s=", label);
+		put_value(f, unit, x);
+	} else if (at) {
+		fprintf(f, "%.*s", (int)(at - words), words);
+		put_value(f, unit, x);
+		fputs(at + 2, f);
+	} else {
+		put_value(f, unit, x);
+		fprintf(f, " %s", words);
+	}
+}
+
+static bool shown(const struct counter_desc *d, const struct counter_values *v)
+{
+	return d->unit != COUNTER_TIME && (d->have & v->have) == d->have;
+}
+
+static bool summary_only(const struct counter_desc *d)
+{
+	return d->kind == COUNTER_SUM || d->kind == COUNTER_RATIO || d->kind == COUNTER_ALSO;
+}
+
+/* a quiet section with nothing but zeros says nothing */
+static bool section_silent(enum counter_section s, const struct counter_values *v)
+{
+	unsigned int i, j;
+
+	if (!sections[s].quiet)
+		return false;
+	for (i = 0; i < nr_counter_descs; i++)
+		if (counter_descs[i].section == s && shown(&counter_descs[i], v) &&
+		    !(counter_descs[i].flags & COUNTER_LIMIT))
+			for (j = 0; j < nr_values(&counter_descs[i]); j++)
+				if (value_of(&counter_descs[i], j, v) != 0)
+					return false;
+	return true;
+}
+
+/* a summary-only item: a family's sum, a ratio of two values, or a value said again */
+static double derived(const struct counter_desc *d, const struct counter_values *v)
+{
+	double per;
+
+	if (d->kind == COUNTER_SUM)
+		return (double)family_sum(v, d->family);
+	if (d->kind == COUNTER_ALSO)
+		return value_of(d, 0, v);
+	per = (double)u64_at(v, d->per);
+	return per ? u64_at(v, d->offset) * d->scale / per : 0;
+}
+
+/* before an item: "; " to start a group, " " to join, else ", " ("label=N" lists: " ") */
+static const char *separator(const struct counter_desc *d, unsigned int j, bool prev_named)
+{
+	if ((d->flags & COUNTER_GROUP) && !j)
+		return "; ";
+	if ((d->flags & COUNTER_JOIN) || (!d->words && prev_named))
+		return " ";
+	return ", ";
+}
+
+static void summary_line(FILE *f, enum counter_section s, const struct counter_values *v)
+{
+	bool first = true, prev_named = false;
+	unsigned int i, j, n;
+	double x;
+
+	fprintf(f, "ctxprof: %s: ", sections[s].title);
+	for (i = 0; i < nr_counter_descs; i++) {
+		const struct counter_desc *d = &counter_descs[i];
+
+		if (d->section != s || !shown(d, v))
+			continue;
+		n = summary_only(d) ? 1 : nr_values(d);
+		for (j = 0; j < n; j++) {
+			x = summary_only(d) ? derived(d, v) : value_of(d, j, v);
+			if (((d->flags & COUNTER_NONZERO) && x == 0) ||
+			    ((d->flags & COUNTER_KNOWN) && x < 0))
+				continue;
+			if (!first)
+				fputs(separator(d, j, prev_named), f);
+			if (d->kind == COUNTER_RATIO)
+				fprintf(f, "%.2f %s", x, d->words);
+			else if (d->flags & COUNTER_WORDS)
+				fputs(d->words, f);
+			else
+				put_item(f, d->words, label_of(d, j), d->unit, x);
+			first = false;
+			prev_named = !d->words;
+		}
+	}
+	fputc('\n', f);
+}
+
+void counters__summary(FILE *f, const struct counter_values *v)
+{
+	unsigned int s;
+
+	for (s = 0; s < COUNTERS_SECTION_MAX; s++)
+		if ((sections[s].have & v->have) == sections[s].have && !section_silent(s, v))
+			summary_line(f, s, v);
+}
+
+void counters__snapshot(const struct counter_values *v, struct metrics_snapshot *m)
+{
+	unsigned int i, j;
+
+	double x;
+
+	for (i = 0; i < nr_counter_descs; i++)
+		for (j = 0; j < nr_values(&counter_descs[i]); j++) {
+			x = value_of(&counter_descs[i], j, v);
+			/* not known yet: no sample, rather than a made-up one */
+			if ((counter_descs[i].flags & COUNTER_KNOWN) && x < 0)
+				continue;
+			metrics_snapshot__add(m, counter_descs[i].family,
+					      label_of(&counter_descs[i], j), x);
+		}
+}
+
+static uint64_t self_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+void counters__read(const struct collector *c, struct counter_values *v)
+{
+	const struct collector_opts *o = &c->opts;
+	struct sampler_health h;
+
+	memset(v, 0, sizeof(*v));
+	v->have = (c->unwinder ? COUNTERS_HAVE_UNWINDER : 0) |
+		  (o->all || o->children ? COUNTERS_HAVE_TRACKER : 0) |
+		  (o->children ? COUNTERS_HAVE_CHILDREN : 0) | (c->app ? COUNTERS_HAVE_APP : 0) |
+		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
+		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
+	sampler__read_stats(c->sampler, v->sampler);
+	drains__counters(c->drains, &v->drains);
+	if (c->unwinder)
+		unwinder__stats(c->unwinder, &v->unwind);
+	symbolizer__stats(c->sym, &v->sym);
+	process_states__stats(c->states, &v->states);
+	if (c->tracker)
+		tracker__stats(c->tracker, &v->tracker);
+	/* a bool between counters: as a count, and what the summary may say */
+	v->mapping_events_on = v->tracker.mapping_events_on;
+	if (v->mapping_events_on)
+		v->have |= COUNTERS_HAVE_MAPPING_EVENTS;
+	if (c->app)
+		app_context__stats(c->app, &v->app);
+	if (c->otel)
+		otel_context__stats(c->otel, &v->otel);
+	if (c->tl)
+		traces__stats(c->tl, &v->traces);
+	v->timeline = c->tl_last;
+	v->last = c->last;
+	sampler__health(c->sampler, &h);
+	v->sampling = (struct counter_sampling){
+		.requested_hz = h.requested_hz,
+		.run_hz = h.run_hz,
+		.effective_hz = h.effective_hz,
+		.lowest_hz = h.lowest_hz,
+		.max_sample_rate = (double)h.max_sample_rate,
+		.throttled = h.throttled,
+		.throttled_checks = h.throttled_checks,
+		.cpus_online = h.cpus_online > 0 ? h.cpus_online : 0,
+		.cpus_sampled = h.cpus_sampled > 0 ? h.cpus_sampled : 0,
+		.cpus_offlined = h.cpus_offlined,
+		.cpus_onlined = h.cpus_onlined,
+		.open_failed = h.open_failed,
+	};
+	outqueue__stats(c->queue, &v->queue);
+	health__stats(c->health, &v->health);
+	metrics_server__stats(c->metrics, &v->http);
+	v->exported = c->exported;
+	v->no_trace = c->no_trace;
+	v->traces_exported = c->traces_exported;
+	v->stacks_cut = c->stacks_cut;
+	v->frames_uncertain = c->frames_uncertain;
+	v->locations_unnamed = c->locations_unnamed;
+	v->locations_unmapped = c->locations_unmapped;
+	v->files_written = c->files_written;
+	v->exports_ok = c->exports_ok;
+	v->exports_failed = c->exports_failed;
+	v->last_export_ok = !c->last_export_failed;
+	v->unwind_bytes = v->unwind.rows * sizeof(struct unwind_row);
+	v->rss_bytes = self_rss_bytes();
+	v->cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	v->start_time = c->start_time;
+	v->last_export_time = c->last_export_time;
+	v->last_export_seconds = c->last_export_duration;
+}
