@@ -205,6 +205,8 @@ TIDY_SRCS := $(USER_MAIN) $(USER_SRCS) $(LIBCTXPROF_SRCS)
 lint: $(SKELS)
 	$(call msg,LINT,clang-format)
 	$(Q)clang-format --dry-run -Werror $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+	$(call msg,LINT,layers)
+	$(Q)python3 tests/lint/check_layers.py
 	$(call msg,LINT,clang-tidy)
 	$(Q)printf '%s\n' $(TIDY_SRCS) | xargs -P 2 -n 4 sh -c '$(CLANG_TIDY) --quiet "$$@" -- \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -Ilib/ctxprof -isystem $(OUTPUT)' tidy \

@@ -30,7 +30,7 @@
 #include "appctx/app_context.h"
 #include "appctx/otel_context.h"
 #include "collector/cli.h"
-#include "collector/collector.h"
+#include "collector/state.h"
 #include "collector/health.h"
 #include "collector/metrics_feed.h"
 #include "collector/privileges.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "collector/collector.h"
+#include "collector/state.h"
 #include "collector/counters.h"
 #include "util/clock.h"
 

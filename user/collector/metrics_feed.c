@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/collector.h"
+#include "collector/state.h"
 #include "collector/counters.h"
 #include "collector/health.h"
 #include "collector/metrics_feed.h"

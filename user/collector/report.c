@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "collector/collector.h"
+#include "collector/state.h"
 #include "collector/counters.h"
 #include "collector/health.h"
 #include "collector/report.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * collector - the collector program's state, shared by its main
+ * state - the collector program's state, shared by its main
  * (collector.c: set-up, the main loop, exports) and the modules that show
  * it (report.c: the status line and the summary; metrics_feed.c: what
  * /metrics serves).  Private to user/collector/.
@@ -8,8 +8,8 @@
  * Main thread only: the other threads (drains, tracker, unwinder, the HTTP
  * server) see the modules it points at, never this struct.
  */
-#ifndef CTXPROF_COLLECTOR_H
-#define CTXPROF_COLLECTOR_H
+#ifndef CTXPROF_COLLECTOR_STATE_H
+#define CTXPROF_COLLECTOR_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ struct collector {
 	bool last_export_failed;
 };
 
-#endif /* CTXPROF_COLLECTOR_H */
+#endif /* CTXPROF_COLLECTOR_STATE_H */
