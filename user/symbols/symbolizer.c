@@ -446,6 +446,30 @@ found:
 	return f;
 }
 
+/* the cached file with @ef's build id, held and found under @id too; NULL: none */
+static struct sym_file *file_by_build_id(struct symbolizer *s, const struct elf_file *ef,
+					 const struct file_id *id)
+{
+	char hex[ELF_FILE_BUILD_ID_HEX];
+	const uint8_t *bid;
+	struct sym_file *f;
+	size_t len;
+
+	bid = elf_file__build_id(ef, &len);
+	if (!bid || !len)
+		return NULL;
+	elf_build_id__hex(bid, len, hex);
+	pthread_mutex_lock(&s->lock);
+	f = find_build_id_locked(s, hex);
+	if (f) {
+		s->stats.elf_shared++;
+		alias_add_locked(s, id, f);
+		hold_locked(s, f);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return f;
+}
+
 /*
  * The file open on @fd (consumed), from the cache or parsed now with its
  * debug file.  @path and @root_fd say where debug files are looked for.
@@ -456,6 +480,7 @@ static struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct 
 	struct file_id id = stat_id(st);
 	struct debug_file_result dres = {};
 	struct elf_syms *es, *dbg = NULL;
+	struct elf_file *ef;
 	struct sym_file *f;
 	bool looked = false;
 	int err;
@@ -469,10 +494,23 @@ static struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct 
 		close(fd);
 		return f;
 	}
-	/* parsed outside the lock: a large file must not stall other callers */
-	es = elf_syms__open_fd(fd);
-	err = es ? 0 : errno;
+	/*
+	 * Its build id first (a few hundred bytes read): the same file under
+	 * another identity (another container's copy) is parsed already.
+	 */
+	ef = elf_file__open_fd(fd);
+	err = ef ? 0 : errno;
 	close(fd);
+	f = ef ? file_by_build_id(s, ef, &id) : NULL;
+	if (f) {
+		elf_file__free(ef);
+		return f;
+	}
+	/* parsed outside the lock: a large file must not stall other callers */
+	es = ef ? elf_syms__open_file(ef, ELF_SYMS_MAX_BYTES) : NULL;
+	if (ef && !es)
+		err = errno;
+	elf_file__free(ef);
 	/* running out of memory is not the file's fault: cache no verdict */
 	if (err == ENOMEM)
 		return NULL;
