@@ -3,6 +3,7 @@
  * lifecycle - loader and ring consumer for bpf/lifecycle.bpf.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,9 @@ struct lifecycle {
 	lifecycle_event_fn on_event;
 	void *ctx;
 	struct lifecycle_counters counters; /* polling thread only */
+	/* @counters as of the last poll, for other threads (lifecycle__counters()) */
+	pthread_mutex_t pub_lock;
+	struct lifecycle_counters pub;
 };
 
 static const char *const stat_names[LIFECYCLE_STAT_MAX] = {
@@ -258,6 +262,8 @@ struct lifecycle *lifecycle__open(const struct lifecycle_opts *opts, struct thre
 	int err;
 
 	l = calloc(1, sizeof(*l));
+	if (l)
+		pthread_mutex_init(&l->pub_lock, NULL);
 	if (!l)
 		return NULL;
 	l->r = r;
@@ -315,6 +321,14 @@ err_free:
 	return NULL;
 }
 
+/* a copy of the polling thread's counters for the others, once a poll */
+static void publish(struct lifecycle *l)
+{
+	pthread_mutex_lock(&l->pub_lock);
+	l->pub = l->counters;
+	pthread_mutex_unlock(&l->pub_lock);
+}
+
 int lifecycle__poll(struct lifecycle *l, int timeout_ms)
 {
 	int n, m;
@@ -325,6 +339,7 @@ int lifecycle__poll(struct lifecycle *l, int timeout_ms)
 	if (n < 0)
 		return n;
 	m = ring_buffer__consume(l->rb);
+	publish(l);
 	if (m < 0)
 		return m;
 	return n + m;
@@ -332,7 +347,10 @@ int lifecycle__poll(struct lifecycle *l, int timeout_ms)
 
 int lifecycle__consume(struct lifecycle *l)
 {
-	return ring_buffer__consume(l->rb);
+	int n = ring_buffer__consume(l->rb);
+
+	publish(l);
+	return n;
 }
 
 int lifecycle__read_stats(struct lifecycle *l, uint64_t *out)
@@ -341,9 +359,11 @@ int lifecycle__read_stats(struct lifecycle *l, uint64_t *out)
 				  out);
 }
 
-void lifecycle__counters(const struct lifecycle *l, struct lifecycle_counters *out)
+void lifecycle__counters(struct lifecycle *l, struct lifecycle_counters *out)
 {
-	*out = l->counters;
+	pthread_mutex_lock(&l->pub_lock);
+	*out = l->pub;
+	pthread_mutex_unlock(&l->pub_lock);
 }
 
 void lifecycle__free(struct lifecycle *l)
@@ -353,5 +373,6 @@ void lifecycle__free(struct lifecycle *l)
 	ring_buffer__free(l->rb);
 	lifecycle_bpf__destroy(l->skel);
 	free(l->proc_root);
+	pthread_mutex_destroy(&l->pub_lock);
 	free(l);
 }

@@ -80,8 +80,11 @@ int lifecycle__consume(struct lifecycle *l);
  */
 int lifecycle__read_stats(struct lifecycle *l, uint64_t *out);
 
-/** lifecycle__counters() - copy the userspace counters (polling thread). */
-void lifecycle__counters(const struct lifecycle *l, struct lifecycle_counters *out);
+/**
+ * lifecycle__counters() - the userspace counters as of the last poll.  Any
+ * thread (a copy the polling thread publishes under a lock of its own).
+ */
+void lifecycle__counters(struct lifecycle *l, struct lifecycle_counters *out);
 
 /** lifecycle__free() - detach and unload; accepts NULL. */
 void lifecycle__free(struct lifecycle *l);
