@@ -193,7 +193,7 @@ static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
 
 /*
  * Read the thread's context slot with one bpf_probe_read_user and validate it
- * as the seed's signal handler does.  We run on the writer's own CPU,
+ * as a signal handler would.  We run on the writer's own CPU,
  * between two of its instructions, so a valid checksum means one whole
  * update; checksum 0 (no context, or a write in progress) and a mismatch are
  * "no context", counted.

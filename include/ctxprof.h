@@ -78,7 +78,7 @@ CTXPROF_API int ctxprof_init(const struct ctxprof_options *opts);
  * @span_id: 0 means "no span"
  * @local_root_span_id: the local root span of its trace
  *
- * The seed's write protocol: checksum 0, span, root, checksum.  Tags are
+ * The write protocol (docs/design/context-slot.md): checksum 0, span, root, checksum.  Tags are
  * kept.  Hot path: a few stores, no syscall, lock or allocation.
  */
 CTXPROF_API void ctxprof_set_context(uint64_t span_id, uint64_t local_root_span_id);

@@ -48,14 +48,14 @@
 #define CTXPROF_RING_MAX_SIZE	    (1u << 20)
 
 /* ------------------------------------------------------------------------ */
-/* context slot (seed: thread-local-context)                                 */
+/* context slot (docs/design/context-slot.md)                               */
 
 #define CTXPROF_MAX_TAGS       10
 #define CTXPROF_KNUTH_CONSTANT 0x9E3779B97F4A7C15ULL
 
 /*
  * One thread's trace context, 64 bytes on one cache line.  The owning thread
- * writes it with the seed's protocol: checksum = 0, fields, checksum =
+ * writes it with this protocol: checksum = 0, fields, checksum =
  * ctxprof_context_checksum(span_id, local_root_span_id).  A reader copies the
  * 64 bytes, then: checksum 0 means "no context" (never set, cleared by
  * unregistration, or a write in progress); a checksum that does not match
@@ -80,7 +80,7 @@ _Static_assert(sizeof(struct ctxprof_context) == 64, "ctxprof ABI");
 _Static_assert(_Alignof(struct ctxprof_context) == 64, "ctxprof ABI");
 
 /*
- * ctxprof_context_checksum() - the seed's Knuth multiplicative hash: span_id
+ * ctxprof_context_checksum() - a Knuth multiplicative hash: span_id
  * times the golden-ratio constant, XOR the half-swapped local root times the
  * same constant; a result of 0 (reserved for "in progress") becomes ~0.  So
  * (0, 0) and every (x, x with halves swapped) give 0xffffffffffffffff.
@@ -94,7 +94,7 @@ static inline __u64 ctxprof_context_checksum(__u64 span_id, __u64 local_root_spa
 }
 
 /* ------------------------------------------------------------------------ */
-/* lanes (seed: thread-registry-lanes)                                       */
+/* lanes (docs/design/app-region.md)                                         */
 
 enum ctxprof_lane_id {
 	CTXPROF_LANE_INDEX = 0,	 /* fixed-size span begin/end events */
@@ -251,7 +251,7 @@ _Static_assert(CTXPROF_DETAIL_RING_MIN_SIZE >=
  *   DRAINING    -> REGISTERING  a registering thread (CAS), only when the lanes
  *                               are drained or the consumer heartbeat is stale
  *                               (or no collector ever attached)
- * The seed's Inactive -> Unallocated -> Registering is the one CAS above;
+ * Inactive -> Unallocated -> Registering is the one CAS above;
  * UNALLOCATED only marks slots never used (index >= thread_count).
  *
  * State and generation share one 64-bit word, changed only as a whole

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libctxprof: the public API, thread registration and the context write
- * protocol (seeds: thread-local-context, thread-registry-lanes).
+ * protocol (docs/design/context-slot.md, docs/design/app-region.md).
  *
  * Per thread, three initial-exec TLS words (initial-exec: a plain %fs-relative
  * load, no __tls_get_addr call, on the hot path; 24 bytes of static TLS,
@@ -78,7 +78,7 @@ static _Atomic __u64 events_unregistered;
  * a signal handler executed on the same thread", which is what an interrupt
  * on the thread's CPU is; it emits no instruction.  The stores are relaxed
  * atomics so that each is one single-copy-atomic instruction (no tearing,
- * no merging, no elision).  The seed's release stores would cost an STLR
+ * no merging, no elision).  Release stores would cost an STLR
  * per store on arm64 and its volatile (seq_cst) final store an XCHG/MFENCE on
  * x86 (see bench/context_bench.c) without adding anything for this reader.
  * A reader on another CPU (the stress test, a userspace reader) gets no
@@ -88,7 +88,7 @@ static _Atomic __u64 events_unregistered;
 static inline void context_begin(struct ctxprof_context *c)
 {
 	/*
-	 * checksum = 0 first (seed: release).  Relaxed is enough: the fence
+	 * checksum = 0 first (a release store would do).  Relaxed is enough: the fence
 	 * below keeps the compiler from sinking it under the field stores,
 	 * and the CPU shows it to its own interrupts in program order.  From
 	 * here until the final store the sampler sees "no context".
@@ -101,7 +101,7 @@ static inline void context_end(struct ctxprof_context *c, __u64 checksum)
 {
 	/*
 	 * Every field store above must be emitted before the checksum: the
-	 * fence is a compiler barrier for them (seed: the final store is
+	 * fence is a compiler barrier for them (with release, the final store is
 	 * volatile, a full fence; the same-CPU reader needs only this order).
 	 * Relaxed store: one instruction, a plain MOV on x86, STR on arm64.
 	 */
@@ -115,7 +115,7 @@ static inline void context_write(struct ctxprof_context *c, __u64 span_id, __u64
 
 	context_begin(c);
 	/*
-	 * span then root (seed: release each).  Inside the window their
+	 * span then root (release each would do).  Inside the window their
 	 * relative order does not matter to the sampler, which sees checksum
 	 * 0 until context_end(); relaxed keeps each a single untorn store.
 	 */
@@ -223,7 +223,7 @@ static void set_refused(void)
 	tls_status = TS_REFUSED;
 }
 
-/* a never-used slot, by the seed's fetch_add; sets *gen */
+/* a never-used slot, by fetch_add; sets *gen */
 static int claim_fresh(struct ctxprof_shm *shm, __u32 *gen)
 {
 	struct ctxprof_slot *s;

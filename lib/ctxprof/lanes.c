@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Lanes, producer side (seed: thread-registry-lanes, "SPSC Queue
- * Operations").  The owning thread fills one ring at a time; a full (or
- * flushed) ring goes on the submit queue and the next one comes from the
+ * Lanes, producer side (docs/design/app-region.md, the queues).  The owning thread fills one ring
+ * at a time; a full (or flushed) ring goes on the submit queue and the next one comes from the
  * thread's own unused rings or, once all have been out, from the free queue
  * the consumer refills.  No ring free means the record is dropped and
  * counted: the producer never waits for the consumer.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The registry region (seed: thread-registry-lanes, "Allocate in shared
- * memory during control block creation"): one memfd, sized once and sealed
+ * The registry region (docs/design/app-region.md), allocated with the
+ * control block: one memfd, sized once and sealed
  * against shrinking and growing so that the collector, after checking the
  * seals, can map it without fearing SIGBUS, and trust its size.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for traces/trace: per-thread event histories (the seed's Trace
- * and TracePart) appended by their writers and replayed in time order.
+ * Unit tests for traces/trace: per-thread event histories (docs/design/thread-traces.md) appended
+ * by their writers and replayed in time order.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -176,7 +176,7 @@ int ctxprof_region__read_context(const void *base, const struct ctxprof_region_g
 	if (index >= g->max_threads)
 		return CTXPROF_CONTEXT_BAD_SLOT;
 	c = &slot_at(base, g, index)->context;
-	/* the seed's reader: checksum first (acquire: the fields are not read before it) */
+	/* the slot's reader: checksum first (acquire: the fields are not read before it) */
 	out->checksum = ld64(&c->checksum, acquire);
 	out->span_id = ld64(&c->span_id, relaxed);
 	out->local_root_span_id = ld64(&c->local_root_span_id, relaxed);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ctxprof_region - the collector's reader of an application's registry
- * region (include/ctxprof_abi.h; seeds: thread-local-context,
- * thread-registry-lanes).
+ * region (include/ctxprof_abi.h; docs/design/context-slot.md,
+ * docs/design/app-region.md).
  *
  * The region is mapped read-write from a memfd of an untrusted process that
  * may rewrite any byte at any time.  So: ctxprof_region__validate() copies

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * thread_registry - the collector's view of every thread and process on the
- * host, looked up by tid without locks.  [seed: rcu-thread-manager]
+ * host, looked up by tid without locks.  (docs/design/thread-registry.md)
  *
  * The only module that calls liburcu (flavor urcu-memb; its read side is
  * inlined, _LGPL_SOURCE: see the licence note in thread_registry.c).
@@ -12,11 +12,11 @@
  *   chunk pointers, each chunk holding THREAD_REGISTRY_CHUNK_SLOTS slots.  A
  *   chunk is allocated on the first insert into it and never freed while the
  *   registry lives: memory follows the TID range in use (a host with
- *   pid_max 32768 needs 8 chunks, 256 KiB, not the seed's flat 32 MiB
+ *   pid_max 32768 needs 8 chunks, 256 KiB, not a flat 32 MiB
  *   array), and since a chunk never goes away, publishing it is one release
  *   store that readers pair with an acquire load, outside any grace period.
  *   A host that cycles pids through pid_max = 4M does end up with the full
- *   32 MiB; the seed's radix tree or hash table is the way out if that hurts.
+ *   32 MiB; a radix tree or hash table is the way out if that hurts.
  *
  *   TID spreading: within a chunk, slot = rotate the 12-bit in-chunk index
  *   right by 3 (the low 3 tid bits become the high 3 slot bits).  Consecutive
@@ -51,7 +51,7 @@
  *     thread_registry__lock_writer() holds it across several calls, with
  *     the _locked variants inside (the /proc scan does so per process);
  *   - the calling thread must be registered (call_rcu needs it).
- *   Updates are weakly consistent, as in the seed: a thread may be visible
+ *   Updates are weakly consistent, by design: a thread may be visible
  *   by tid before it is on the lists, or the reverse, for an instant.
  *
  * Reclamation: call_rcu (urcu_memb_call_rcu), chosen over a dedicated thread

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The seed's triple buffer in C11 atomics.  Who touches what:
+ * The triple buffer of docs/design/calltrace-storage.md in C11 atomics.  Who touches what:
  *  - writers (put, any number of threads): s->active, the hazard slot they
  *    own, and the table that slot protects: its slots (CAS), count and arena
  *    (fetch_add);
@@ -60,7 +60,7 @@ struct ct_slot {
 	_Atomic(struct calltrace *) trace; /* NULL until published (release) */
 };
 
-/* the seed's CallTraceHashTable */
+/* one of the three tables */
 struct ct_table {
 	struct ct_slot *slots;
 	size_t mask;	  /* slots - 1 */
@@ -104,14 +104,14 @@ struct calltrace_storage {
 	size_t hazard_mask;
 	uint64_t hazard_wait_ns;
 
-	/* the seed's hazard pointer slot array, owner array and our counters */
+	/* the hazard pointer slot array, owner array and our counters */
 	_Atomic(struct ct_table *) *hazards;
 	_Atomic uint32_t *owners; /* tid owning each slot; 0: free */
 	struct ct_counters *counters;
 	_Atomic uint64_t no_hazard_slot;
 
 	/*
-	 * The processor's collections.  The seed keeps them thread-local so that
+	 * The processor's collections.  A design could keep them thread-local so that
 	 * several threads may process; we have one process() caller, so they
 	 * live here, grow outside the put path and are reused every cycle.
 	 */
@@ -132,7 +132,7 @@ struct calltrace_storage {
 	_Atomic uint64_t preserve_dropped;
 };
 
-/* the seed's PRIME_STEPS: odd, so coprime to any power-of-two slot count */
+/* probe steps: odd, so coprime to any power-of-two slot count */
 static const unsigned int prime_steps[16] = {
 	1009, 1013, 1019, 1021, 1031, 1033, 1039, 1049,
 	1051, 1061, 1063, 1069, 1087, 1091, 1093, 1097,
@@ -457,7 +457,7 @@ static inline uint32_t self_tid(void)
 	return ct_tid;
 }
 
-/* the seed's getThreadHazardSlot(): -1 when every probed slot is taken */
+/* a thread's hazard slot: -1 when every probed slot is taken */
 static long hazard_acquire(struct calltrace_storage *s, uint32_t tid)
 {
 	uint64_t h = (uint64_t)tid * KNUTH;
@@ -475,7 +475,7 @@ static long hazard_acquire(struct calltrace_storage *s, uint32_t tid)
 			return (long)slot;
 		/*
 		 * owner == tid would be a put of ours further up this stack.  The
-		 * seed reuses the slot there; put() is never reentered here, and
+		 * design reuses the slot there; put() is never reentered here, and
 		 * reusing would let the inner put clear the outer one's hazard,
 		 * so such a slot is skipped like any taken one.
 		 */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * calltrace_storage - deduplicated stack storage (seed: CallTraceStorage,
- * shared/seeds/calltrace-storage-triple-buffer.md).
+ * calltrace_storage - deduplicated stack storage
+ * (docs/design/calltrace-storage.md).
  *
  * Each distinct call trace (process, kernel frames, user frames) is stored
  * once per cycle and named by a 64-bit trace id, instance epoch << 32 | slot.
@@ -9,7 +9,7 @@
  * takes a fresh epoch each time it becomes ACTIVE, so ids never collide across
  * cycles.  Epoch 0 is reserved: CALLTRACE_DROPPED_TRACE_ID lives there.
  *
- * Three tables (the seed's CallTraceHashTable) rotate between three roles:
+ * Three tables rotate between three roles:
  *   ACTIVE  - receives put()s, from any number of writer threads, lock-free;
  *   STANDBY - traces preserved from the previous cycle (liveness checkers);
  *   SCRATCH - the previous ACTIVE, read by process() while it hands it over.
@@ -42,7 +42,7 @@
 /* reserved: a sample whose trace could not be stored (counted, see stats) */
 #define CALLTRACE_DROPPED_TRACE_ID 1ULL
 
-/* the seed's slot array: 8192 hazard pointers (64 KiB) */
+/* the hazard slot array: 8192 hazard pointers (64 KiB) */
 #define CALLTRACE_HAZARD_SLOTS 8192
 /* hazard slots a writer probes (semi-random prime steps) before it drops */
 #define CALLTRACE_HAZARD_MAX_PROBE 32
@@ -147,7 +147,7 @@ void calltrace_storage__free(struct calltrace_storage *s);
  * retry means process() progressed (lock-free, not wait-free).
  *
  * A preserved trace lives in STANDBY, not ACTIVE: putting its stack again
- * returns a new id, as in the seed.
+ * returns a new id, by design.
  * Not async-signal-safe, not reentrant.
  * Return: the trace id, or CALLTRACE_DROPPED_TRACE_ID when ACTIVE is full
  * (load cap or arena) or no hazard slot is free; each reason is counted.
@@ -162,7 +162,7 @@ typedef void (*calltrace_fn)(void *ctx, const struct calltrace *trace);
  * calltrace_storage__process() - rotate the tables and hand over one cycle.
  * @fn: called once per trace, on the calling thread
  *
- * The seed's rotation: liveness checkers fill the preserve set; STANDBY's
+ * The rotation: liveness checkers fill the preserve set; STANDBY's
  * preserved traces are collected and STANDBY is cleared and takes a new epoch;
  * then ACTIVE <- STANDBY, SCRATCH <- ACTIVE, STANDBY <- SCRATCH atomically;
  * the old ACTIVE is collected once no writer holds a hazard on it; @fn sees
@@ -202,7 +202,7 @@ void calltrace_storage__stats(const struct calltrace_storage *s,
 			      struct calltrace_storage_stats *st);
 
 /**
- * typedef calltrace_liveness_fn - a liveness checker (seed: LivenessChecker).
+ * typedef calltrace_liveness_fn - a liveness checker.
  * @ctx: as registered
  * @preserve: add the ids of the traces that must survive this rotation
  *
@@ -226,7 +226,7 @@ uint64_t calltrace_hash(uint32_t pid, uint32_t exec_id, const __u64 *frames, uin
 			uint16_t nr_uframes, uint32_t flags);
 
 /*
- * trace_id_set - a set of trace ids (the seed's preserve_set), on
+ * trace_id_set - a set of trace ids (the preserve set), on
  * util/htable; grows (allocates) in add(), which is why it is filled on the
  * processor thread, never on the put() path.  No internal locking: one thread
  * at a time.

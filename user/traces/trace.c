@@ -386,7 +386,7 @@ static inline void bump(_Atomic uint64_t *v)
 }
 
 /*
- * The seed's TraceSwitchPart: record how far the full part is used, link a
+ * A part switch (docs/design/thread-traces.md): record how far the full part is used, link a
  * fresh one, move the position there; queue the trace's oldest parts beyond
  * min_parts for recycling.
  */

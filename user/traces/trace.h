@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * trace - per-thread histories of events, appended without a lock and
- * replayed in order on demand.  [seed: per-thread-trace-parts, TSan's
+ * replayed in order on demand.  [docs/design/thread-traces.md, after TSan's
  * Trace / TracePart]
  *
  * A trace is a list of fixed-size parts (struct trace_part, TRACE_PART_WORDS
@@ -9,11 +9,11 @@
  * traces/trace_event.h).  Its owner appends at the trace position: load the
  * position, write the event's words, publish the new position with a
  * release store.  When the event does not fit, the owner switches parts: it
- * records how far the full part is used (where the seed fills the gap with
+ * records how far the full part is used (where a filler event could fill the gap with
  * NOP events), takes a fresh part and links it, under the trace's mutex.
  * The mutex is taken on a part switch and by the replayer, nowhere else.
  *
- * Owners.  The seed's trace has one writer, the thread it describes; here the
+ * Owners.  A trace could have one writer, the thread it describes; here the
  * events of one thread come from several collector threads (each drain
  * thread that sees its samples, the main thread draining its span events,
  * the tracking thread with its renames and exit).  So each writer thread has
@@ -59,7 +59,7 @@
 
 /* words of one part: a part and its header make 4 KiB */
 #define TRACE_PART_WORDS 504
-/* the seed's kMinParts: parts a trace keeps however full the pool is */
+/* parts a trace keeps however full the pool is */
 #define TRACE_MIN_PARTS_DEFAULT 2
 /* default pool: 64 MiB of parts */
 #define TRACE_PART_BUDGET_DEFAULT ((64u << 20) / 4096)
@@ -125,7 +125,7 @@ struct trace_writer *traces__writer(struct traces *ts);
 struct trace *trace_writer__get(struct trace_writer *w, uint32_t pid, uint32_t tid, bool create);
 
 /*
- * The head of every trace: the seed's trace position, which the inline fast
+ * The head of every trace: its position, which the inline fast
  * path of trace__append() reads and advances.  Not for other use.
  */
 struct trace_pos {

@@ -2,8 +2,8 @@
 /*
  * trace_event - the events of a per-thread trace (traces/trace.h): whole
  * 8-byte words, the first a header (type, size in words, an argument), the
- * second the event's CLOCK_MONOTONIC time in ns.  [seed:
- * per-thread-trace-parts: "events must be a multiple of 8 bytes"]
+ * second the event's CLOCK_MONOTONIC time in ns: parts hold whole words
+ * (docs/design/thread-traces.md).
  *
  *   SAMPLE       hdr(cpu, context read)  time  stack id (calltrace_storage)  span id
  *   SPAN_BEGIN   hdr       time  span id  local root span id
