@@ -17,7 +17,7 @@ BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK
 BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
 	-MMD -MP
 
-# ns per context update, ours next to the seed's seq_cst final store
+# ns per context update, ours next to a Java-style seq_cst final store
 $(CONTEXT_BENCH): bench/context_bench.c $(LIBCTXPROF_A) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) -Ilib/ctxprof $< $(LIBCTXPROF_A) -lpthread -o $@

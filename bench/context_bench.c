@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * context_bench: ns per context update, libctxprof's ctxprof_set_context()
- * next to the same update with the seed's Java orderings, measured in one
- * run on one thread:
+ * next to the same update with a Java-style ordering (what a JVM library
+ * would do with volatile stores), measured in one run on one thread:
  *   ctxprof      the library (static), through its public API
- *   seed         release stores, then the final checksum store seq_cst (the
- *                seed's putLongVolatile: XCHG on x86, DMB+STLR+DMB-ish on arm64)
+ *   volatile     release stores, then the final checksum store seq_cst (a
+ *                Java volatile store: XCHG on x86, DMB+STLR+DMB-ish on arm64)
  *   release-all  release stores only, final included (STLR each on arm64)
  * The two local variants have the library's shape: a non-inlined function
  * that loads an initial-exec TLS pointer, hashes, and stores, and they
@@ -31,7 +31,7 @@ static __thread struct ctxprof_context *tls_local __attribute__((tls_model("init
 
 #define STORE(p, v, mo) atomic_store_explicit((_Atomic uint64_t *)(p), (v), memory_order_##mo)
 
-static __attribute__((noinline)) void seed_set_context(uint64_t span, uint64_t root)
+static __attribute__((noinline)) void volatile_set_context(uint64_t span, uint64_t root)
 {
 	struct ctxprof_context *c = tls_local;
 	uint64_t sum = ctxprof_context_checksum(span, root);
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 		double best;
 	} v[] = {
 		{"ctxprof", ctxprof_set_context, 1e9},
-		{"seed (seq_cst final)", seed_set_context, 1e9},
+		{"volatile (seq_cst final)", volatile_set_context, 1e9},
 		{"release-all", release_set_context, 1e9},
 	};
 	uint64_t n = (argc > 1 ? strtoull(argv[1], NULL, 0) : 50) * 1000000ull;
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)(n / 1000000), st.threads_registered);
 	for (i = 0; i < 3; i++)
 		printf("  %-22s %6.2f ns/update\n", v[i].name, v[i].best);
-	printf("  seed / ctxprof        %6.2fx\n", v[1].best / v[0].best);
+	printf("  volatile / ctxprof    %6.2fx\n", v[1].best / v[0].best);
 	printf("  release-all / ctxprof %6.2fx\n", v[2].best / v[0].best);
 	return 0;
 }
