@@ -31,6 +31,8 @@
  * The tid in a slot is the application's claim: check that it is a thread of
  * PID (/proc/PID/task/TID) before the BPF map sends that tid's samples to
  * read memory at an address PID chose.
+ *
+ * Threads: the collector's main thread, the one consumer of a region.
  */
 #ifndef CTXPROF_REGION_H
 #define CTXPROF_REGION_H

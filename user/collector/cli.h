@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * cli - the collector's command line.
+ *
+ * Threads: main thread, at start.
  */
 #ifndef CTXPROF_CLI_H
 #define CTXPROF_CLI_H

@@ -15,6 +15,8 @@
  * file is the container's, and no path it controls leads out of its root.
  * Candidates are read through elf_file, like every hostile ELF file;
  * candidates refused are counted in the result, never fatal.
+ *
+ * Threads: no state; any thread; what it returns is the caller's.
  */
 #ifndef CTXPROF_DEBUG_FILE_H
 #define CTXPROF_DEBUG_FILE_H

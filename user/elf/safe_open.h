@@ -7,6 +7,8 @@
  * so a symlink planted in a container cannot point the collector at a host
  * file.  Only regular files up to a size cap are opened; a FIFO, device or
  * socket is refused, because reading one could block the collector forever.
+ *
+ * Threads: no state: each call opens its own descriptor; any thread.
  */
 #ifndef CTXPROF_SAFE_OPEN_H
 #define CTXPROF_SAFE_OPEN_H

@@ -15,6 +15,11 @@
  * with any other byte is refused.
  *
  * The index is read again, at most once a second, when an id is not in it.
+ *
+ * Threads: pod_index__lookup() and pod_index__size() from any thread (one
+ * internal mutex, held across a rescan of the log directories, at most once
+ * a second); pod_index__new() and __free() on the main thread while no
+ * lookup runs; pod_meta_parse_link() and the other parsers are pure.
  */
 #ifndef CTXPROF_POD_META_H
 #define CTXPROF_POD_META_H

@@ -5,6 +5,9 @@
  * The text is untrusted (a process controls its mapping names, and a path may
  * contain spaces or " (deleted)").  Malformed lines are skipped and counted,
  * never fatal; sizes are capped.
+ *
+ * Threads: no shared state: a struct proc_maps belongs to whoever read or
+ * parsed it, on any thread, and is only read afterwards.
  */
 #ifndef CTXPROF_PROC_MAPS_H
 #define CTXPROF_PROC_MAPS_H

@@ -11,6 +11,13 @@
  * state and snapshots its mappings at once, so a process that exits before
  * the export is still symbolized.  With --children it adds every new
  * descendant of the root process to the sampler's pid filter.
+ *
+ * Threads: tracker__open(), __run(), __stats(), __check_cpus(),
+ * __set_mapping_opener() and __free() on the main thread (__run() before
+ * the other threads start: its /proc scan makes the main thread the
+ * registry's writer until it returns); tracker__heartbeat() and
+ * tracker__wants() from any thread; the rest runs on the tracking thread,
+ * the registry's only writer afterwards.
  */
 #ifndef CTXPROF_TRACKER_H
 #define CTXPROF_TRACKER_H

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * kallsyms - name kernel addresses from /proc/kallsyms.
+ *
+ * Threads: immutable once built: kallsyms__lookup() and the counters from
+ * any thread without a lock; kallsyms__parse()/__load() and __free() on one
+ * thread while no lookup runs (the symbolizer loads them at start, before
+ * the collector's threads exist).
  */
 #ifndef CTXPROF_KALLSYMS_H
 #define CTXPROF_KALLSYMS_H

@@ -12,6 +12,8 @@
  *   THREAD_EXIT  hdr       time
  *
  * Inline encoders for the writers (no call, no allocation).
+ *
+ * Threads: inline encoders and decoders over the caller's words; any thread.
  */
 #ifndef CTXPROF_TRACE_EVENT_H
 #define CTXPROF_TRACE_EVENT_H

@@ -29,6 +29,9 @@
  *   unwind_table.c the API below, and the lookup the BPF side mirrors.
  *
  * Link with $(pkg-config --libs libdw) -lz (libdw, libelf, zlib).
+ *
+ * Threads: a build belongs to its caller (the unwinder's thread); distinct
+ * builds may run on distinct threads; a table is read-only once built.
  */
 #ifndef CTXPROF_UNWIND_TABLE_H
 #define CTXPROF_UNWIND_TABLE_H

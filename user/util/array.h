@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * array - growing a heap array by doubling, overflow-checked.
+ *
+ * Threads: a function of its arguments; any thread, the array's owner
+ * serializing its own array.
  */
 #ifndef CTXPROF_ARRAY_H
 #define CTXPROF_ARRAY_H

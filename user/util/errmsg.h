@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * errmsg - the one-line reasons loaders hand back to the collector's main.
+ *
+ * Threads: a function of its arguments; any thread.
  */
 #ifndef CTXPROF_ERRMSG_H
 #define CTXPROF_ERRMSG_H

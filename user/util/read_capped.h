@@ -4,6 +4,8 @@
  *
  * /proc files report size 0, so they are read in growing chunks; a file
  * larger than the cap is refused (-EFBIG) rather than read without end.
+ *
+ * Threads: no state; any thread.
  */
 #ifndef CTXPROF_READ_CAPPED_H
 #define CTXPROF_READ_CAPPED_H
