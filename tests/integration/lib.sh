@@ -64,3 +64,42 @@ check_reconciled() {
 		fail "samples do not reconcile: $taken taken != $in_profile in profile + $dropped dropped"
 	fi
 }
+
+# A memory cgroup of $1 MiB (v1's memory controller, else v2's) in CG, removed
+# at exit; false when none can be made here.
+memcg_make() {
+	CG=
+	if [ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]; then
+		CG=/sys/fs/cgroup/memory/ctxprof-test-$$
+		mkdir "$CG" && echo $(($1 << 20)) >"$CG/memory.limit_in_bytes" || CG=
+	elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		CG=/sys/fs/cgroup/ctxprof-test-$$
+		mkdir "$CG" && echo $(($1 << 20)) >"$CG/memory.max" || CG=
+	fi
+	[ -n "$CG" ] || return 1
+	trap 'cleanup; rmdir "$CG" 2>/dev/null' EXIT
+}
+
+# run "$@" inside the cgroup CG, in place of the caller (so that "memcg_exec
+# CMD &" leaves CMD's pid in $!)
+memcg_exec() {
+	exec sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" "$@"
+}
+
+# the cgroup's peak memory, MiB
+cg_peak_mb() {
+	local f
+	for f in memory.max_usage_in_bytes memory.peak; do
+		[ -r "$CG/$f" ] && { echo $(($(cat "$CG/$f") >> 20)); return; }
+	done
+	echo "?"
+}
+
+# OOM kills in the cgroup
+cg_oom_kills() {
+	if [ -r "$CG/memory.oom_control" ]; then
+		sed -n 's/^oom_kill //p' "$CG/memory.oom_control"
+	else
+		sed -n 's/^oom_kill //p' "$CG/memory.events" 2>/dev/null
+	fi
+}

@@ -25,33 +25,8 @@ TERM_S=${HOSTILE_TERM_S:-3}
 PY_BAR=${HOSTILE_PY_BAR:-75}
 GEN="$ROOT/tests/hostile_elf.py"
 
-# --- a memory cgroup of LIMIT_MB: v1's memory controller, else v2's
-CG=
-if [ -d /sys/fs/cgroup/memory ] && [ -w /sys/fs/cgroup/memory ]; then
-	CG=/sys/fs/cgroup/memory/ctxprof-hostile-$$
-	mkdir "$CG" && echo $((LIMIT_MB << 20)) >"$CG/memory.limit_in_bytes" || CG=
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	CG=/sys/fs/cgroup/ctxprof-hostile-$$
-	mkdir "$CG" && echo $((LIMIT_MB << 20)) >"$CG/memory.max" || CG=
-fi
-[ -n "$CG" ] || skip "no memory cgroup to make (neither cgroup v1's memory controller nor v2's)"
-trap 'cleanup; rmdir "$CG" 2>/dev/null' EXIT
-
-cg_peak_mb() {
-	local f
-	for f in memory.max_usage_in_bytes memory.peak; do
-		[ -r "$CG/$f" ] && { echo $(($(cat "$CG/$f") >> 20)); return; }
-	done
-	echo "?"
-}
-
-cg_oom_kills() {
-	if [ -r "$CG/memory.oom_control" ]; then
-		sed -n 's/^oom_kill //p' "$CG/memory.oom_control"
-	else
-		sed -n 's/^oom_kill //p' "$CG/memory.events" 2>/dev/null
-	fi
-}
+memcg_make $LIMIT_MB ||
+	skip "no memory cgroup to make (neither cgroup v1's memory controller nor v2's)"
 
 echo "== the hostile files"
 t0=$SECONDS
@@ -109,8 +84,7 @@ unwinder_ticks() {
 }
 
 echo "== the collector in a ${LIMIT_MB} MiB memory cgroup ($CG)"
-sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
-	"$COLLECTOR" --pid "$driver" --children -F 199 --no-status -o "$TMP/out.pb.gz" \
+memcg_exec "$COLLECTOR" --pid "$driver" --children -F 199 --no-status -o "$TMP/out.pb.gz" \
 	--metrics-addr "127.0.0.1:$PORT" 2>"$TMP/log" &
 collector=$!
 PIDS+=("$collector")

@@ -899,8 +899,15 @@ int main(int argc, char **argv)
 		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
-		/* --children outlives its root: the tree may go on without it */
-		bool exited = wait_target(pidfd) && !o->children;
+		bool exited = wait_target(pidfd);
+
+		/* --children outlives its root: the tree may go on without it (and
+		 * a pidfd that stays readable would make every wait return at once) */
+		if (exited && o->children) {
+			close(pidfd);
+			pidfd = -1;
+			exited = false;
+		}
 
 		elapsed = clock_s(CLOCK_MONOTONIC) - start;
 		if (exited)
