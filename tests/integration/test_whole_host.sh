@@ -70,6 +70,19 @@ grep -q leaf_ "$TMP/tree" && fail "--children profiled an unrelated process" ||
 	ok "--children left the unrelated process out"
 kill "$stranger" 2>/dev/null
 
+# --children once the root is gone: the tree's child is followed, and the
+# collector waits on it without spinning (its root's pidfd stays readable)
+bash -c "sleep 4 & sleep 1; exit 0" &
+tree=$!
+"$COLLECTOR" --pid "$tree" --children --frequency 99 --duration 3 -o "$TMP/orphan.pb.gz" \
+	2>"$TMP/log_orphan"
+cpu=$(sed -n 's/^ctxprof: collector CPU: \([0-9.]*\) s in all.*/\1/p' "$TMP/log_orphan")
+if [ -n "$cpu" ] && awk -v c="$cpu" 'BEGIN { exit !(c < 1.0) }'; then
+	ok "--children after its root exited: ${cpu} s of CPU in 3 s (no spinning)"
+else
+	fail "--children after its root exited: '${cpu:-?}' s of CPU in 3 s: $(tail -3 "$TMP/log_orphan")"
+fi
+
 # 1000 process spawns a second for 30 s: the registry, the labels and the
 # mapping snapshots of exited processes are reclaimed, so the collector's
 # memory stops growing (continuous mode exports, and forgets, every 5 s)
