@@ -11,6 +11,7 @@
 #include "elf/elf_file.h"
 #include "elf/safe_open.h"
 #include "processes/proc_maps.h"
+#include "util/read_capped.h"
 #include "processes/proc_mem.h"
 
 /* glibc's descriptors for libthread_db: {size in bits, count, offset} */
@@ -175,15 +176,10 @@ static uint64_t exe_phdr(pid_t pid)
 	uint64_t aux[128], phdr = 0;
 	char path[32];
 	ssize_t n;
-	int fd;
 	size_t i;
 
 	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, aux, sizeof(aux));
-	close(fd);
+	n = read_small(path, aux, sizeof(aux));
 	for (i = 0; n > 0 && i + 1 < (size_t)n / sizeof(aux[0]); i += 2)
 		if (aux[i] == AT_PHDR)
 			phdr = aux[i + 1];

@@ -53,6 +53,7 @@
 #include "traces/trace.h"
 #include "unwind/unwinder.h"
 #include "util/clock.h"
+#include "util/read_capped.h"
 
 #define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: /proc/PID/stat's flags */
@@ -176,14 +177,9 @@ static bool target_stat(pid_t pid, char *state, unsigned long *flags, long *thre
 {
 	char path[32], buf[1024], *p;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = read_small(path, buf, sizeof(buf) - 1);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "sampling/cpus.h"
+#include "util/read_capped.h"
 
 static int parse_cpu(const char **p, int n)
 {
@@ -57,16 +58,10 @@ int cpus_online(bool *mask, int n)
 {
 	char buf[4096];
 	ssize_t len;
-	int fd, err;
 
-	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	err = len < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
+	len = read_small("/sys/devices/system/cpu/online", buf, sizeof(buf) - 1);
+	if (len < 0)
+		return (int)len;
 	buf[len] = '\0';
 	return cpus_parse_list(buf, mask, n);
 }
@@ -76,16 +71,10 @@ long cpus_max_sample_rate(void)
 	char buf[32], *end;
 	ssize_t len;
 	long v;
-	int fd;
 
-	fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	v = len < 0 ? -errno : 0;
-	close(fd);
-	if (v)
-		return v;
+	len = read_small("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf) - 1);
+	if (len < 0)
+		return len;
 	buf[len] = '\0';
 	errno = 0;
 	v = strtol(buf, &end, 10);

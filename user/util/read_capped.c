@@ -63,3 +63,20 @@ err_free:
 	close(fd);
 	return err;
 }
+
+ssize_t read_small(const char *path, void *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, buf, size);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}

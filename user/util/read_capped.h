@@ -11,6 +11,7 @@
 #define CTXPROF_READ_CAPPED_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /**
  * read_capped() - read all of @path.
@@ -21,5 +22,12 @@
  * Return: 0, or -errno (-EFBIG past @max; the open's errno as is).
  */
 int read_capped(const char *path, size_t max, size_t chunk, char **text, size_t *len);
+
+/**
+ * read_small() - one read() of @path into @buf[@size]: a /proc or /sys file
+ * that fits a buffer on the stack (what does not fit is cut).
+ * Return: bytes read (0 for an empty file), or -errno.
+ */
+ssize_t read_small(const char *path, void *buf, size_t size);
 
 #endif /* CTXPROF_READ_CAPPED_H */
