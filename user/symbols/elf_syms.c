@@ -539,28 +539,29 @@ struct elf_syms *elf_syms__open_file(const struct elf_file *ef, size_t budget)
 	return elf_syms__parse(ef, &b, 0);
 }
 
-struct elf_syms *elf_syms__open_fd(int fd)
+/* the symbols of @ef (NULL: errno says why), which is freed */
+static struct elf_syms *open_and_free(struct elf_file *ef)
 {
-	struct elf_file *ef = elf_file__open_fd(fd);
 	struct elf_syms *es;
+	int err;
 
 	if (!ef)
 		return NULL;
 	es = elf_syms__open_file(ef, ELF_SYMS_MAX_BYTES);
+	err = errno;
 	elf_file__free(ef);
+	errno = err;
 	return es;
+}
+
+struct elf_syms *elf_syms__open_fd(int fd)
+{
+	return open_and_free(elf_file__open_fd(fd));
 }
 
 struct elf_syms *elf_syms__open_mem(const void *buf, size_t len)
 {
-	struct elf_file *ef = elf_file__open_mem(buf, len);
-	struct elf_syms *es;
-
-	if (!ef)
-		return NULL;
-	es = elf_syms__open_file(ef, ELF_SYMS_MAX_BYTES);
-	elf_file__free(ef);
-	return es;
+	return open_and_free(elf_file__open_mem(buf, len));
 }
 
 /* debug_file's test of a candidate: it names functions in a .symtab */
