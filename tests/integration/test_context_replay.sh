@@ -32,7 +32,7 @@ if grep -q "ctxprof_tag_id" "$TMP/tags"; then
 else
 	ok "no sample with a bare ctxprof_tag_id"
 fi
-replays=$(sed -n 's/.*(\([0-9]*\) dictionary replays requested.*/\1/p' "$TMP/log")
+replays=$(sed -n 's/.* \([0-9]*\) dictionary replays requested.*/\1/p' "$TMP/log")
 [ "${replays:-0}" -ge 1 ] && ok "the second collector asked for the dictionary ($replays)" ||
 	fail "no dictionary replay request counted"
 check_reconciled "$TMP/log" "$TMP/second.pb.gz"
