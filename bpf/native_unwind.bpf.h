@@ -10,7 +10,8 @@
  * in unwind_rows), then apply the row's rule: the CFA from rsp or rbp, the
  * return address at CFA - 8, the caller's rbp where the rule says.  Code
  * without CFI (JIT, a file without .eh_frame) is walked by its frame
- * pointer.  A frame that cannot be unwound ends the stack with a reason
+ * pointer in --unwind auto, and so is a pc that a file's table leaves
+ * without CFI.  A frame that cannot be unwound ends the stack with a reason
  * (enum unwind_stop): no address past it is ever guessed.
  *
  * The frame loop runs under bpf_loop() (Linux 5.17+): the verifier checks
@@ -216,8 +217,6 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 		return unwind_end(st, UNWIND_STOP_COMPLETE);
 	case UNWIND_CMD_FP:
 		return step_fp(st);
-	case UNWIND_CMD_INVALID:
-		return unwind_end(st, UNWIND_STOP_NO_CFI);
 	default:
 		return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
 	}
@@ -294,9 +293,11 @@ static long unwind_step(__u32 i, void *ctx)
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
 	if (m->kind == UNWIND_MAP_TABLE) {
 		r = find_rule(m, lookup - m->bias);
-		if (!r)
-			return unwind_end(st, UNWIND_STOP_NO_CFI);
-		return step_rule(st, r);
+		if (r && r->cmd != UNWIND_CMD_INVALID)
+			return step_rule(st, r);
+		/* code the file's CFI leaves out (V8's builtins, HotSpot's
+		 * stubs, hand-written assembly): by its frame pointer, as
+		 * elsewhere without CFI; the next frame goes back to the table */
 	}
 	if (!st->fp_ok)
 		return unwind_end(st, UNWIND_STOP_NO_CFI);

@@ -27,9 +27,10 @@
  * then at CFA - 8), or a command for the cases a CFA rule cannot say.
  */
 enum unwind_cmd {
-	UNWIND_CMD_INVALID = 0, /* no CFI covers this pc (a gap between FDEs): stop */
-	UNWIND_CMD_CFA_RSP,	/* CFA = rsp + cfa_off */
-	UNWIND_CMD_CFA_RBP,	/* CFA = rbp + cfa_off */
+	/* no CFI covers this pc (a gap between FDEs): frame pointer, or stop */
+	UNWIND_CMD_INVALID = 0,
+	UNWIND_CMD_CFA_RSP, /* CFA = rsp + cfa_off */
+	UNWIND_CMD_CFA_RBP, /* CFA = rbp + cfa_off */
 	/* CFA = *(rbp + cfa_off): gcc's stack realignment (DW_OP_breg6 off; DW_OP_deref) */
 	UNWIND_CMD_CFA_RBP_DEREF,
 	/*
@@ -138,7 +139,7 @@ enum unwind_stop {
 		0,		 /* the outermost frame was reached (CFI end, a 0 return address) */
 	UNWIND_STOP_TRUNCATED,	 /* SAMPLER_MAX_USTACK frames taken, more were left */
 	UNWIND_STOP_NO_MAPPING,	 /* a return address in no executable mapping known */
-	UNWIND_STOP_NO_CFI,	 /* in a file with a table, but no CFI covers the address */
+	UNWIND_STOP_NO_CFI,	 /* --unwind dwarf: no CFI covers the address */
 	UNWIND_STOP_UNSUPPORTED, /* CFI the unwinder cannot follow */
 	UNWIND_STOP_READ_ERR,	 /* the stack could not be read there */
 	UNWIND_STOP_BAD_FRAME,	 /* a frame that does not go up the stack (corrupt or looping) */

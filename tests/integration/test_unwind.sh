@@ -8,7 +8,8 @@
 #    handler, calls through lazy PLT stubs into a library of our own, and a
 #    frame-pointer build whose hot leaves are frameless, and unw_deep built
 #    without unwind tables, its CFI only in a separate debug file's
-#    .debug_frame (found by .gnu_debuglink).  >= UNWIND_BAR %
+#    .debug_frame (found by .gnu_debuglink), and unw_cfi_gap, whose middle
+#    frame has no CFI in a file that has (stepped over by frame pointer).  >= UNWIND_BAR %
 #    (95) of each leaf's samples must carry the whole chain to main, read
 #    back with the reference pprof tool.
 # 2. Debian's own programs (debian_programs.sh), built without frame
@@ -113,7 +114,9 @@ unw_signal unw_sig_leaf unw_sig_leaf;unw_sig_handler;unw_sig_interrupted;main
 unw_plt unw_lib_leaf unw_lib_leaf;unw_lib_entry;unw_plt_driver;main
 unw_plt unw_plt_callback unw_plt_callback;unw_lib_leaf;unw_lib_entry;unw_plt_driver;main
 unw_fp_leaf unw_fp_leaf_a unw_fp_leaf_a;unw_fp_caller;main
-unw_fp_leaf unw_fp_leaf_b unw_fp_leaf_b;unw_fp_caller;main"
+unw_fp_leaf unw_fp_leaf_b unw_fp_leaf_b;unw_fp_caller;main
+unw_cfi_gap unw_gap_leaf unw_gap_leaf;unw_gap_nocfi;unw_gap_driver;main
+unw_cfi_gap unw_gap_nocfi unw_gap_nocfi;unw_gap_driver;main"
 
 echo "== stack checkers"
 if bash "$(dirname "$0")/stacks.sh" --selftest >"$TMP/selftest" 2>&1; then
@@ -131,7 +134,7 @@ else
 	fail "verify.sh (run make unwind-verify)"
 fi
 
-for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf unw_debugframe; do
+for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf unw_debugframe unw_cfi_gap; do
 	echo "== $wl"
 	[ -x "$WORKLOADS/$wl" ] || { fail "$WORKLOADS/$wl not built (make)"; continue; }
 	start_bg "$WORKLOADS/$wl" >"$TMP/$wl.out"

@@ -17,7 +17,7 @@ UNWIND_OMIT_FP := unw_qsort unw_deep unw_signal unw_plt
 UNWIND_WITH_FP := unw_fp_leaf
 UNWIND_LIB := $(UNWIND_OUT)/libunw_lib.so
 UNWIND_WORKLOADS := $(addprefix $(UNWIND_OUT)/,$(UNWIND_OMIT_FP) $(UNWIND_WITH_FP)) $(UNWIND_LIB) \
-	$(UNWIND_OUT)/unw_debugframe
+	$(UNWIND_OUT)/unw_debugframe $(UNWIND_OUT)/unw_cfi_gap
 # fixed flags, not $(CFLAGS): the frame layout is what these programs test;
 # -Wl,-z,lazy because the PLT stubs must stay lazily bound
 UNWIND_CFLAGS := -g -O2 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(UNWIND_SRC) -MMD -MP
@@ -55,6 +55,17 @@ $(UNWIND_OUT)/unw_debugframe: $(UNWIND_SRC)/unw_deep.c | $(UNWIND_OUT)
 	$(Q)objcopy --only-keep-debug $@.full $@.debug
 	$(Q)objcopy --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
 	$(Q)rm -f $@.full
+
+# unw_cfi_gap: CFI everywhere but in unw_gap_nocfi, whose object has a
+# frame pointer and no unwind tables of any kind (-g0: no .debug_frame either)
+$(UNWIND_OUT)/unw_gap_nocfi.o: $(UNWIND_SRC)/unw_gap_nocfi.c | $(UNWIND_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(UNWIND_CFLAGS) -g0 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -c $< -o $@
+
+$(UNWIND_OUT)/unw_cfi_gap: $(UNWIND_SRC)/unw_cfi_gap.c $(UNWIND_OUT)/unw_gap_nocfi.o | $(UNWIND_OUT)
+	$(call msg,WORKLOAD,$@)
+	$(Q)$(CC) $(UNWIND_CFLAGS) -fomit-frame-pointer $^ $(UNWIND_LDFLAGS) -o $@
 
 # unw_plt finds libunw_lib.so beside itself
 $(UNWIND_OUT)/unw_plt: $(UNWIND_LIB)

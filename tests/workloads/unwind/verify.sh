@@ -118,6 +118,21 @@ fde_covers() {
 		END { exit !found }'
 }
 
+# FN has no CFI at all in BIN while WITH (another function there) has some
+cfi_gap() {
+	local bin=$1 fn=$2 with=$3 addr waddr
+	addr=$(nm "$dir/$bin" | awk -v f="$fn" '$3 == f { print $1 }')
+	waddr=$(nm "$dir/$bin" | awk -v f="$with" '$3 == f { print $1 }')
+	[ -n "$addr" ] && [ -n "$waddr" ] || { fail "$bin: no symbol $fn or $with"; return; }
+	if fde_covers "$dir/$bin" .eh_frame "$addr" || fde_covers "$dir/$bin" .debug_frame "$addr"; then
+		fail "$bin: an FDE covers $fn"
+	elif ! fde_covers "$dir/$bin" .eh_frame "$waddr"; then
+		fail "$bin: no .eh_frame FDE covers $with"
+	else
+		ok "$bin: $fn has no CFI, $with has .eh_frame CFI"
+	fi
+}
+
 # FN's CFI is in BIN's separate debug file only, found by its debuglink
 cfi_in_debug_file_only() {
 	local bin=$1 fn=$2 addr
@@ -136,7 +151,8 @@ cfi_in_debug_file_only() {
 	fi
 }
 
-for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe; do
+for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe \
+	unw_cfi_gap; do
 	[ -f "$dir/$f" ] || { echo "FAIL: $dir/$f not built"; exit 1; }
 done
 
@@ -181,7 +197,14 @@ for fn in unw_deep_leaf unw_recurse unw_deep_driver main; do
 done
 calls unw_debugframe unw_recurse unw_recurse
 
-for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe; do
+calls unw_cfi_gap main unw_gap_driver
+calls unw_cfi_gap unw_gap_driver unw_gap_nocfi
+calls unw_cfi_gap unw_gap_nocfi '*'
+has_fp_frame unw_cfi_gap unw_gap_nocfi
+cfi_gap unw_cfi_gap unw_gap_nocfi unw_gap_driver
+
+for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_fp_leaf unw_debugframe \
+	unw_cfi_gap; do
 	whole_binary "$f"
 done
 for f in unw_qsort unw_deep unw_signal unw_plt libunw_lib.so unw_debugframe; do
