@@ -140,7 +140,7 @@ for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf unw_debugframe; do
 	if collector_folded "$pid" "$SECS" "$TMP/$wl.ctxprof"; then
 		check_chains "$TMP/$wl.ctxprof" collector "$wl"
 		if [ "$wl" = unw_debugframe ]; then
-			if grep -qE "tables built [0-9]+ \([1-9][0-9]* with a debug file's CFI" \
+			if grep -qE "[0-9]+ tables built, [1-9][0-9]* of them from a debug file's CFI" \
 				"$TMP/$wl.ctxprof.log"; then
 				ok "$wl: its rows came from its debug file's .debug_frame"
 			else
