@@ -13,8 +13,11 @@
 # becomes "[kernel]".  Inlined frames are dropped too: an unwinder yields
 # physical frames, and the collector does not symbolize inline functions.
 # STACKS_KERNEL=1 / STACKS_INLINE=1 keep them.  Unnamed frames are
-# "[unknown]"; symbol versions go ("__libc_start_main@@GLIBC_2.34" is
-# "__libc_start_main"; "x@plt" stays).
+# "[unknown]".  The collector's names are taken as the profile has them: it
+# shows a versioned symbol without its version ("sem_post"), so a version
+# in them is a difference to see, never normalized away.  perf 6.1 shows it
+# with its version ("sem_post@GLIBC_2.2.5", "__libc_start_main@@GLIBC_2.34"):
+# from perf's names only, that version goes ("x@plt" stays).
 #
 # Then, on a folded file:
 #   chain_share FOLDED LEAF CHAIN  "N of M (P%)": M samples have LEAF as leaf
@@ -25,6 +28,12 @@
 #   reach_share FOLDED FUNC        "N of M (P%)": of all M samples, N hold FUNC
 #       ("a|b": either); reach_share FOLDED "$STACKS_MAIN" is "reaches main"
 #   flat_profile FOLDED [N]        the N (10) hottest leaf frames, "P%  count  name"
+#   flat_name_diffs OURS PERF [PCT] the named leaf frames at >= PCT (3) % of one
+#       folded file that are no leaf of the other: "name  ours P%  perf P%", one
+#       a line, none when the two name their hot functions alike.  A leaf is
+#       where the sample was taken, whatever the unwinding: a hot function one
+#       side has and the other has not is the same code under another name
+#       (an alias, a version).  Unnamed frames ("[...]") are no names.
 #   share_at_least "N of M (P%)" PCT   true when P >= PCT (and M > 0)
 
 # main, or glibc's frames above it: a stripped program's main has no name
@@ -77,7 +86,6 @@ folded_from_traces() {
 		if (match(name, / [^ ]+$/) && (substr(name, RSTART + 1) ~ /:[0-9]+$/ ||
 		    substr(name, RSTART + 1) ~ /^[^(]*\/[^(]*$/))
 			name = substr(name, 1, RSTART - 1)
-		sub(/@@?[A-Z][A-Za-z0-9_.]*$/, "", name)
 		if (name == "")
 			name = "[unknown]"
 		fr[++n] = name
@@ -239,6 +247,26 @@ flat_profile() {
 	}' "$1" | sort -t "$(printf '\t')" -k2,2nr -k3 | head -n "${2:-10}"
 }
 
+# named leaf frames at >= PCT% of one folded file and no leaf of the other
+flat_name_diffs() {
+	awk -F '\t' -v pct="${3:-3}" -v side=1 '
+	{ leaf = $2; sub(/;.*/, "", leaf) }
+	side == 1 { a[leaf] += $1; ta += $1; next }
+	{ b[leaf] += $1; tb += $1 }
+	END {
+		for (f in a) seen[f] = 1
+		for (f in b) seen[f] = 1
+		for (f in seen) {
+			if (f ~ /^\[.*\]$/)
+				continue
+			pa = ta ? 100 * a[f] / ta : 0
+			pb = tb ? 100 * b[f] / tb : 0
+			if ((pa >= pct && !b[f]) || (pb >= pct && !a[f]))
+				printf "%s\tours %.1f%%\tperf %.1f%%\n", f, pa, pb
+		}
+	}' "$1" side=2 "$2" | LC_ALL=C sort
+}
+
 # true when a "N of M (P%)" result is at least PCT percent of a non-empty set
 share_at_least() {
 	awk -v r="$1" -v want="$2" 'BEGIN {
@@ -308,6 +336,10 @@ thread_name:  unw_qsort
          1   0000555500001310 std::less<int>::operator()(int const&, int const&) const /usr/include/c++/12/bits/stl_function.h:408
              00005555000010f0 operator new(unsigned long)
 -----------+-------------------------------------------------------
+       pid:  400
+         1   00007f0000090123 sem_post@@GLIBC_2.34
+             00007f0000027000 __libc_start_main@GLIBC_2.2.5 sysdeps/nptl/libc_start_call_main.h:74
+-----------+-------------------------------------------------------
 EOF
 	folded_from_traces 100 <"$tmp/traces" >"$tmp/f1"
 	got=$(tr '\t' ' ' <"$tmp/f1" | paste -sd '|')
@@ -315,9 +347,12 @@ EOF
 		"45 unw_cmp_hot;msort_with_tmp;qsort_r;unw_sort_driver;main;__libc_start_main|3 [unknown];qsort_r|2 unw_cmp_hot;unw_sort_driver"
 	expect "traces: C++ names with spaces, file:line dropped" "$(folded_from_traces 300 <"$tmp/traces" | cut -f2)" \
 		"std::less<int>::operator()(int const&, int const&) const;operator new(unsigned long)"
+	expect "traces: a symbol version in the profile stays, to be seen" \
+		"$(folded_from_traces 400 <"$tmp/traces" | cut -f2)" \
+		"sem_post@@GLIBC_2.34;__libc_start_main@GLIBC_2.2.5"
 	got=$(STACKS_INLINE=1 STACKS_KERNEL=1 folded_from_traces <"$tmp/traces" | cut -f2 | sed 's/;.*//' | sort | paste -sd ' ')
 	expect "traces: STACKS_INLINE and STACKS_KERNEL keep those frames" "$got" \
-		"[unknown] pvm_irq_enable std::less<int>::operator()(int const&, int const&) const unw_cmp_hot unw_cmp_hot unw_spin"
+		"[unknown] pvm_irq_enable sem_post@@GLIBC_2.34 std::less<int>::operator()(int const&, int const&) const unw_cmp_hot unw_cmp_hot unw_spin"
 	expect "chain through qsort_r to main" "$(chain_share "$tmp/f1" unw_cmp_hot 'unw_cmp_hot;qsort|qsort_r;unw_sort_driver;main')" \
 		"45 of 47 (95.7%)"
 	expect "a chain not naming main still needs main rootward" "$(chain_share "$tmp/f1" unw_cmp_hot 'unw_cmp_hot;unw_sort_driver')" \
@@ -380,6 +415,20 @@ EOF
 		"$(chain_share "$tmp/f2" unw_deep_leaf 'unw_deep_leaf;unw_recurse*3;unw_deep_driver;main')" "1 of 3 (33.3%)"
 	expect "repeated frames: two unw_recurse" \
 		"$(chain_share "$tmp/f2" unw_deep_leaf 'unw_deep_leaf;unw_recurse*2;main')" "2 of 3 (66.7%)"
+
+	# hot names one side lacks: an alias or a version is a difference, a
+	# share apart is not, nor are unnamed frames or a cold name
+	printf '50\tsqlite3VdbeExec;main\n20\t__libc_malloc;main\n20\t[libc.so.6];main\n1\tcold_a;main\n9\tsem_post;main\n' >"$tmp/ours"
+	printf '40\tsqlite3VdbeExec;main\n20\tmalloc;main\n30\t[unknown];main\n1\tcold_b;main\n9\tsem_post;main\n' >"$tmp/theirs"
+	expect "flat names: an alias differs, shares and unnamed frames do not" \
+		"$(flat_name_diffs "$tmp/ours" "$tmp/theirs" | tr '\t' ' ' | paste -sd '|')" \
+		"__libc_malloc ours 20.0% perf 0.0%|malloc ours 0.0% perf 20.0%"
+	expect "flat names: a profile against itself" "$(flat_name_diffs "$tmp/ours" "$tmp/ours")" ""
+	printf '9\tsem_post@@GLIBC_2.34;main\n91\tsqlite3VdbeExec;main\n' >"$tmp/ours"
+	printf '9\tsem_post;main\n91\tsqlite3VdbeExec;main\n' >"$tmp/theirs"
+	expect "flat names: a version left in our names differs" \
+		"$(flat_name_diffs "$tmp/ours" "$tmp/theirs" | cut -f1 | paste -sd ' ')" \
+		"sem_post sem_post@@GLIBC_2.34"
 
 	# the 95% bar: 96 of 100 passes, 94 of 100 and 0 of 0 fail
 	printf '94\ta;b;main\n6\ta;b\n' >"$tmp/f3"

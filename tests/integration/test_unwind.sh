@@ -15,8 +15,14 @@
 # 2. Debian's own programs (debian_programs.sh), built without frame
 #    pointers: the collector and `perf record --call-graph dwarf` profile the
 #    same process one after the other; our share of samples reaching main
-#    must be >= UNWIND_BAR %, and each hot function's flat share within
-#    UNWIND_FLAT_POINTS (10) of perf's.  At least three programs must run.
+#    must be >= UNWIND_BAR %, each hot function's flat share within
+#    UNWIND_FLAT_POINTS (10) of perf's, and the functions at >=
+#    UNWIND_NAME_PCT (1) % flat named as perf names them: none only one side
+#    has (an alias such as __libc_malloc for malloc, a version such as
+#    __pthread_mutex_lock@GLIBC_2.2.5; perf 6.1 prints versions, and
+#    stacks.sh drops them from perf's names only).  At 1 %, some 40 samples
+#    of a 4 s run, a name both sides share is all but never missing from one
+#    by chance.  At least three programs must run.
 # UNWIND_SECONDS (4) per recording.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stacks.sh"
@@ -30,6 +36,7 @@ perf record -q -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1 ||
 SECS=${UNWIND_SECONDS:-4}
 BAR=${UNWIND_BAR:-95}
 FLAT_POINTS=${UNWIND_FLAT_POINTS:-10}
+NAME_PCT=${UNWIND_NAME_PCT:-1}
 
 # Profile PID with the collector for SECONDS into OUT.pb.gz, folded to OUT.
 collector_folded() {
@@ -143,7 +150,7 @@ for wl in unw_qsort unw_deep unw_signal unw_plt unw_fp_leaf unw_debugframe unw_c
 	if collector_folded "$pid" "$SECS" "$TMP/$wl.ctxprof"; then
 		check_chains "$TMP/$wl.ctxprof" collector "$wl"
 		if [ "$wl" = unw_debugframe ]; then
-			if grep -qE "tables built [0-9]+ \([1-9][0-9]* with a debug file's CFI" \
+			if grep -qE "[0-9]+ tables built, [1-9][0-9]* of them from a debug file's CFI" \
 				"$TMP/$wl.ctxprof.log"; then
 				ok "$wl: its rows came from its debug file's .debug_frame"
 			else
@@ -193,6 +200,15 @@ for entry in "${DEB_PROGRAMS[@]}"; do
 		ok "$prog: flat profile within $FLAT_POINTS points of perf's"
 	else
 		fail "$prog: flat profile more than $FLAT_POINTS points off perf's"
+	fi
+	diffs=$(flat_name_diffs "$TMP/$prog.ctxprof" "$TMP/$prog.dwarf" "$NAME_PCT")
+	hot=$(flat_profile "$TMP/$prog.ctxprof" 1000 |
+		awk -F '\t' -v pct="$NAME_PCT" '$1 + 0 >= pct && $3 !~ /^\[.*\]$/' | wc -l)
+	if [ -z "$diffs" ]; then
+		ok "$prog: its $hot functions at >= $NAME_PCT% flat named as perf names them"
+	else
+		awk '{ print "   " $0 }' <<<"$diffs"
+		fail "$prog: functions at >= $NAME_PCT% flat named otherwise than perf names them"
 	fi
 	kill "$pid" 2>/dev/null
 done

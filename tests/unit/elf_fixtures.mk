@@ -2,14 +2,15 @@
 # build ids and segments the test checks against nm and readelf.  And for
 # the symbolizer's other sources of names: separate debug files in fake
 # target roots (test_debug_file), MiniDebugInfo (test_elf_syms), C++
-# (test_export).
+# (test_export), aliases and symbol versions (test_elf_syms, test_export).
 
 STRIP ?= strip
 OBJCOPY ?= objcopy
 CXX ?= g++
 ELF_FIXTURE_DIR := $(OUTPUT)/fixtures
 ELF_FIXTURES := $(addprefix $(ELF_FIXTURE_DIR)/,elf_fixture_nopie elf_fixture_pie \
-	elf_fixture_stripped libelf_fixture.so elf_fixture_minidebug elf_fixture_debuglink)
+	elf_fixture_stripped libelf_fixture.so elf_fixture_minidebug elf_fixture_debuglink \
+	libelf_fixture_alias.so)
 # target roots, each /bin/elf_fixture_debuglink (stripped, with a
 # .gnu_debuglink) and its debug file where the test expects it:
 #   buildid: /usr/lib/debug/.build-id/xx/yyyy.debug    (found by build id)
@@ -27,7 +28,7 @@ UNIT_EXTRA += $(ELF_FIXTURES) $(DEBUG_ROOT_STAMPS) $(CXX_FIXTURE)
 $(OUTPUT)/tests/test_elf_syms $(OUTPUT)/tests/test_symbolizer: $(ELF_FIXTURES)
 $(OUTPUT)/tests/test_debug_file: $(DEBUG_ROOT_STAMPS)
 $(OUTPUT)/tests/test_elf_file: $(ELF_FIXTURES) $(ELF_FIXTURE_DIR)/elf_fixture_debuglink.debug
-$(OUTPUT)/tests/test_export: $(CXX_FIXTURE)
+$(OUTPUT)/tests/test_export: $(CXX_FIXTURE) $(ELF_FIXTURE_DIR)/libelf_fixture_alias.so
 
 $(ELF_FIXTURE_DIR)/elf_fixture_nopie: tests/unit/fixtures/elf_fixture.c | $(ELF_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)
@@ -47,6 +48,15 @@ $(ELF_FIXTURE_DIR)/elf_fixture_stripped: tests/unit/fixtures/elf_fixture.c | $(E
 $(ELF_FIXTURE_DIR)/libelf_fixture.so: tests/unit/fixtures/elf_fixture_lib.c | $(ELF_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared $(ELF_FIXTURE_LDFLAGS) $< -o $@
+
+# aliases at one address and a function with two versions, exported by a
+# version script as glibc exports its own: .symtab names the versioned one
+# "fx_sem_post@@FX_2" and "fx_sem_post@FX_1"
+$(ELF_FIXTURE_DIR)/libelf_fixture_alias.so: tests/unit/fixtures/elf_fixture_alias.c \
+		tests/unit/fixtures/elf_fixture_alias.map | $(ELF_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared $(ELF_FIXTURE_LDFLAGS) \
+		-Wl,--version-script=tests/unit/fixtures/elf_fixture_alias.map $< -o $@
 
 # a stripped PIE whose static function only its debug file names; --strip-all,
 # as distributions strip (--strip-debug would leave .symtab in place)

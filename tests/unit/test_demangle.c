@@ -107,6 +107,25 @@ static void demangle__input_too_long__einval(void **state)
 	assert_int_equal(demangle(name, out), -EINVAL);
 }
 
+static void symbol_version_at__versioned_names__length_before_the_version(void **state)
+{
+	assert_int_equal(symbol_version_at("sem_post@@GLIBC_2.34"), strlen("sem_post"));
+	assert_int_equal(symbol_version_at("sem_post@GLIBC_2.2.5"), strlen("sem_post"));
+	assert_int_equal(symbol_version_at("__libc_start_main@@GLIBC_2.34"),
+			 strlen("__libc_start_main"));
+	assert_int_equal(symbol_version_at("_ZNSt6vectorIiSaIiEE9push_backERKi@@GLIBCXX_3.4"),
+			 strlen("_ZNSt6vectorIiSaIiEE9push_backERKi"));
+	assert_int_equal(symbol_version_at("f@V"), 1);
+	/* no version: the whole name */
+	assert_int_equal(symbol_version_at("malloc"), strlen("malloc"));
+	assert_int_equal(symbol_version_at(""), 0);
+	assert_int_equal(symbol_version_at("@GLIBC_2.34"), strlen("@GLIBC_2.34"));
+	assert_int_equal(symbol_version_at("f@"), strlen("f@"));
+	assert_int_equal(symbol_version_at("f@@"), strlen("f@@"));
+	assert_int_equal(symbol_version_at("f@@@V"), strlen("f@@@V"));
+	assert_int_equal(symbol_version_at("f@V@W"), strlen("f@V@W"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,6 +134,7 @@ int main(void)
 		cmocka_unit_test(demangle__not_mangled_or_malformed__einval),
 		cmocka_unit_test(demangle__exponential_expansion__e2big_quickly),
 		cmocka_unit_test(demangle__input_too_long__einval),
+		cmocka_unit_test(symbol_version_at__versioned_names__length_before_the_version),
 	};
 
 	return cmocka_run_group_tests_name("demangle", tests, NULL, NULL);

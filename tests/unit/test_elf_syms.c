@@ -25,6 +25,7 @@
 
 #include "elf/elf_file.h"
 #include "fixtures.h"
+#include "symbols/demangle.h"
 #include "symbols/elf_syms.h"
 
 #define FIXTURE_NOPIE	 "elf_fixture_nopie"
@@ -32,6 +33,7 @@
 #define FIXTURE_STRIPPED "elf_fixture_stripped"
 #define FIXTURE_LIB	 "libelf_fixture.so"
 #define FIXTURE_MINI	 "elf_fixture_minidebug"
+#define FIXTURE_ALIAS	 "libelf_fixture_alias.so"
 
 static const char *const all_fixtures[] = {FIXTURE_NOPIE, FIXTURE_PIE, FIXTURE_STRIPPED,
 					   FIXTURE_LIB};
@@ -333,6 +335,56 @@ static void elf_syms__lookup__shared_lib_functions__found_at_nm_addresses(void *
 }
 
 /*
+ * The name kept at the address of @alias (any of its names, as nm lists
+ * it) is @system_name, shown as @display: the symbolizer's display form
+ * drops what symbol_version_at() finds, and these names need no demangling.
+ */
+static void assert_alias_named(const struct elf_syms *es, const struct nm_list *nm,
+			       const char *alias, const char *system_name, const char *display)
+{
+	const struct nm_sym *s = nm_find(nm, alias);
+	const char *name;
+	uint64_t off = 99;
+
+	assert_true(s->func);
+	name = elf_syms__lookup(es, s->value + 1, &off);
+	assert_non_null(name);
+	assert_int_equal(off, 1);
+	assert_string_equal(name, system_name);
+	assert_int_equal(symbol_version_at(name), strlen(display));
+	assert_memory_equal(name, display, strlen(display));
+}
+
+/*
+ * Aliases at one address are named as perf names them (choose_best_symbol():
+ * non-weak, global, fewest leading underscores, longest name); a versioned
+ * name keeps its version as the system name and drops it for display.
+ * Before this rule, weak beat local and the first name in byte order won:
+ * fx_pair_weak, __fx_libc_malloc.
+ */
+static void elf_syms__lookup__aliases_at_one_address__the_name_perf_shows(void **state)
+{
+	struct elf_syms *es = open_fixture(FIXTURE_ALIAS);
+	struct nm_list nm;
+
+	assert_true(elf_syms__has_symtab(es));
+	nm_load(&nm, fixture_path(FIXTURE_ALIAS), false);
+	/* global over weak and local */
+	assert_alias_named(es, &nm, "fx_trio_weak", "fx_trio", "fx_trio");
+	assert_alias_named(es, &nm, "fx_trio_local", "fx_trio", "fx_trio");
+	/* non-weak first: local over weak */
+	assert_alias_named(es, &nm, "fx_pair_weak", "fx_pair_local", "fx_pair_local");
+	/* the fewest leading underscores, among globals; a hidden alias is local */
+	assert_alias_named(es, &nm, "__fx_libc_malloc", "fx_malloc", "fx_malloc");
+	assert_alias_named(es, &nm, "__GI___fx_libc_malloc", "fx_malloc", "fx_malloc");
+	/* the default version, the longer name; shown without it */
+	assert_alias_named(es, &nm, "fx_sem_post@FX_1", "fx_sem_post@@FX_2", "fx_sem_post");
+	assert_alias_named(es, &nm, "__new_fx_sem_post", "fx_sem_post@@FX_2", "fx_sem_post");
+	free(nm.syms);
+	elf_syms__free(es);
+}
+
+/*
  * Every function nm lists starts a kept symbol (an alias may name it), and
  * we keep exactly one symbol per distinct function address.
  */
@@ -374,6 +426,7 @@ static void elf_syms__lookup__every_nm_function__starts_a_symbol(void **state)
 	check_every_function(FIXTURE_PIE, false);
 	check_every_function(FIXTURE_LIB, false);
 	check_every_function(FIXTURE_STRIPPED, true);
+	check_every_function(FIXTURE_ALIAS, false);
 }
 
 static void elf_syms__lookup__inside_function_body__names_function(void **state)
@@ -1181,6 +1234,69 @@ static void elf_syms__open_mem__synthetic_table__kept_and_settled(void **state)
 	free(s.img.buf);
 }
 
+/*
+ * perf's rule among aliases, each step alone, whatever the table's order
+ * (but the last step, which is that order): sized, non-weak, global, fewest
+ * leading underscores, longest name, first in the table.
+ */
+static void elf_syms__open_mem__aliases__perf_rule_step_by_step(void **state)
+{
+	static const char strtab[] = "\0abc\0abd\0lock\0lock_slow\0x_weak\0x_local\0__m\0m"
+				     "\0_m\0z_sized_weak\0z_global";
+	const uint32_t abc = 1, abd = 5, lock = 9, lock_slow = 14, x_weak = 24, x_local = 31,
+		       um = 39, m = 43, u1m = 45, z_sized_weak = 48, z_global = 61;
+	const uint64_t t = SYNTH_TEXT_ADDR;
+	struct {
+		uint32_t name;
+		unsigned char bind;
+		uint64_t at, size;
+	} syms[] = {
+		/* a tie: the first in the table */
+		{abc, STB_GLOBAL, t, 0x10},
+		{abd, STB_GLOBAL, t, 0x10},
+		/* the longest name */
+		{lock, STB_GLOBAL, t + 0x20, 0x10},
+		{lock_slow, STB_GLOBAL, t + 0x20, 0x10},
+		/* non-weak over weak, even local */
+		{x_weak, STB_WEAK, t + 0x40, 0x10},
+		{x_local, STB_LOCAL, t + 0x40, 0x10},
+		/* fewest underscores, before length */
+		{um, STB_GLOBAL, t + 0x60, 0x10},
+		{u1m, STB_GLOBAL, t + 0x60, 0x10},
+		{m, STB_GLOBAL, t + 0x60, 0x10},
+		/* sized first, even weak */
+		{z_global, STB_GLOBAL, t + 0x80, 0},
+		{z_sized_weak, STB_WEAK, t + 0x80, 0x10},
+	};
+	const size_t n = sizeof(syms) / sizeof(syms[0]);
+	const char *want[] = {"abc", "lock_slow", "x_local", "m", "z_sized_weak"};
+	struct elf_syms *es;
+	struct synth s;
+	size_t i, pass;
+
+	assert_string_equal(strtab + z_global, "z_global");
+	for (pass = 0; pass < 2; pass++) {
+		synth_alloc(&s, n, sizeof(strtab));
+		memcpy(s.strtab, strtab, sizeof(strtab));
+		/* the second pass writes the table backwards */
+		for (i = 0; i < n; i++) {
+			size_t k = pass ? n - 1 - i : i;
+
+			synth_sym(&s, i + 1, syms[k].name, syms[k].bind, STT_FUNC, syms[k].at,
+				  syms[k].size);
+		}
+		es = elf_syms__open_mem(s.img.buf, s.img.len);
+		assert_non_null(es);
+		assert_int_equal(elf_syms__nr_symbols(es), 5);
+		assert_string_equal(elf_syms__lookup(es, t, NULL), pass ? "abd" : "abc");
+		for (i = 1; i < 5; i++)
+			assert_string_equal(elf_syms__lookup(es, t + 0x20 * i, NULL), want[i]);
+		exercise(es);
+		elf_syms__free(es);
+		free(s.img.buf);
+	}
+}
+
 /* a section header table but no symbol table: a valid, empty result */
 static void elf_syms__open_mem__no_symbol_table__empty(void **state)
 {
@@ -1299,6 +1415,7 @@ int main(void)
 		cmocka_unit_test(elf_syms__lookup__nopie_known_functions__found_at_nm_addresses),
 		cmocka_unit_test(elf_syms__lookup__pie_known_functions__found_at_nm_addresses),
 		cmocka_unit_test(elf_syms__lookup__shared_lib_functions__found_at_nm_addresses),
+		cmocka_unit_test(elf_syms__lookup__aliases_at_one_address__the_name_perf_shows),
 		cmocka_unit_test(elf_syms__lookup__every_nm_function__starts_a_symbol),
 		cmocka_unit_test(elf_syms__lookup__inside_function_body__names_function),
 		cmocka_unit_test(elf_syms__lookup__outside_any_function__null),
@@ -1331,6 +1448,7 @@ int main(void)
 		cmocka_unit_test(elf_syms__open_mem__long_name__truncated),
 		cmocka_unit_test(elf_syms__open_mem__too_many_symbols__refused_not_cut),
 		cmocka_unit_test(elf_syms__open_mem__synthetic_table__kept_and_settled),
+		cmocka_unit_test(elf_syms__open_mem__aliases__perf_rule_step_by_step),
 		cmocka_unit_test(elf_syms__open_mem__no_symbol_table__empty),
 		cmocka_unit_test(elf_syms__open_fd__minidebuginfo_bomb__refused_dynsym_kept),
 		cmocka_unit_test(elf_syms__open_fd__shared_names__kept_once),

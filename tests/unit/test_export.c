@@ -544,11 +544,14 @@ static void add_samples__otel_record_and_libctxprof_slot__otel_ids_win(void **st
 	free(samples);
 }
 
-static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(void **state)
+/*
+ * `pprof -raw` of a profile with one sample of 3, whose stack is @syms[0]
+ * (the leaf) called from @syms[1], functions of the fixture library @lib,
+ * which this process loads and whose frames it names as the collector
+ * does; NULL when the pprof tool is missing (the caller skips).
+ */
+static char *raw_profile_of_lib(struct fixture *f, const char *lib, const char *const syms[2])
 {
-	static const char spin_sym[] = "_ZN10ctxprof_fx6Widget4spinEi";
-	static const char twice_sym[] = "_ZN10ctxprof_fx5twiceIlEET_S1_";
-	struct fixture *f = *state;
 	struct thread_desc td = {.tid = getpid(), .pid = getpid(), .ppid = getppid(), .start = 1};
 	struct process_desc pd = {.pid = getpid(),
 				  .ppid = getppid(),
@@ -556,7 +559,7 @@ static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(
 				  .exe = "/proc/self/exe",
 				  .cgroup = "/"};
 	const char *output = getenv("OUTPUT"), *tool = fixture_pprof_tool();
-	int status;
+	int status, i;
 	struct process_states *states;
 	struct thread_registry *reg;
 	struct export_result res;
@@ -565,19 +568,22 @@ static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(
 	char lib_path[PATH_MAX], *raw;
 	__u64 frames[2];
 	uint64_t id;
-	void *lib, *spin, *twice;
+	void *h, *fn;
 
 	if (!tool)
-		skip();
-	snprintf(lib_path, sizeof(lib_path), "%s/fixtures/libcxx_fixture.so",
-		 output && *output ? output : "build");
-	lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
+		return NULL;
+	snprintf(lib_path, sizeof(lib_path), "%s/fixtures/%s", output && *output ? output : "build",
+		 lib);
+	h = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
 		fail_msg("%s: %s (run make check)", lib_path, dlerror());
-	spin = dlsym(lib, spin_sym);
-	twice = dlsym(lib, twice_sym);
-	assert_non_null(spin);
-	assert_non_null(twice);
+	/* the leaf inside syms[0], called from syms[1] (a return address) */
+	for (i = 0; i < 2; i++) {
+		fn = dlsym(h, syms[i]);
+		if (!fn)
+			fail_msg("%s: no %s", lib_path, syms[i]);
+		frames[i] = (uintptr_t)fn + 4;
+	}
 
 	/* this process in a registry, its mappings read, as the collector keeps them */
 	strcpy(td.comm, "test_export");
@@ -592,9 +598,6 @@ static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(
 	assert_non_null(st);
 	assert_int_equal(process_states__refresh(states, st), 0);
 
-	/* the leaf inside spin(), called from twice<long>() (a return address) */
-	frames[0] = (uintptr_t)spin + 4;
-	frames[1] = (uintptr_t)twice + 4;
 	id = calltrace_storage__put(f->traces, getpid(), 0, frames, 0, 2, 0);
 	count(f, id, getpid(), 3);
 	e = exporter__begin(
@@ -606,17 +609,54 @@ static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(
 	exporter__free(e);
 
 	raw = fixture_run_pprof(tool, "-raw", f->path, &status);
-	fixture_assert_contains(raw, "ctxprof_fx::Widget::spin(int)");
-	fixture_assert_contains(raw, "(_ZN10ctxprof_fx6Widget4spinEi)");
-	fixture_assert_contains(raw, "long ctxprof_fx::twice<long>(long)");
-	fixture_assert_contains(raw, "(_ZN10ctxprof_fx5twiceIlEET_S1_)");
-	free(raw);
+	assert_int_equal(status, 0);
 
 	thread_registry__free(reg);
 	thread_registry__unregister_thread();
 	process_states__collect(states, UINT64_MAX, NULL);
 	process_states__free(states);
-	dlclose(lib);
+	dlclose(h);
+	return raw;
+}
+
+/*
+ * A stack in a C++ library this process loads (tests/unit/fixtures/
+ * cxx_fixture.cpp): Function.name is the demangled name, system_name the
+ * mangled one, as `pprof -raw` prints them: "name ... (system_name)".
+ */
+static void exporter__write__cxx_frames__demangled_name_and_mangled_system_name(void **state)
+{
+	static const char *const syms[2] = {"_ZN10ctxprof_fx6Widget4spinEi",
+					    "_ZN10ctxprof_fx5twiceIlEET_S1_"};
+	char *raw = raw_profile_of_lib(*state, "libcxx_fixture.so", syms);
+
+	if (!raw)
+		skip();
+	fixture_assert_contains(raw, "ctxprof_fx::Widget::spin(int)");
+	fixture_assert_contains(raw, "(_ZN10ctxprof_fx6Widget4spinEi)");
+	fixture_assert_contains(raw, "long ctxprof_fx::twice<long>(long)");
+	fixture_assert_contains(raw, "(_ZN10ctxprof_fx5twiceIlEET_S1_)");
+	free(raw);
+}
+
+/*
+ * A stack in a library with aliases and symbol versions (tests/unit/
+ * fixtures/elf_fixture_alias.c), named as perf names them: Function.name
+ * without the version ("fx_sem_post"), system_name as .symtab has it
+ * ("fx_sem_post@@FX_2"); "fx_malloc", not "__fx_libc_malloc".
+ */
+static void exporter__write__versioned_alias_frames__plain_name_versioned_system_name(void **state)
+{
+	static const char *const syms[2] = {"fx_sem_post", "__fx_libc_malloc"};
+	char *raw = raw_profile_of_lib(*state, "libelf_fixture_alias.so", syms);
+
+	if (!raw)
+		skip();
+	/* "name :line s=start(system_name)", the system name only when it differs */
+	fixture_assert_contains(raw, " fx_sem_post :0 s=0(fx_sem_post@@FX_2)\n");
+	fixture_assert_contains(raw, " fx_malloc :0 s=0\n");
+	assert_null(strstr(raw, "__fx_libc_malloc"));
+	free(raw);
 }
 
 int main(void)
@@ -644,6 +684,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			exporter__write__cxx_frames__demangled_name_and_mangled_system_name, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			exporter__write__versioned_alias_frames__plain_name_versioned_system_name,
+			setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);

@@ -105,7 +105,7 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 			return 0;
 	}
 	if (f->function) {
-		/* name: demangled for reading; system_name: as the symbol table has it */
+		/* name: for reading (no version, demangled); system_name: as the table has it */
 		function = pprof__function(st->p, f->function, f->system_name, NULL);
 		if (!function)
 			return 0;

@@ -31,6 +31,18 @@ static void demangle_put(const char *s, size_t n, void *opaque)
 	o->len += n;
 }
 
+size_t symbol_version_at(const char *name)
+{
+	const char *at = strchr(name, '@'), *ver;
+
+	if (!at || at == name)
+		return strlen(name);
+	ver = at[1] == '@' ? at + 2 : at + 1;
+	if (!*ver || strchr(ver, '@'))
+		return strlen(name);
+	return (size_t)(at - name);
+}
+
 bool demangle_wanted(const char *name)
 {
 	return !strncmp(name, "_Z", 2) || !strncmp(name, "_R", 2) || !strncmp(name, "_GLOBAL_", 8);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * demangle - the display form of C++ and Rust symbol names, through
+ * demangle - the display form of symbol names: a symbol version dropped
+ * (symbol_version_at()), then C++ and Rust names demangled through
  * libiberty (the demangler of binutils and GCC): Itanium C++ ("_Z"), Rust
  * legacy ("_ZN...17h<hash>E", hash dropped) and Rust v0 ("_R").
  *
@@ -22,6 +23,19 @@
 
 #define DEMANGLE_MAX_LEN   4096 /* longest display name kept, NUL included */
 #define DEMANGLE_MAX_INPUT 1024 /* longer mangled names are not tried */
+
+/**
+ * symbol_version_at() - where @name's symbol version begins, the one place
+ * that knows its syntax.  GNU ld names a versioned symbol in .symtab with its
+ * version: "name@@VER" for the default one, "name@VER" for another
+ * ("sem_post@@GLIBC_2.34", "sem_post@GLIBC_2.2.5"; Debian's libc6-dbg
+ * files are full of them).  .dynsym never has them: versions live in
+ * .gnu.version there.  The display name is the part before it, the one
+ * users and callers know; the whole name stays the system name.
+ * Return: the length of @name without its version; strlen(@name) when it
+ * has none ("@" first, an empty version, or a second version are none).
+ */
+size_t symbol_version_at(const char *name);
 
 /** demangle_wanted() - @name looks mangled (C++ or Rust), so worth a demangle(). */
 bool demangle_wanted(const char *name);

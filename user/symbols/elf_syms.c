@@ -58,9 +58,14 @@ struct sym_cand {
 	uint64_t size;
 	uint64_t sec_end; /* end of its section: a size-0 symbol stops there */
 	uint64_t name;	  /* string table offset, then offset in the names pool */
-	uint32_t len;	  /* of the name; 0: none (dropped) */
-	int32_t rank;	  /* binding preference among aliases, lower wins */
+	uint32_t order;	  /* its place among the table's candidates: the last tie-break */
+	uint16_t len;	  /* of the name (< ELF_SYMS_MAX_NAME); 0: none (dropped) */
+	uint8_t rank;	  /* binding preference among aliases, lower wins */
 };
+
+/* ELF_SYMS_MAX_BYTES is reckoned at this much a candidate (elf_syms.h) */
+_Static_assert(sizeof(struct sym_cand) == 40, "a candidate is 40 bytes");
+_Static_assert(ELF_SYMS_MAX_NAME <= UINT16_MAX, "a name's length fits sym_cand.len");
 
 /* the state of one parse: its budget, the names pool */
 struct parse {
@@ -70,18 +75,15 @@ struct parse {
 	size_t pool_len, pool_cap;
 };
 
-static int sym_rank(unsigned char bind)
+/*
+ * perf's preference among aliases by binding: non-weak over weak, then
+ * global over the rest (so a local alias beats a weak one).
+ */
+static uint8_t sym_rank(unsigned char bind)
 {
-	switch (bind) {
-	case STB_GLOBAL:
-		return 0;
-	case STB_WEAK:
-		return 1;
-	case STB_LOCAL:
+	if (bind == STB_WEAK)
 		return 2;
-	default:
-		return 3;
-	}
+	return bind == STB_GLOBAL ? 0 : 1;
 }
 
 /*
@@ -147,9 +149,12 @@ static int read_cands(struct parse *p, const struct elf_file *ef, struct elf_sym
 	if (!cands)
 		return -ENOMEM;
 	/* the file may change between the passes: fill at most what was charged */
-	for (i = 1; i < st->nr && n < count; i++)
-		if (!elf_symtab__get(st, i, &sym))
-			n += sym_cand__init(&cands[n], &sym, ef, st) == 1;
+	for (i = 1; i < st->nr && n < count; i++) {
+		if (!elf_symtab__get(st, i, &sym) && sym_cand__init(&cands[n], &sym, ef, st) == 1) {
+			cands[n].order = (uint32_t)n; /* n < ELF_SYMS_MAX_SYMBOLS */
+			n++;
+		}
+	}
 	*out = cands;
 	*nr = n;
 	return 0;
@@ -199,35 +204,53 @@ static int read_names(struct parse *p, struct elf_symtab *st, struct sym_cand *c
 			}
 		}
 		c[i].name = at;
-		c[i].len = (uint32_t)len;
+		c[i].len = (uint16_t)len; /* < ELF_SYMS_MAX_NAME: the size of name[] */
 	}
 	return 0;
 }
 
-/* by address; among aliases the sized, global, then first-named one sorts first */
+static size_t leading_underscores(const char *name, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && name[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * By address; among aliases (one address), the name perf shows first, by
+ * the rule of its choose_best_symbol() (tools/perf/util/symbol.c): a sized
+ * symbol, then a non-weak one, then a global one, then the fewest leading
+ * underscores ("malloc" over "__libc_malloc"), then the longest name, then
+ * the first in the table.  Names are compared as the table has them,
+ * versions included, as perf does.
+ */
 static int sym_cand__cmp(const void *a, const void *b, void *pool)
 {
 	const struct sym_cand *x = a, *y = b;
-	int c;
+	size_t ux, uy;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (!x->size != !y->size)
 		return x->size ? -1 : 1;
 	if (x->rank != y->rank)
-		return x->rank - y->rank;
-	c = memcmp((char *)pool + x->name, (char *)pool + y->name,
-		   x->len < y->len ? x->len : y->len);
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+		return x->rank < y->rank ? -1 : 1;
+	ux = leading_underscores((char *)pool + x->name, x->len);
+	uy = leading_underscores((char *)pool + y->name, y->len);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 /*
- * Keep one named symbol per address, give size-0 symbols the range up to
- * the next symbol (within their section), cut any range at the next symbol
- * so ranges never overlap and a binary search finds the only candidate, and
- * drop symbols left empty.
+ * Keep one named symbol per address (of aliases, the one sym_cand__cmp()
+ * puts first), give size-0 symbols the range up to the next symbol (within
+ * their section), cut any range at the next symbol so ranges never overlap
+ * and a binary search finds the only candidate, and drop symbols left empty.
  * Return: the number of candidates left at the front of @c.
  */
 static size_t sym_cands__settle(struct sym_cand *c, size_t n, char *pool)

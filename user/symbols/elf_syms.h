@@ -7,7 +7,13 @@
  * copied into private memory, never mapped.  A malformed file makes
  * elf_syms__open_*() fail with -EINVAL rather than crash.  Symbols come from
  * .symtab when present, else .dynsym; only STT_FUNC (and STT_GNU_IFUNC)
- * symbols with a non-zero address are kept.
+ * symbols with a non-zero address are kept, one per address: of aliases,
+ * the one perf shows (its choose_best_symbol(): sized, non-weak, global,
+ * fewest leading underscores, longest name, first in the table), so
+ * "malloc" rather than "__libc_malloc" or "__GI___libc_malloc".  Names are
+ * kept as the table has them: a .symtab names a versioned symbol with its
+ * version ("sem_post@@GLIBC_2.34"), which symbol_version_at()
+ * (symbols/demangle.h) finds for display.
  *
  * Memory is bounded per file: what a parse holds at once (the candidates,
  * their names, the kept table, a decompressed MiniDebugInfo) is charged

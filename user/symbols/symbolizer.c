@@ -58,7 +58,7 @@ struct file_id {
 
 struct display_name {
 	const char *name; /* as the symbol table has it; keyed by address */
-	char *shown;	  /* demangled, NULL: @name itself */
+	char *shown;	  /* version dropped, demangled; NULL: @name itself */
 };
 
 struct sym_file {
@@ -68,7 +68,7 @@ struct sym_file {
 	unsigned int refs;    /* mappings holding it */
 	uint64_t idle_since;  /* CLOCK_MONOTONIC when @refs went to 0 */
 	uint64_t last_used;   /* the symbolizer's tick: least recently used goes first */
-	/* display forms of its mangled names, demangled once each */
+	/* display forms of its versioned or mangled names, made once each */
 	struct display_name *names;
 	size_t nr_names, cap_names;
 	struct htable names_idx;
@@ -787,27 +787,46 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
+/* @name has a display form of its own: a version to drop, or a mangling */
+static bool display_wanted(const char *name)
+{
+	return demangle_wanted(name) || name[symbol_version_at(name)];
+}
+
 /*
- * The display form of @name, a symbol of @f: demangled once per symbol and
- * remembered with the file; the name itself when it is not mangled, does not
- * demangle, or memory ran out.
+ * The display form of @name, a symbol of @f: its version dropped and
+ * demangled, once per symbol and remembered with the file; the name itself
+ * when memory ran out.
  */
 static const char *display_name_locked(struct symbolizer *s, struct sym_file *f, const char *name)
 {
 	uint32_t hash = (uint32_t)hash_u64((uintptr_t)name), idx;
-	char buf[DEMANGLE_MAX_LEN];
+	char plain[DEMANGLE_MAX_LEN], buf[DEMANGLE_MAX_LEN];
+	size_t len = symbol_version_at(name);
 	char *shown = NULL;
 
 	idx = htable__find(&f->names_idx, hash, display_name_eq, f->names, name);
 	if (idx != HTABLE_NONE)
 		return f->names[idx].shown ?: name;
-	if (!demangle(name, buf)) {
-		shown = strdup(buf);
+	/* elf_syms keeps names shorter than ELF_SYMS_MAX_NAME, well within */
+	if (len >= sizeof(plain))
+		len = sizeof(plain) - 1;
+	memcpy(plain, name, len);
+	plain[len] = '\0';
+	if (demangle_wanted(plain)) {
+		if (!demangle(plain, buf)) {
+			shown = strdup(buf);
+			if (!shown)
+				return name;
+			s->stats.demangled++;
+		} else {
+			s->stats.demangle_failed++;
+		}
+	}
+	if (!shown && name[len]) {
+		shown = strdup(plain);
 		if (!shown)
 			return name;
-		s->stats.demangled++;
-	} else {
-		s->stats.demangle_failed++;
 	}
 	if (array_grow((void **)&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names), 64) ||
 	    htable__insert(&f->names_idx, hash, f->nr_names)) {
@@ -858,7 +877,7 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 		s->stats.names_minidebug++;
 	else if (f == &s->vdso)
 		s->stats.names_vdso++;
-	if (demangle_wanted(name))
+	if (display_wanted(name))
 		out->function = display_name_locked(s, f, name);
 	pthread_mutex_unlock(&s->lock);
 	return 0;

@@ -31,8 +31,10 @@
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
  * elf/debug_file.h), else its .dynsym merged with its MiniDebugInfo
- * (.gnu_debugdata, see symbols/elf_syms.h).  C++ and Rust names are
- * demangled for display (symbols/demangle.h), once per symbol.  "[vdso]"
+ * (.gnu_debugdata, see symbols/elf_syms.h); of aliases, the name perf shows.
+ * For display, once per symbol (symbols/demangle.h), a symbol version is
+ * dropped ("sem_post@@GLIBC_2.34" shows as "sem_post") and C++ and Rust
+ * names are demangled; the system name keeps both.  "[vdso]"
  * mappings are named from the collector's own vDSO image, which every 64-bit
  * process on this kernel maps; the kernel mapping carries the kernel's text
  * range and build id.
@@ -62,8 +64,10 @@ struct symbolizer;
 
 /* What is known about one frame; strings live as long as the mapping's snapshot. */
 struct sym_frame {
-	const char *function;	 /* display name (demangled); NULL when not named */
-	const char *system_name; /* the name as the symbol table has it (mangled) */
+	/* display name (no symbol version, demangled); NULL when not named */
+	const char *function;
+	/* the name as the symbol table has it (versioned, mangled) */
+	const char *system_name;
 	/*
 	 * file as the target sees it, "[vdso]", "[kernel.kallsyms]", "" when
 	 * anonymous; NULL when unmapped
@@ -159,8 +163,9 @@ void symbolizer__trim(struct symbolizer *s, uint64_t now_ns);
  *	function (or mapping) names the caller
  *
  * Looks in the file's debug file first, then in its own table (with its
- * MiniDebugInfo); a mangled name met for the first time is demangled here,
- * under the lock (microseconds, bounded; some 100 KiB of stack).
+ * MiniDebugInfo); a versioned or mangled name met for the first time gets
+ * its display form here, under the lock (microseconds, bounded; some
+ * 100 KiB of stack).
  * Return: 0 with @out filled (function may be NULL: unnamed).
  */
 int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t addr,
