@@ -717,6 +717,15 @@ bool table_cache__busy(const struct table_cache *c)
 	return c->nr_jobs > 0;
 }
 
+void table_cache__cancel(struct table_cache *c)
+{
+	size_t n = c->nr_jobs;
+
+	while (c->nr_jobs)
+		job_free(c, c->nr_jobs - 1);
+	count(c, &c->st->tables_cancelled, n);
+}
+
 bool table_cache__run(struct table_cache *c)
 {
 	return c->nr_jobs && !atomic_load(c->cancel) && job_run(c);

@@ -101,6 +101,12 @@ void table_cache__mapping(const struct utable *t, bool file, uint64_t start, uin
 /** table_cache__compact() - forget entries nothing uses, when there are too many. */
 void table_cache__compact(struct table_cache *c);
 
+/**
+ * table_cache__cancel() - drop every build queued or under way, counted as
+ * cancelled: the unwinder thread, once a stop ended its loop.
+ */
+void table_cache__cancel(struct table_cache *c);
+
 /** table_cache__busy() - builds are queued or under way. */
 bool table_cache__busy(const struct table_cache *c);
 

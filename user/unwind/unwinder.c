@@ -357,6 +357,8 @@ static void *unwinder_thread(void *arg)
 	u->busy = false;
 	pthread_cond_broadcast(&u->idle);
 	pthread_mutex_unlock(&u->lock);
+	/* what the stop left unbuilt, queued or between two slices */
+	table_cache__cancel(&u->cache);
 	free(batch);
 	thread_registry__unregister_thread();
 	return NULL;
