@@ -188,6 +188,8 @@ FAMILY(f_sym_bytes, "ctxprof_symbol_cache_bytes", GAUGE,
        "Memory the cached files' parsed symbols hold.", NULL);
 FAMILY(f_sym_limit, "ctxprof_symbol_cache_limit_bytes", GAUGE,
        "Memory the cached symbols are kept within (--symbol-memory).", NULL);
+FAMILY(f_sym_perf_maps, "ctxprof_symbol_cache_perf_map_bytes", GAUGE,
+       "Memory processes' perf maps hold, counted against --symbol-memory.", NULL);
 FAMILY(f_sym_evicted, "ctxprof_symbol_cache_evicted_total", COUNTER,
        "Cached files let go: no mapping holds them and idle, or to make room.", NULL);
 FAMILY(f_sym_refused, "ctxprof_symbol_cache_refused_total", COUNTER,
@@ -546,6 +548,8 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_sym_evicted, NULL, COUNTERS_SYMBOLS, "evicted", sym.files_evicted),
 	ONE(f_sym_refused, NULL, COUNTERS_SYMBOLS, "not kept (past the limit)",
 	    sym.files_over_budget),
+	ONE(f_sym_perf_maps, NULL, COUNTERS_SYMBOLS, "of the symbols' memory held by perf maps",
+	    sym.bytes_charged, .unit = COUNTER_BYTES, .flags = COUNTER_GROUP),
 
 	/* timeline (--timeline, --timelines): the last one written */
 	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline",
