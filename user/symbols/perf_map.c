@@ -23,6 +23,7 @@
 #include "elf/safe_open.h"
 #include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
+#include "util/array.h"
 #include "util/ranges.h"
 #include "util/read_capped.h"
 
@@ -61,9 +62,10 @@ struct perf_map {
 	uint32_t lines;	 /* lines kept: the next one's number */
 	size_t reserved; /* charged for ranges: two per line kept, at most */
 	size_t charged;	 /* bytes of the pool's capacity, and @reserved */
-	/* the read under way: lines not merged yet (not charged: a bounded batch) */
+	/* the read under way: lines not merged yet (not charged: at most
+	 * PERF_MAP_BATCH of them, freed when the read ends) */
 	struct perf_map_range *batch;
-	size_t nr_batch;
+	size_t nr_batch, cap_batch;
 	size_t batch_pool; /* pool_len before the batch's names */
 };
 
@@ -150,7 +152,7 @@ static void reset(struct perf_map *pm)
 	free(pm->batch);
 	pm->pool = NULL;
 	pm->ranges = pm->batch = NULL;
-	pm->pool_len = pm->pool_cap = pm->nr_ranges = pm->nr_batch = 0;
+	pm->pool_len = pm->pool_cap = pm->nr_ranges = pm->nr_batch = pm->cap_batch = 0;
 	pm->lines = 0;
 	pm->reserved = 0;
 	pm->have_file = pm->capped = pm->skipping = false;
@@ -460,12 +462,10 @@ static void add_line(struct perf_map *pm, const char *p, size_t len, struct perf
 		st->skipped[PERF_MAP_SKIP_OVER_CAP]++;
 		return;
 	}
-	if (!pm->batch) {
-		pm->batch = malloc(PERF_MAP_BATCH * sizeof(*pm->batch));
-		if (!pm->batch) {
-			st->skipped[PERF_MAP_SKIP_NO_MEMORY]++;
-			return;
-		}
+	if (array_grow((void **)&pm->batch, &pm->cap_batch, pm->nr_batch + 1, sizeof(*pm->batch),
+		       256)) {
+		st->skipped[PERF_MAP_SKIP_NO_MEMORY]++;
+		return;
 	}
 	if (pm->pool_len + name_len + 1 > UINT32_MAX || reserve_line(pm) ||
 	    grow_charged(pm, (void **)&pm->pool, &pm->pool_cap, pm->pool_len + name_len + 1, 1,
@@ -555,6 +555,9 @@ static int read_lines(struct perf_map *pm, int fd, uint64_t limit, struct perf_m
 	pm->scan = buf_off + have;
 	free(buf);
 	merge_batch(pm, st);
+	free(pm->batch);
+	pm->batch = NULL;
+	pm->cap_batch = 0;
 	return err;
 }
 
