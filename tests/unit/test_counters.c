@@ -304,9 +304,10 @@ static void counters__every_module_field__described(void **state)
 		size_t offset, size;
 	} structs[] = {
 #define STATS(f) {#f, offsetof(struct counter_values, f), sizeof(((struct counter_values *)0)->f)}
-		STATS(sampler), STATS(drains),	 STATS(sampling), STATS(queue),	 STATS(unwind),
-		STATS(sym),	STATS(states),	 STATS(tracker),  STATS(app),	 STATS(otel),
-		STATS(traces),	STATS(timeline), STATS(last),	  STATS(health), STATS(http),
+		STATS(sampler), STATS(drains), STATS(sampling), STATS(queue),
+		STATS(unwind),	STATS(sym),    STATS(states),	STATS(tracker),
+		STATS(app),	STATS(otel),   STATS(traces),	STATS(timeline),
+		STATS(last),	STATS(health), STATS(http),	STATS(perf_maps),
 #undef STATS
 	};
 	bool covered[sizeof(struct counter_values) / 8] = {};

@@ -491,6 +491,113 @@ static void add_samples__exact_frame__looked_up_without_minus_one(void **state)
 	free(samples);
 }
 
+/* --- JIT code named from the process's perf map (this process's own) */
+
+#define JIT_START 0x7f0000000000ull /* an anonymous executable mapping, made up */
+#define JIT_END	  0x7f0000010000ull
+
+/*
+ * The samples of an export of @f, whose process is this one (getpid()) with
+ * one anonymous executable mapping and, when @map is not NULL, a perf map
+ * of that text; perf map counts into @pm.
+ */
+static char *export_jit(struct fixture *f, const char *map, const __u64 (*stacks)[3],
+			unsigned int nr, struct perf_map_stats *pm)
+{
+	struct export_opts opts = {
+		.period_ns = 1000000,
+		.states = f->states,
+		.reg = f->reg,
+		.perf_maps = pm,
+	};
+	const char *tool = fixture_pprof_tool();
+	struct process_state *st;
+	struct export_result res;
+	struct exporter *e;
+	char path[64], maps[128], *out, *samples;
+	unsigned int i;
+	int status, len;
+	FILE *fp;
+
+	if (!tool)
+		skip();
+	f->states = opts.states = fixture_states_new(f->sym);
+	f->reg = opts.reg = fixture_registry_with_states(f->states);
+	assert_int_equal(fixture_add_process(f->reg, getpid(), START, "node", NULL, OLD_EXEC), 0);
+	st = process_states__get(f->states, f->reg, getpid());
+	assert_non_null(st);
+	len = snprintf(maps, sizeof(maps), "%llx-%llx r-xp 00000000 00:00 0 \n", JIT_START,
+		       JIT_END);
+	assert_int_equal(process_states__add_text(f->states, st, getpid(), maps, len, 1), 1);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	if (map) {
+		fp = fopen(path, "we");
+		assert_non_null(fp);
+		fputs(map, fp);
+		fclose(fp);
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t id = calltrace_storage__put(f->traces, getpid(), OLD_EXEC, stacks[i], 0,
+						     stacks[i][2] ? 3 : 2, 0);
+		struct sample_record rec = {.pid = getpid(), .tid = 1 + i};
+
+		assert_int_equal(sample_table__add(f->rows, id, &rec, NULL), 0);
+	}
+	e = exporter__begin(f->traces, f->sym, &opts);
+	assert_non_null(e);
+	write_profile(f, e, &res);
+	exporter__free(e);
+	unlink(path);
+	out = fixture_run_pprof(tool, "-raw -symbolize=none", f->path, &status);
+	if (status)
+		fail_msg("pprof -raw exited %d:\n%s", status, out);
+	samples = fixture_pprof_samples(out);
+	free(out);
+	return samples;
+}
+
+static void add_samples__anonymous_code_with_perf_map__named_from_it(void **state)
+{
+	static const __u64 stacks[][3] = {
+		/* a leaf, then return addresses: looked up at address - 1 */
+		{JIT_START + 0x1010, JIT_START + 0x2001, JIT_START + 0x3000},
+		/* a return address just past a function is the call at its end */
+		{JIT_START + 0x1000, JIT_START + 0x1100, 0},
+		/* a leaf in no known mapping (JIT code mapped since the last read) */
+		{JIT_END + 0x10, JIT_START + 0x2001, 0},
+	};
+	static const char map[] = "7f0000001000 100 LazyCompile:*hot\n"
+				  "7f0000002000 100 JS:~caller\n"
+				  "7f0000002fff 1 Interpreter\n"
+				  "7f0000010000 100 JS:*fresh\n";
+	struct fixture *f = *state;
+	struct perf_map_stats pm = {};
+	char *samples, *stack;
+
+	samples = export_jit(f, map, stacks, 3, &pm);
+	if (pm.not_regular || pm.entries != 4)
+		fail_msg("the perf map was not read: %llu lines", (unsigned long long)pm.entries);
+	assert_stack(samples, 1, "1 1000000: LazyCompile:*hot JS:~caller Interpreter");
+	assert_stack(samples, 2, "1 1000000: LazyCompile:*hot LazyCompile:*hot");
+	assert_stack(samples, 3, "1 1000000: JS:*fresh JS:~caller");
+	assert_int_equal(pm.reads, 1);
+	assert_int_equal(pm.frames_named, 7);
+	free(samples);
+
+	/* no map: the same frames, unnamed */
+	teardown(state);
+	setup(state);
+	f = *state;
+	memset(&pm, 0, sizeof(pm));
+	samples = export_jit(f, NULL, stacks, 1, &pm);
+	stack = stack_of(samples, 1);
+	assert_null(strstr(stack, "hot"));
+	assert_int_equal(pm.frames_named, 0);
+	free(stack);
+	free(samples);
+}
+
 /*
  * A stack in a C++ library this process loads (tests/unit/fixtures/
  * cxx_fixture.cpp): Function.name is the demangled name, system_name the
@@ -681,6 +788,8 @@ int main(void)
 		P(add_samples__unwind_stop_reason__its_marker_frame_last),
 		P(add_samples__exact_frame__looked_up_without_minus_one),
 #undef P
+		cmocka_unit_test_setup_teardown(
+			add_samples__anonymous_code_with_perf_map__named_from_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			exporter__write__cxx_frames__demangled_name_and_mangled_system_name, setup,
 			teardown),

@@ -171,6 +171,22 @@ static void safe_open_in_root__absolute_symlink__resolves_inside_root(void **sta
 	assert_string_equal(buf, FAKE_PASSWD);
 }
 
+static void safe_open_in_root_nofollow__final_symlink__einval(void **state)
+{
+	struct fake_root *fr = *state;
+	int fd;
+
+	fd = safe_open_in_root_nofollow(fr->fd, "abs_link", SMALL_MAX, NULL);
+	if (fd == -ENOSYS)
+		skip();
+	assert_int_equal(fd, -EINVAL);
+	assert_int_equal(safe_open_in_root_nofollow(fr->fd, "fifo", SMALL_MAX, NULL), -EINVAL);
+	/* a regular file, and links before the last component, as safe_open_in_root() */
+	fd = safe_open_in_root_nofollow(fr->fd, "/etc/passwd", SMALL_MAX, NULL);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
 static void safe_open_in_root__dotdot_escape__clamped_to_root(void **state)
 {
 	struct fake_root *fr = *state;
@@ -315,6 +331,8 @@ int main(void)
 			safe_open_in_root__absolute_symlink__resolves_inside_root, fake_root_setup,
 			fake_root_teardown),
 		cmocka_unit_test_setup_teardown(safe_open_in_root__dotdot_escape__clamped_to_root,
+						fake_root_setup, fake_root_teardown),
+		cmocka_unit_test_setup_teardown(safe_open_in_root_nofollow__final_symlink__einval,
 						fake_root_setup, fake_root_teardown),
 		cmocka_unit_test_setup_teardown(safe_open_in_root__fifo__einval_without_blocking,
 						fake_root_setup, fake_root_teardown),

@@ -49,6 +49,7 @@
 #include "sampling/sample_table.h"
 #include "sampling/sampler.h"
 #include "storage/calltrace_storage.h"
+#include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 #include "traces/trace.h"
 #include "unwind/unwinder.h"
@@ -234,6 +235,7 @@ static void release_state(struct process_state *st)
 {
 	app_context__release(st->app);
 	otel_context__release(st->otel);
+	perf_map__free(st->perf_map);
 }
 
 static void add_table(void *ctx, struct sample_table *t)
@@ -381,6 +383,7 @@ static int export_profile(struct collector *c, const char *path, bool final)
 				    .reg = c->reg,
 				    .proc_labels = c->opts.all || c->opts.children,
 				    .node = c->node,
+				    .perf_maps = &c->perf_maps,
 			    });
 	if (!e)
 		return -errno;

@@ -30,6 +30,11 @@ static const char *condition_name(unsigned int i)
 	return health_condition_name(i);
 }
 
+static const char *perf_map_skip(unsigned int i)
+{
+	return perf_map_skip_name(i);
+}
+
 /* --- the families: one per Prometheus metric */
 #define FAMILY(id, n, t, h, l)                                                                     \
 	static const struct metrics_family id = {                                                  \
@@ -188,6 +193,8 @@ FAMILY(f_sym_bytes, "ctxprof_symbol_cache_bytes", GAUGE,
        "Memory the cached files' parsed symbols hold.", NULL);
 FAMILY(f_sym_limit, "ctxprof_symbol_cache_limit_bytes", GAUGE,
        "Memory the cached symbols are kept within (--symbol-memory).", NULL);
+FAMILY(f_sym_perf_maps, "ctxprof_symbol_cache_perf_map_bytes", GAUGE,
+       "Memory processes' perf maps hold, counted against --symbol-memory.", NULL);
 FAMILY(f_sym_evicted, "ctxprof_symbol_cache_evicted_total", COUNTER,
        "Cached files let go: no mapping holds them and idle, or to make room.", NULL);
 FAMILY(f_sym_refused, "ctxprof_symbol_cache_refused_total", COUNTER,
@@ -200,6 +207,25 @@ FAMILY(f_uncertain, "ctxprof_frames_named_by_mapping_total", COUNTER,
        "User frames named by their mapping alone: another file was at their address by the "
        "next read, or their mapping left the history.",
        NULL);
+/* perf maps: JIT code's names */
+FAMILY(f_pm_reads, "ctxprof_perf_map_reads_total", COUNTER,
+       "Reads of processes' perf maps (/tmp/perf-PID.map, JIT code's names) that found new "
+       "lines.",
+       NULL);
+FAMILY(f_pm_rereads, "ctxprof_perf_map_rereads_total", COUNTER,
+       "Perf maps read again from the start: replaced, truncated or rewritten.", NULL);
+FAMILY(f_pm_entries, "ctxprof_perf_map_lines_total", COUNTER,
+       "Perf map lines kept: ranges of JIT code named.", NULL);
+FAMILY(f_pm_overlapping, "ctxprof_perf_map_lines_overlapping_total", COUNTER,
+       "Perf map lines kept whose range overlaps another line's (the later line names the "
+       "overlap).",
+       NULL);
+FAMILY(f_pm_skipped, "ctxprof_perf_map_lines_skipped_total", COUNTER,
+       "Perf map lines not kept, by reason.", "reason");
+FAMILY(f_pm_refused, "ctxprof_perf_maps_refused_total", COUNTER,
+       "Perf maps refused (not a regular file, not the process's user's) or read only in part "
+       "(too big), once per process image.",
+       "reason");
 FAMILY(f_maps_reads, "ctxprof_maps_reads_total", COUNTER,
        "/proc/PID/maps reads, unchanged ones included.", NULL);
 FAMILY(f_maps_changed, "ctxprof_maps_reads_changed_total", COUNTER,
@@ -546,6 +572,32 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_sym_evicted, NULL, COUNTERS_SYMBOLS, "evicted", sym.files_evicted),
 	ONE(f_sym_refused, NULL, COUNTERS_SYMBOLS, "not kept (past the limit)",
 	    sym.files_over_budget),
+	ONE(f_sym_perf_maps, NULL, COUNTERS_SYMBOLS, "of the symbols' memory held by perf maps",
+	    sym.bytes_charged, .unit = COUNTER_BYTES, .flags = COUNTER_GROUP),
+
+	/* perf maps (JIT code): 3 reads (0 from the start again); 2338 lines kept (4
+	 * overlapping), 415 frames named; 0 lines skipped: no_name=0 ...; ... */
+	ONE(f_pm_reads, NULL, COUNTERS_PERF_MAPS, "reads", perf_maps.reads),
+	ONE(f_pm_rereads, NULL, COUNTERS_PERF_MAPS, "({} from the start again)", perf_maps.rereads,
+	    .flags = COUNTER_JOIN),
+	ONE(f_pm_entries, NULL, COUNTERS_PERF_MAPS, "lines kept", perf_maps.entries,
+	    .flags = COUNTER_GROUP),
+	ONE(f_pm_overlapping, NULL, COUNTERS_PERF_MAPS, "({} overlapping)", perf_maps.overlapping,
+	    .flags = COUNTER_JOIN),
+	ONE(f_names, "perf_map", COUNTERS_PERF_MAPS, "frames named", perf_maps.frames_named),
+	{.kind = COUNTER_SUM,
+	 .family = &f_pm_skipped,
+	 .section = COUNTERS_PERF_MAPS,
+	 .flags = COUNTER_GROUP,
+	 .words = "lines skipped:"},
+	RANGE(f_pm_skipped, COUNTERS_PERF_MAPS, perf_maps.skipped, PERF_MAP_SKIP_MAX, perf_map_skip,
+	      0, .flags = COUNTER_JOIN),
+	ONE(f_pm_refused, "not_regular", COUNTERS_PERF_MAPS, "refused as not regular files",
+	    perf_maps.not_regular, .flags = COUNTER_GROUP),
+	ONE(f_pm_refused, "not_owner", COUNTERS_PERF_MAPS, "as not the process's user's",
+	    perf_maps.not_owner),
+	ONE(f_pm_refused, "too_big", COUNTERS_PERF_MAPS, "read only up to 64 MiB",
+	    perf_maps.too_big),
 
 	/* timeline (--timeline, --timelines): the last one written */
 	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline",
@@ -663,6 +715,7 @@ static const struct {
 	[COUNTERS_OTEL_THREAD] = {"OpenTelemetry thread context", COUNTERS_HAVE_OTEL, true},
 	[COUNTERS_PROFILE] = {"profile"},
 	[COUNTERS_SYMBOLS] = {"symbols"},
+	[COUNTERS_PERF_MAPS] = {"perf maps (JIT code)", 0, true},
 	[COUNTERS_TIMELINE] = {"timeline", COUNTERS_HAVE_TIMELINE},
 	[COUNTERS_EXPORTS] = {"exports"},
 	[COUNTERS_WRITES] = {"writes", 0, true},
@@ -952,6 +1005,7 @@ void counters__read(const struct collector *c, struct counter_values *v)
 	v->traces_exported = c->traces_exported;
 	v->stacks_cut = c->stacks_cut;
 	v->frames_uncertain = c->frames_uncertain;
+	v->perf_maps = c->perf_maps;
 	v->locations_unnamed = c->locations_unnamed;
 	v->locations_unmapped = c->locations_unmapped;
 	v->files_written = c->files_written;

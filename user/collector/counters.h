@@ -19,7 +19,8 @@
  * type, help, label) or a label value in an existing one, its summary
  * words, its section and its offsetof().  A new value of an enum whose
  * names the table ranges over (drop reasons, stack ends, OpenTelemetry
- * reads, health conditions) needs nothing: it shows under its name.
+ * reads, health conditions, perf map lines skipped) needs nothing: it
+ * shows under its name.
  * test_counters fails while a field of a copied struct is neither
  * described nor listed there as left out on purpose.
  *
@@ -41,6 +42,7 @@
 #include "processes/tracker.h"
 #include "sampling/drain.h"
 #include "sampling/sampler.h"
+#include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 #include "traces/trace.h"
 #include "unwind/unwinder.h"
@@ -77,6 +79,7 @@ struct counter_values {
 	struct outqueue_stats queue;
 	struct unwinder_stats unwind;
 	struct symbolizer_stats sym;
+	struct perf_map_stats perf_maps; /* summed over exports */
 	struct process_states_stats states;
 	struct tracker_stats tracker;
 	struct app_context_stats app;
@@ -121,6 +124,7 @@ enum counter_section {
 	COUNTERS_OTEL_THREAD,
 	COUNTERS_PROFILE,
 	COUNTERS_SYMBOLS,
+	COUNTERS_PERF_MAPS,
 	COUNTERS_TIMELINE,
 	COUNTERS_EXPORTS,
 	COUNTERS_WRITES,

@@ -72,10 +72,11 @@ struct collector {
 	uint64_t frames_uncertain; /* user frames named by their mapping only (export_result) */
 	/* the profiles' distinct locations without a name, in no known mapping, summed */
 	uint64_t locations_unnamed, locations_unmapped;
-	struct export_result last; /* the latest file's counts */
-	char node[256];		   /* the node label: $NODE_NAME, else the host name */
-	struct pod_index *pods;	   /* --all, --children: containers' Kubernetes names */
-	struct health *health;	   /* with --metrics-addr */
+	struct export_result last;	 /* the latest file's counts */
+	struct perf_map_stats perf_maps; /* JIT code's names read, by every export */
+	char node[256];			 /* the node label: $NODE_NAME, else the host name */
+	struct pod_index *pods;		 /* --all, --children: containers' Kubernetes names */
+	struct health *health;		 /* with --metrics-addr */
 	struct metrics_server *metrics;
 	struct metrics_snapshot *snap; /* filled by the main thread, then published */
 	double start_time;	       /* Unix time */

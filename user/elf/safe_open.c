@@ -123,20 +123,33 @@ out_close_path:
 	return err;
 }
 
-int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+/* @flags: O_NOFOLLOW or 0, for the last component */
+static int open_in_root(int root_fd, const char *path, int flags, uint64_t max_size,
+			struct stat *st)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC | flags,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int path_fd;
 
 	if (!path || !*path)
 		return -EINVAL;
+	/* with O_NOFOLLOW a final link is the O_PATH fd itself: not regular, refused */
 	path_fd = openat2_retry(root_fd, path, &how);
 	if (path_fd < 0)
 		return path_fd;
 	return reopen_regular(path_fd, max_size, st);
+}
+
+int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_in_root(root_fd, path, 0, max_size, st);
+}
+
+int safe_open_in_root_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st)
+{
+	return open_in_root(root_fd, path, O_NOFOLLOW, max_size, st);
 }
 
 int safe_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint64_t max_size, struct stat *st)

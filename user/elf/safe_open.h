@@ -47,6 +47,14 @@ int proc_root_open(pid_t pid);
 int safe_open_in_root(int root_fd, const char *path, uint64_t max_size, struct stat *st);
 
 /**
+ * safe_open_in_root_nofollow() - safe_open_in_root(), but a symbolic link as
+ * the last component is refused (-EINVAL, not a regular file) rather than
+ * followed: for a file the target itself writes at a known path (its perf
+ * map), which it could replace with a link to another of its files.
+ */
+int safe_open_in_root_nofollow(int root_fd, const char *path, uint64_t max_size, struct stat *st);
+
+/**
  * safe_open_mapped() - open the very file @pid maps at [@start, @end), through
  * /proc/PID/map_files: whatever its path names now (a deleted or replaced
  * file, a planted one in a container), this is the inode mapped.  The same

@@ -9,7 +9,9 @@
 #include "export/pprof.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
+#include "symbols/perf_map.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
@@ -35,6 +37,8 @@ struct exporter {
 	bool proc_labels;
 	const char *node;
 	struct calltrace_storage *traces;
+	struct perf_map_stats *perf_maps; /* NULL: perf maps not read */
+	uint64_t begin_ns;		  /* CLOCK_MONOTONIC: perf maps refreshed once since */
 	int err;
 	struct export_result *res;
 	struct export_result result;
@@ -153,6 +157,60 @@ static int push_marker(struct exporter *st, const char *name)
 	return push_loc(st, function ? pprof__location(st->p, 0, 0, function) : 0);
 }
 
+/* code with no file behind it, where a JIT puts what it compiles (as perf's "//anon") */
+static bool anonymous_code(const char *path)
+{
+	return !path[0] || !strncmp(path, "[anon:", 6);
+}
+
+/*
+ * Read what is new in @ps's perf map, once per export and process image,
+ * before its frames are named (and outside its lock: a read of a file): a
+ * process that has anonymous executable code gets one, the others are not
+ * looked for.  A retired image's pid may be another process's by now: its
+ * map keeps what was read.
+ */
+static void perf_map_check(struct exporter *st, struct process_state *ps)
+{
+	const struct mappings *snap;
+	bool jit = false, retired;
+	unsigned int i;
+
+	if (!st->perf_maps || ps->perf_map_checked_ns >= st->begin_ns)
+		return;
+	ps->perf_map_checked_ns = st->begin_ns;
+	pthread_mutex_lock(&ps->lock);
+	retired = ps->retired;
+	snap = mappings_history__latest(&ps->maps);
+	for (i = 0; !ps->perf_map && snap && i < snap->nr && !jit; i++)
+		jit = anonymous_code(snap->maps[i].path);
+	pthread_mutex_unlock(&ps->lock);
+	if (retired || (!ps->perf_map && !jit))
+		return;
+	if (!ps->perf_map)
+		ps->perf_map = perf_map__new((pid_t)ps->pid, st->sym);
+	if (ps->perf_map)
+		perf_map__refresh(ps->perf_map, st->perf_maps);
+}
+
+/*
+ * A frame in anonymous code, or a leaf in no known mapping, named as perf
+ * names it: from its process's perf map (a return address at @addr - 1).
+ */
+static void perf_map_name(struct exporter *st, const struct process_state *ps, uint64_t addr,
+			  bool ra, struct sym_frame *f)
+{
+	const char *name;
+
+	if (!st->perf_maps || !ps->perf_map || (ra && !addr))
+		return;
+	name = perf_map__lookup(ps->perf_map, addr - ra);
+	if (!name)
+		return;
+	f->function = f->system_name = name;
+	st->perf_maps->frames_named++;
+}
+
 /*
  * The user frames of @t, named from its process image's mappings.  A return
  * address outside every executable mapping (a frame-pointer walk through
@@ -196,6 +254,9 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			symbolizer__user(st->sym, m, addr, ra, &f);
 		else
 			memset(&f, 0, sizeof(f));
+		/* JIT code: the mapping stays anonymous (or none), the function is named */
+		if (ps && !f.function && why == MAPPINGS_FOUND && (!m || anonymous_code(m->path)))
+			perf_map_name(st, ps, addr, ra, &f);
 		/*
 		 * The file it was in is not known for sure: never another file's
 		 * function, nor its build id (a symbol server would name the frame
@@ -236,6 +297,8 @@ static void add_trace(void *ctx, const struct calltrace *t)
 			return;
 	}
 	ps = st->states ? process_states__find(st->states, st->reg, t->pid, t->exec_id) : NULL;
+	if (ps)
+		perf_map_check(st, ps);
 	add_user_frames(st, t, ps);
 	if (st->err)
 		return;
@@ -378,6 +441,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->proc_labels = opts->proc_labels;
 	e->node = opts->node;
 	e->traces = traces;
+	e->perf_maps = opts->perf_maps;
+	e->begin_ns = mono_ns();
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {

@@ -12,6 +12,8 @@
  *   Pyroscope's otel-profiling-go uses) on samples taken inside a span;
  *   one label per tag, key and value as the application interned them (a
  *   tag the dictionary has not named yet is "ctxprof_tag_id" = its number).
+ * Frames in anonymous executable code (a JIT's) are named from their
+ * process's perf map when it writes one (export_opts.perf_maps).
  * A user stack that ended early ends in a marker frame saying why (its
  * sample's unwind stop reason, or a return address in no executable mapping,
  * where the stack is cut).
@@ -27,6 +29,7 @@
 #include "processes/process_state.h"
 #include "sampling/sample_table.h"
 #include "storage/calltrace_storage.h"
+#include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 
 struct export_opts {
@@ -41,6 +44,15 @@ struct export_opts {
 	bool proc_labels; /* comm and container_id labels (--all, --children), and
 			   * pod, namespace, container when known */
 	const char *node; /* the node label on every sample; NULL: none */
+	/*
+	 * where perf map reads and the frames named from them are counted;
+	 * NULL: perf maps are not read.  A process with anonymous executable
+	 * code has its map (/tmp/perf-PID.map, symbols/perf_map.h) read once
+	 * per export, what is new of it, before its frames are named; frames
+	 * in anonymous code (and a leaf in no known mapping) are then named
+	 * from it, their mapping left as it was
+	 */
+	struct perf_map_stats *perf_maps;
 };
 
 struct export_result {

@@ -36,8 +36,8 @@
  * thread (exec, fork) and the main thread (first sample, periodic refresh)
  * and read by the exporter and the unwinder: under @lock.
  * @refresh_after_ns may be read without it (the drain threads' "due a
- * read?" test).  @app and @otel belong to the main thread, which sets
- * @delivered.
+ * read?" test).  @app, @otel, @perf_map and @perf_map_checked_ns belong
+ * to the main thread, which sets @delivered.
  *
  * Lock order: a state's @lock is taken before the resolver's (the
  * symbolizer's) and before a subscriber's own lock (its gone hook), never
@@ -57,6 +57,7 @@
 
 struct app_region;
 struct otel_proc;
+struct perf_map;
 struct proc_maps;
 struct unwind_proc_state;
 
@@ -102,8 +103,12 @@ struct process_state {
 	 * loaded since); 0 until the first read.  Read without @lock by the
 	 * drain threads, which ask the main thread for a refresh past it. */
 	_Atomic uint64_t refresh_after_ns;
-	struct app_region *app;	   /* its libctxprof region, NULL when none (main thread) */
-	struct otel_proc *otel;	   /* its OpenTelemetry context, NULL when none (main thread) */
+	struct app_region *app; /* its libctxprof region, NULL when none (main thread) */
+	struct otel_proc *otel; /* its OpenTelemetry context, NULL when none (main thread) */
+	/* its JIT code's names (symbols/perf_map.h), NULL until it had anonymous
+	 * code at an export, and when the exporter last looked (main thread) */
+	struct perf_map *perf_map;
+	uint64_t perf_map_checked_ns;
 	_Atomic bool delivered;	   /* its main-thread subscribers saw its mappings */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	/* set once, when the registry let the image go */
@@ -313,7 +318,7 @@ struct process_state *process_states__find(struct process_states *ps, struct thr
  * process_states__collect() - free states retired before @before_ns
  * (CLOCK_MONOTONIC) and not pinned.  Exporter's thread, after an export.
  * @release: releases what the main thread attached to a state (@app,
- * @otel) before it is freed; NULL when it attaches nothing
+ * @otel, @perf_map) before it is freed; NULL when it attaches nothing
  * Return: how many were freed.
  */
 unsigned int process_states__collect(struct process_states *ps, uint64_t before_ns,

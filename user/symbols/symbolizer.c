@@ -97,6 +97,7 @@ struct symbolizer {
 	size_t nr_strings, cap_strings;
 	struct htable strings_idx;
 	uint64_t budget, bytes, tick;
+	uint64_t charged; /* of @bytes, what others hold (symbolizer__charge()) */
 	struct symbolizer_stats stats;
 };
 
@@ -297,17 +298,17 @@ static void free_victims(struct evict_ctx *v)
 
 /*
  * Choose unheld entries to go, least recently used first, until @need more
- * bytes fit the budget and one more entry fits MAX_FILES.  Return: whether
- * they then fit.
+ * bytes fit the budget and @files more entries (0 or 1) fit MAX_FILES.
+ * Return: whether they then fit.
  */
-static bool make_room_locked(struct symbolizer *s, size_t need, struct evict_ctx *v)
+static bool make_room_locked(struct symbolizer *s, size_t need, size_t files, struct evict_ctx *v)
 {
 	uint64_t freed = 0;
 	size_t i, nr = 0;
 
 	v->victims = NULL;
 	v->nr = 0;
-	while (s->bytes - freed + need > s->budget || s->nr_files - nr + 1 > MAX_FILES) {
+	while (s->bytes - freed + need > s->budget || s->nr_files - nr + files > MAX_FILES) {
 		struct sym_file *lru = NULL, **grown;
 
 		for (i = 0; i < s->nr_files; i++) {
@@ -327,7 +328,7 @@ static bool make_room_locked(struct symbolizer *s, size_t need, struct evict_ctx
 		nr++;
 	}
 	evict_locked(s, v);
-	return s->bytes + need <= s->budget && s->nr_files + 1 <= MAX_FILES;
+	return s->bytes + need <= s->budget && s->nr_files + files <= MAX_FILES;
 }
 
 /* the counters of a file parsed for the first time */
@@ -425,7 +426,7 @@ static struct sym_file *file_add(struct symbolizer *s, const struct file_id *id,
 		goto found;
 	}
 	count_file_locked(s, es, dbg, dres, looked);
-	if (!make_room_locked(s, bytes, &victims)) {
+	if (!make_room_locked(s, bytes, 1, &victims)) {
 		/* remembered as unnamed until it goes idle: not parsed per mapping */
 		s->stats.files_over_budget++;
 		elf_syms__free(es);
@@ -621,6 +622,31 @@ void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct map
 	}
 	if (root_ours && root_fd >= 0)
 		close(root_fd);
+}
+
+int symbolizer__charge(struct symbolizer *s, size_t n)
+{
+	struct evict_ctx victims;
+	bool fits;
+
+	pthread_mutex_lock(&s->lock);
+	fits = make_room_locked(s, n, 0, &victims);
+	if (fits) {
+		s->bytes += n;
+		s->charged += n;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free_victims(&victims);
+	return fits ? 0 : -E2BIG;
+}
+
+void symbolizer__uncharge(struct symbolizer *s, size_t n)
+{
+	pthread_mutex_lock(&s->lock);
+	n = n < s->charged ? n : s->charged;
+	s->charged -= n;
+	s->bytes -= n;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void symbolizer__detach(struct symbolizer *s, struct mappings *snap)
@@ -924,5 +950,6 @@ void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st)
 	st->files_cached = s->nr_files;
 	st->bytes_cached = s->bytes;
 	st->bytes_budget = s->budget;
+	st->bytes_charged = s->charged;
 	pthread_mutex_unlock(&s->lock);
 }

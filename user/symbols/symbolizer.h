@@ -26,7 +26,10 @@
  * restarts finds it), then goes; the parsed symbols of all files are kept
  * within a memory budget (symbolizer__new()): past it the least recently
  * used unheld files go first, and a file that still does not fit is not
- * kept, counted, and its frames named by their mapping only.
+ * kept, counted, and its frames named by their mapping only.  Processes'
+ * perf maps (JIT code's names, symbols/perf_map.h) are charged to the same
+ * budget (symbolizer__charge()): they make room the same way, and what
+ * does not fit is not kept.
  *
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
@@ -88,7 +91,8 @@ struct symbolizer_stats {
 	uint64_t elf_mismatch;	    /* by path, but another inode than mapped: refused */
 	uint64_t elf_shared;	    /* identities found parsed already under their build id */
 	uint64_t files_cached;	    /* entries in the cache now */
-	uint64_t bytes_cached;	    /* memory their parsed symbols hold now */
+	uint64_t bytes_cached;	    /* memory their parsed symbols hold now, and bytes_charged */
+	uint64_t bytes_charged;	    /* of those, what processes' perf maps hold */
 	uint64_t bytes_budget;	    /* the budget those bytes are kept within */
 	uint64_t files_evicted;	    /* entries let go: unheld and idle, or to make room */
 	uint64_t files_over_budget; /* parsed files not kept: past the budget */
@@ -145,6 +149,18 @@ void symbolizer__resolver(struct symbolizer *s, struct process_state_resolver *o
  */
 void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
 			const struct mappings *prev, uint64_t fresh_start, uint64_t fresh_end);
+
+/**
+ * symbolizer__charge() - count @n bytes held elsewhere (a process's perf
+ * map, symbols/perf_map.h) against the budget, as the parsed symbols of a
+ * file: unheld files go, least recently used first, to make room.  Any
+ * thread; takes the symbolizer's lock.
+ * Return: 0, or -E2BIG when they do not fit even then (nothing charged).
+ */
+int symbolizer__charge(struct symbolizer *s, size_t n);
+
+/** symbolizer__uncharge() - give back @n bytes symbolizer__charge() took. */
+void symbolizer__uncharge(struct symbolizer *s, size_t n);
 
 /** symbolizer__detach() - release what symbolizer__attach() set in @snap. */
 void symbolizer__detach(struct symbolizer *s, struct mappings *snap);
