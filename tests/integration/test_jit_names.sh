@@ -15,9 +15,10 @@
 #  - the ten hottest self functions (user-space leaves) agree with perf's on
 #    >= JIT_AGREE (8);
 #  - the summary counts the map's lines and the frames named from it.
-# The share of stacks reaching a thread's root is reported, not checked:
-# walking JIT frames is the unwinder's business (frame pointers for code
-# without CFI).  Names are compared whole, decoded from the profile by
+#  - >= JIT_REACH_BAR (95) % of the stacks reach a thread's root (main,
+#    start_thread): JIT frames and V8's builtins (no CFI in node) are walked
+#    by frame pointer, and the walk goes back to the tables after them.
+# Names are compared whole, decoded from the profile by
 # jit_check.py (pprof's text output would cut "JS:*f /tmp/x.js:3:1").
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -26,6 +27,7 @@ SECS=${JIT_SECONDS:-3}
 HZ=${JIT_HZ:-499}
 NAMED_BAR=${JIT_NAMED_BAR:-90}
 AGREE=${JIT_AGREE:-8}
+REACH_BAR=${JIT_REACH_BAR:-95}
 PROTO=/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 PY=/usr/bin/python3 # Debian's, with python3-protobuf
 
@@ -100,7 +102,11 @@ profile_and_check() {
 	else
 		fail "$what: no perf map counted in the summary: ${line:-none}"
 	fi
-	echo "   $what: $reach of $total samples reach a thread's root (main, start_thread; not checked)"
+	if [ "${total:-0}" -gt 0 ] && [ $((reach * 100)) -ge $((total * REACH_BAR)) ]; then
+		ok "$what: $reach of $total samples reach a thread's root (want >= $REACH_BAR %)"
+	else
+		fail "$what: only ${reach:-0} of ${total:-0} samples reach a thread's root (want >= $REACH_BAR %)"
+	fi
 }
 
 # --- Node
