@@ -354,6 +354,19 @@ static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
 	default:
 		break;
 	}
+	switch (elf_syms__go(es)) {
+	case ELF_SYMS_GO_OK:
+		s->stats.go_tables++;
+		break;
+	case ELF_SYMS_GO_BAD:
+		s->stats.go_bad++;
+		break;
+	case ELF_SYMS_GO_TOO_BIG:
+		s->stats.go_too_big++;
+		break;
+	default:
+		break;
+	}
 	if (!looked)
 		return;
 	if (dbg)
@@ -856,6 +869,8 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 		s->stats.names_debug_file++;
 	else if (elf_syms__from_minidebug(f->es, name))
 		s->stats.names_minidebug++;
+	else if (elf_syms__from_gopclntab(f->es, name))
+		s->stats.names_gopclntab++;
 	else if (f == &s->vdso)
 		s->stats.names_vdso++;
 	if (demangle_wanted(name))

@@ -31,7 +31,9 @@
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
  * elf/debug_file.h), else its .dynsym merged with its MiniDebugInfo
- * (.gnu_debugdata, see symbols/elf_syms.h).  C++ and Rust names are
+ * (.gnu_debugdata, see symbols/elf_syms.h); a Go program without any is
+ * named from its runtime's own table, .gopclntab, with source lines and
+ * inlined calls (elf/gopclntab.h).  C++ and Rust names are
  * demangled for display (symbols/demangle.h), once per symbol.  "[vdso]"
  * mappings are named from the collector's own vDSO image, which every 64-bit
  * process on this kernel maps; the kernel mapping carries the kernel's text
@@ -100,9 +102,14 @@ struct symbolizer_stats {
 	uint64_t minidebug_files;   /* merged */
 	uint64_t minidebug_bad;	    /* not xz, corrupt, or not a matching ELF: ignored */
 	uint64_t minidebug_too_big; /* past ELF_SYMS_MAX_MINIDEBUG (a bomb?): ignored */
+	/* Go programs without symbols, named from their .gopclntab */
+	uint64_t go_tables;  /* read */
+	uint64_t go_bad;     /* malformed or of a layout before Go 1.16: ignored */
+	uint64_t go_too_big; /* past ELF_SYMS_MAX_GOPCLNTAB: ignored */
 	/* frame lookups named from each source (the file's own tables are the rest) */
 	uint64_t names_debug_file;
 	uint64_t names_minidebug;
+	uint64_t names_gopclntab;
 	uint64_t names_vdso;
 	uint64_t demangled;	  /* distinct symbols demangled */
 	uint64_t demangle_failed; /* distinct mangled-looking symbols left as they are */
