@@ -363,6 +363,7 @@ static uint32_t pcdata_off(const struct gopclntab *g, const struct gopclntab_fun
 int gopclntab__pcvalue(const struct gopclntab *g, const struct gopclntab_func *f,
 		       enum gopclntab_pctab which, struct gopclntab_pcvalue *it)
 {
+	uint64_t quanta = (f->end - f->entry) / g->quantum + 1;
 	uint32_t off;
 
 	switch (which) {
@@ -386,6 +387,7 @@ int gopclntab__pcvalue(const struct gopclntab *g, const struct gopclntab_func *f
 	if (!in_copy(g, g->pctab + off, 1))
 		return -EINVAL;
 	*it = (struct gopclntab_pcvalue){
+		.max_steps = quanta < GOPCLNTAB_MAX_STEPS ? (uint32_t)quanta : GOPCLNTAB_MAX_STEPS,
 		.p = g->data + g->pctab + off,
 		.end = g->data + g->size,
 		.pc = f->entry,
@@ -427,15 +429,15 @@ int gopclntab_pcvalue__next(struct gopclntab_pcvalue *it, uint64_t *lo, uint64_t
 		it->done = true;
 		return 0;
 	}
-	span = it->func_end - it->pc;
 	/* every entry covers a quantum at least, but hostile ones may cover none */
-	if (++it->steps > GOPCLNTAB_MAX_STEPS || it->steps > span / it->quantum + 1)
+	if (++it->steps > it->max_steps)
 		return -EINVAL;
 	if (!read_uvarint(it, &uv) || !read_uvarint(it, &pcdelta))
 		return -EINVAL;
 	it->first = false;
 	it->val += (int32_t)((uv >> 1) ^ -(uv & 1));
 	step = (uint64_t)pcdelta * it->quantum;
+	span = it->func_end - it->pc;
 	*lo = it->pc;
 	*val = it->val;
 	if (step >= span) {

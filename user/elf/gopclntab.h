@@ -83,7 +83,8 @@ struct gopclntab_pcvalue {
 	uint64_t pc;		/* where the next entry starts */
 	uint64_t func_end;
 	uint32_t quantum;
-	uint32_t steps; /* entries decoded */
+	uint32_t steps;	    /* entries decoded */
+	uint32_t max_steps; /* one a quantum of the function, GOPCLNTAB_MAX_STEPS at most */
 	int32_t val;
 	bool first;
 	bool done;

@@ -122,7 +122,9 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 /*
  * What the root of a stack that ended early says, as a frame of its own: a
  * stack is never silently short.  NULL: the stack is whole (or, walked by
- * frame pointers on request, its end is unknown).
+ * frame pointers on request, its end is unknown; or it ends at a Go runtime
+ * function that switched stacks, runtime.systemstack or mcall, which says
+ * so itself and is counted).
  */
 static const char *stop_marker(uint32_t flags)
 {
