@@ -27,6 +27,7 @@
 
 #include "elf/debug_file.h"
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
 #include "elf/safe_open.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
@@ -835,9 +836,11 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 		     bool return_address, struct sym_frame *out)
 {
 	struct sym_file *f = (struct sym_file *)m->file;
+	struct gopclntab_frame src[SYM_FRAME_MAX_INLINE + 1];
 	const char *name = NULL;
 	bool from_dbg = false;
-	uint64_t vaddr;
+	uint64_t vaddr = 0;
+	size_t n, i;
 
 	memset(out, 0, sizeof(*out));
 	/*
@@ -864,6 +867,18 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 	out->function = name;
 	if (!name)
 		return 0;
+	/* a Go program's own table says the line, and the calls inlined there */
+	n = from_dbg ? 0 : elf_syms__source(f->es, vaddr, src, SYM_FRAME_MAX_INLINE + 1);
+	if (n && src[n - 1].function == name) {
+		out->file = src[n - 1].file;
+		out->line = src[n - 1].line;
+		for (i = 0; i + 1 < n; i++) {
+			if (!src[i].function)
+				continue;
+			out->inlined[out->nr_inlined++] =
+				(struct sym_inline){src[i].function, src[i].file, src[i].line};
+		}
+	}
 	pthread_mutex_lock(&s->lock);
 	if (from_dbg)
 		s->stats.names_debug_file++;

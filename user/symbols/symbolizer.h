@@ -62,6 +62,16 @@ struct symbolizer;
 /* an unheld file's entry goes this long after its last mapping went */
 #define SYMBOLIZER_IDLE_NS (30ull * 1000000000ull)
 
+/* calls inlined at one address a frame keeps at most (more: the innermost are dropped) */
+#define SYM_FRAME_MAX_INLINE 8
+
+/* A call inlined at a frame's address: the function and its position there. */
+struct sym_inline {
+	const char *function; /* NULL when unnamed */
+	const char *file;     /* NULL when unknown */
+	uint32_t line;	      /* 0 when unknown */
+};
+
 /* What is known about one frame; strings live as long as the mapping's snapshot. */
 struct sym_frame {
 	const char *function;	 /* display name (demangled); NULL when not named */
@@ -75,6 +85,13 @@ struct sym_frame {
 	uint64_t map_start;   /* mapping start address (0 when unmapped) */
 	uint64_t map_end;     /* one past the mapping's end */
 	uint64_t map_pgoff;   /* file offset of map_start */
+	/* source position, where the file says (a Go program's .gopclntab) */
+	const char *file; /* NULL when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	/* the calls inlined at the address into @function, innermost first; the
+	 * position of each is in the callee's body, @file:@line the outermost call */
+	uint32_t nr_inlined;
+	struct sym_inline inlined[SYM_FRAME_MAX_INLINE];
 };
 
 /* Counters for the run summary; every skipped input is counted here. */
