@@ -113,9 +113,10 @@ static const char *string_at(const struct gopclntab *g, uint64_t off)
 	return s;
 }
 
+/* Go's runtime takes offset 0 for no name, yet the first function's is there */
 static const char *name_at(const struct gopclntab *g, int32_t name_off)
 {
-	if (name_off <= 0)
+	if (name_off < 0)
 		return NULL;
 	return string_at(g, g->funcnametab + (uint64_t)name_off);
 }
