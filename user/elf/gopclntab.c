@@ -169,7 +169,7 @@ static int read_header(struct gopclntab *g, uint64_t text_addr)
 	if (!in_copy(g, 8, nwords * 8ull))
 		return -EINVAL;
 	for (i = 0; i < (int)nwords; i++)
-		words[i] = rd64(d + 8 + 8 * i);
+		words[i] = rd64(d + 8 + 8 * (size_t)i);
 	g->nfunc = words[0];
 	if (g->version == GOPCLNTAB_GO116) {
 		memcpy(offs, &words[2], sizeof(offs));
@@ -699,7 +699,7 @@ int gopclntab__open_inline(struct gopclntab *g, const struct elf_file *ef, size_
 		if (trees * sizeof(struct inl_tree) + entries * sizeof(struct inl_call) > max_bytes)
 			return -E2BIG;
 	}
-	if (!trees)
+	if (!trees || !entries || !most)
 		return 0;
 	g->trees = calloc(trees, sizeof(*g->trees));
 	g->inl = calloc(entries, sizeof(*g->inl));

@@ -12,12 +12,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "elf/gopclntab.h"
 #include "unwind/go_rows.h"
-#include "unwind/unwind_table.h"
-#include "util/clock.h"
 
 /* a frame larger than this is not Go's: the row is UNSUPPORTED */
 #define GO_MAX_FRAME (1 << 30)
