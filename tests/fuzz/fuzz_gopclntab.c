@@ -11,11 +11,13 @@
  * PT_LOAD (read, write, execute: the moduledata scan and the inlining trees
  * read it) at 0x400000 over the whole file, .gopclntab at file offset
  * 0x1000 (address 0x401000), .text at 0x500000 (a 1.18 table's text start
- * when its header leaves it 0).  Seeds in tests/fuzz/corpus/gopclntab/ are
- * small tables of each layout, made with tests/fuzz/gen_gopclntab.py.
+ * when its header leaves it 0); then again with the section named
+ * .data.rel.ro, where the table is looked for by its header.  Seeds in tests/fuzz/corpus/gopclntab/
+ * are small tables of each layout, made with tests/fuzz/gen_gopclntab.py.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +40,10 @@ static void check(int ok)
 
 enum { SEC_NULL, SEC_SHSTRTAB, SEC_TEXT, SEC_PCLN, NR_SECS };
 
-static const char shstrtab[] = "\0.shstrtab\0.text\0.gopclntab";
+static const char shstrtab[] = "\0.shstrtab\0.text\0.gopclntab\0.data.rel.ro";
 
-static uint8_t *wrap(const uint8_t *data, size_t size, size_t *len)
+/* @relro: the section is .data.rel.ro, where a table is found by its header */
+static uint8_t *wrap(const uint8_t *data, size_t size, bool relro, size_t *len)
 {
 	size_t sh_off = (SEC_OFF + size + 7) & ~(size_t)7;
 	Elf64_Shdr sh[NR_SECS] = {
@@ -56,7 +59,7 @@ static uint8_t *wrap(const uint8_t *data, size_t size, size_t *len)
 			      .sh_offset = 0,
 			      .sh_size = 16,
 			      .sh_addralign = 16},
-		[SEC_PCLN] = {.sh_name = 17,
+		[SEC_PCLN] = {.sh_name = relro ? 28 : 17,
 			      .sh_type = SHT_PROGBITS,
 			      .sh_flags = SHF_ALLOC,
 			      .sh_addr = LOAD_VADDR + SEC_OFF,
@@ -200,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > MAX_INPUT)
 		return 0;
-	file = wrap(data, size, &len);
+	file = wrap(data, size, false, &len);
 	if (!file)
 		return 0;
 	ef = elf_file__open_mem(file, len);
@@ -214,6 +217,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_syms__lookup(es, TEXT_VADDR + 0x30, NULL);
 		elf_syms__free(es);
 	}
+	elf_file__free(ef);
+	free(file);
+
+	/* the same bytes as an externally linked file's .data.rel.ro */
+	file = wrap(data, size, true, &len);
+	if (!file)
+		return 0;
+	ef = elf_file__open_mem(file, len);
+	check(ef != NULL);
+	exercise_table(ef);
 	elf_file__free(ef);
 	free(file);
 	return 0;

@@ -4,9 +4,11 @@
 # process, goroutines spinning in known functions (goSpinLeaf called from
 # goSpinMid; goInlined inlined into goSpinInline) and one making garbage, so
 # that the garbage collector works on the system stack.  It is built by
-# Debian's go as go build makes it (.symtab, .debug_frame) and with
+# Debian's go as go build makes it (.symtab, .debug_frame), with
 # -ldflags='-s -w' (neither: names, lines and unwind rows come from
-# .gopclntab alone), then profiled GO_SECONDS (3) each.  Checks:
+# .gopclntab alone), and that as a PIE linked by gcc, as distributions link
+# cgo programs (.eh_frame for the C parts only, the table inside
+# .data.rel.ro), then profiled GO_SECONDS (3) each.  Checks:
 #  - >= GO_BAR % (95) of the samples have every user frame named and end at
 #    a Go stack root (runtime.goexit below runtime.main and every goroutine,
 #    runtime.mstart below a thread's scheduler) or at a function that
@@ -14,7 +16,7 @@
 #    callers), counted as go_system_stack; no marker frame;
 #  - no frame after a root or a stack switch: never a made-up caller;
 #  - the hot functions are there, whole: goSpinLeaf under goSpinMid; in the
-#    stripped build, goInlined as an inlined frame, with goload.go lines.
+#    stripped builds, goInlined as an inlined frame, with goload.go lines.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stacks.sh"
 need_root
@@ -32,6 +34,8 @@ export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
 go build -o "$TMP/goload" "$SRC" || { echo "FAIL: go build"; exit 1; }
 go build -ldflags='-s -w' -o "$TMP/goload_stripped" "$SRC" ||
 	{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
+CGO_ENABLED=1 go build -buildmode=pie -ldflags='-linkmode=external -s -w' \
+	-o "$TMP/goload_external" "$SRC" || { echo "FAIL: go build -linkmode=external"; exit 1; }
 
 # share_of FOLDED AWK_CONDITION: "N of M": the samples whose stack ($2, leaf
 # first, ";"-separated, in array f[1..n]) meets the condition
@@ -88,17 +92,24 @@ check() {
 
 check unstripped "$TMP/goload"
 
+# names, inlined calls and lines from .gopclntab
+check_gopclntab() {
+	local what=$1 out=$TMP/$1 n
+	grep -q "[1-9][0-9]* Go .gopclntab read" "$out.log" && ok "$what: its .gopclntab read" ||
+		fail "$what: the summary counts no .gopclntab read"
+	n=$(grep -c 'main\.goInlined;main\.goSpinInline' "$out.folded")
+	[ "$n" -gt 0 ] && ok "$what: main.goInlined an inlined frame of main.goSpinInline" ||
+		fail "$what: no main.goInlined inlined into main.goSpinInline"
+	if "$PPROF" -top -lines -nodecount=200 "$out.pb.gz" 2>/dev/null |
+		grep -Eq 'main\.goSpinLeaf .*goload\.go:[0-9]+'; then
+		ok "$what: source lines (pprof -lines: main.goSpinLeaf goload.go:N)"
+	else
+		fail "$what: no goload.go line for main.goSpinLeaf"
+	fi
+}
+
 check stripped "$TMP/goload_stripped"
-out=$TMP/stripped
-grep -q "[1-9][0-9]* Go .gopclntab read" "$out.log" && ok "stripped: its .gopclntab read" ||
-	fail "stripped: the summary counts no .gopclntab read"
-n=$(grep -c 'main\.goInlined;main\.goSpinInline' "$out.folded")
-[ "$n" -gt 0 ] && ok "stripped: main.goInlined an inlined frame of main.goSpinInline" ||
-	fail "stripped: no main.goInlined inlined into main.goSpinInline"
-if "$PPROF" -top -lines -nodecount=200 "$out.pb.gz" 2>/dev/null |
-	grep -Eq 'main\.goSpinLeaf .*goload\.go:[0-9]+'; then
-	ok "stripped: source lines (pprof -lines: main.goSpinLeaf goload.go:N)"
-else
-	fail "stripped: no goload.go line for main.goSpinLeaf"
-fi
+check_gopclntab stripped
+check external "$TMP/goload_external"
+check_gopclntab external
 finish

@@ -4,7 +4,9 @@
  * of stripped Go programs, unwind/go_rows' rows), against a real Go
  * program built by tests/unit/go_fixtures.mk with Debian's go: normal
  * (.symtab and .debug_frame: the truth the stripped builds are checked
- * against), -ldflags='-s -w' and -buildmode=pie.  Then hostile mutations
+ * against), -ldflags='-s -w', -buildmode=pie, and that linked by gcc;
+ * each table layout (Go 1.16, 1.18, 1.20) from the fuzz target's seeds
+ * (tests/fuzz/gen_gopclntab.py).  Then hostile mutations
  * of the stripped one's .gopclntab: bad offsets, counts past the section,
  * an unsorted table, a pc-value table that never advances.
  * Fixtures are looked up in $FIXTURES_DIR, else $OUTPUT/fixtures, else
@@ -34,6 +36,7 @@
 #define FIXTURE_FULL	 "go/go_fixture"
 #define FIXTURE_STRIPPED "go/go_fixture_stripped"
 #define FIXTURE_PIE	 "go/go_fixture_pie"
+#define FIXTURE_EXTPIE	 "go/go_fixture_extpie"
 
 #define MAX_BYTES (64u << 20)
 
@@ -76,7 +79,11 @@ static void image_load(struct image *im, const char *name)
 	if (!sh)
 		sh = elf_file__section(im->ef,
 				       elf_file__find_section(im->ef, ".data.rel.ro.gopclntab"));
-	assert_non_null(sh);
+	if (!sh) {
+		/* merged into .data.rel.ro by an external linker: found by the table */
+		im->sec_off = UINT64_MAX;
+		return;
+	}
 	im->sec_off = sh->sh_offset;
 	im->sec_size = sh->sh_size;
 }
@@ -309,6 +316,12 @@ static void gopclntab__frames__pie_build__lines_and_inlined_call(void **state)
 	check_frames(FIXTURE_PIE);
 }
 
+/* no .gopclntab: the table is found by its header inside .data.rel.ro */
+static void gopclntab__frames__external_pie_build__found_in_relro(void **state)
+{
+	check_frames(FIXTURE_EXTPIE);
+}
+
 /* the trees past their cap are left out: the outer function only */
 static void gopclntab__open_inline__past_cap__refused_outer_function_only(void **state)
 {
@@ -327,6 +340,130 @@ static void gopclntab__open_inline__past_cap__refused_outer_function_only(void *
 		assert_int_equal(gopclntab__frames(g, &outer, pc, fr, 4), 1);
 	gopclntab__free(g);
 	image_free(&im);
+}
+
+/* --- each layout: the seeds of tests/fuzz/gen_gopclntab.py ----------------- */
+
+/*
+ * A seed wrapped as fuzz_gopclntab.c wraps it: one PT_LOAD at 0x400000 over
+ * the file, .gopclntab at offset 0x1000, .text at 0x500000.
+ */
+static uint8_t *wrap_seed(const uint8_t *data, size_t size, size_t *len)
+{
+	static const char names[] = "\0.shstrtab\0.text\0.gopclntab";
+	size_t sh_off = (0x1000 + size + 7) & ~(size_t)7;
+	Elf64_Shdr sh[4] = {
+		[1] = {.sh_name = 1,
+		       .sh_type = SHT_STRTAB,
+		       .sh_offset = 0x100,
+		       .sh_size = sizeof(names)},
+		[2] = {.sh_name = 11, .sh_type = SHT_PROGBITS, .sh_addr = 0x500000, .sh_size = 16},
+		[3] = {.sh_name = 17,
+		       .sh_type = SHT_PROGBITS,
+		       .sh_addr = 0x401000,
+		       .sh_offset = 0x1000,
+		       .sh_size = size},
+	};
+	Elf64_Phdr ph = {.p_type = PT_LOAD,
+			 .p_flags = PF_R | PF_W | PF_X,
+			 .p_vaddr = 0x400000,
+			 .p_filesz = sh_off,
+			 .p_memsz = 0x200000,
+			 .p_align = 0x1000};
+	Elf64_Ehdr eh = {
+		.e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+			    EV_CURRENT},
+		.e_type = ET_EXEC,
+		.e_machine = EM_X86_64,
+		.e_version = EV_CURRENT,
+		.e_phoff = sizeof(Elf64_Ehdr),
+		.e_shoff = sh_off,
+		.e_ehsize = sizeof(Elf64_Ehdr),
+		.e_phentsize = sizeof(Elf64_Phdr),
+		.e_phnum = 1,
+		.e_shentsize = sizeof(Elf64_Shdr),
+		.e_shnum = 4,
+		.e_shstrndx = 1,
+	};
+	uint8_t *buf;
+
+	*len = sh_off + sizeof(sh);
+	buf = calloc(1, *len);
+	assert_non_null(buf);
+	memcpy(buf, &eh, sizeof(eh));
+	memcpy(buf + sizeof(eh), &ph, sizeof(ph));
+	memcpy(buf + 0x100, names, sizeof(names));
+	memcpy(buf + 0x1000, data, size);
+	memcpy(buf + sh_off, sh, sizeof(sh));
+	return buf;
+}
+
+/* what gen_gopclntab.py wrote: the same four functions in each layout */
+static void check_seed(const char *name, enum gopclntab_version version)
+{
+	struct gopclntab_frame fr[4];
+	struct gopclntab_func f;
+	struct unwind_table *t = NULL;
+	struct elf_file *ef;
+	struct gopclntab *g;
+	uint8_t *data, *file;
+	size_t len, flen;
+	char path[256], err[256];
+
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/gopclntab/%s", name);
+	fixture_read_file(path, &data, &len);
+	file = wrap_seed(data, len, &flen);
+	ef = elf_file__open_mem(file, flen);
+	assert_non_null(ef);
+	g = gopclntab__open(ef, MAX_BYTES);
+	assert_non_null(g);
+	assert_int_equal(gopclntab__version(g), version);
+	assert_int_equal(gopclntab__nr_funcs(g), 4);
+	assert_int_equal(gopclntab__open_inline(g, ef, MAX_BYTES), 0);
+	assert_true(gopclntab__has_inline(g));
+	assert_int_equal(gopclntab__func(g, 0, &f), 0);
+	assert_string_equal(f.name, "main.a");
+	assert_int_equal(f.entry, 0x500000);
+	assert_int_equal(f.end, 0x500040);
+	/* a line, then the inlined call: its body's line, the call site's */
+	assert_int_equal(gopclntab__frames(g, &f, 0x500010, fr, 4), 1);
+	assert_string_equal(fr[0].file, "/src/a.go");
+	assert_int_equal(fr[0].line, 11);
+	assert_int_equal(gopclntab__frames(g, &f, 0x500024, fr, 4), 2);
+	assert_string_equal(fr[0].function, "main.inl");
+	assert_string_equal(fr[0].file, "/src/inl.go");
+	assert_int_equal(fr[0].line, 3);
+	assert_string_equal(fr[1].function, "main.a");
+	assert_int_equal(fr[1].line, 10);
+	assert_int_equal(gopclntab__func(g, 1, &f), 0);
+	assert_string_equal(f.name, "runtime.goexit");
+	assert_int_equal(gopclntab__func(g, 2, &f), 0);
+	assert_string_equal(f.name, "runtime.mcall");
+	if (version != GOPCLNTAB_GO116) {
+		assert_true(f.flag & GOPCLNTAB_FLAG_SPWRITE);
+	}
+	/* rows: the frame from pcsp, the root, the switch (Go 1.16: by name) */
+	assert_int_equal(unwind_table__build(ef, NULL, NULL, &t, err, sizeof(err)), 0);
+	assert_int_equal(unwind_table__find(t, 0x500008)->cmd, UNWIND_CMD_CFA_RSP);
+	assert_int_equal(unwind_table__find(t, 0x500008)->cfa_off, 0x20);
+	assert_int_equal(unwind_table__find(t, 0x500008)->rbp, UNWIND_RBP_CFA);
+	assert_int_equal(unwind_table__find(t, 0x500040)->cmd, UNWIND_CMD_END);
+	assert_int_equal(unwind_table__find(t, 0x500070)->cmd, UNWIND_CMD_GO_SYSTEM_STACK);
+	assert_int_equal(unwind_table__find(t, 0x500080)->cfa_off, 8);
+	/* outside Go's functions: frame pointers, as without a table */
+	assert_int_equal(unwind_table__find(t, 0x500100)->cmd, UNWIND_CMD_FP);
+	unwind_table__free(t);
+	gopclntab__free(g);
+	elf_file__free(ef);
+	free(file);
+	free(data);
+}
+
+static void gopclntab__open__each_layout__names_lines_inlined_rows(void **state)
+{
+	check_seed("go116", GOPCLNTAB_GO116);
+	check_seed("go118", GOPCLNTAB_GO118);
+	check_seed("go120", GOPCLNTAB_GO120);
 }
 
 /* --- elf_syms: the names of a Go program without .symtab ------------------ */
@@ -455,6 +592,8 @@ static void unwind_table__build__go_without_cfi__rows_from_gopclntab(void **stat
 
 	check_go_table(FIXTURE_STRIPPED, ".gopclntab");
 	check_go_table(FIXTURE_PIE, ".gopclntab");
+	/* CFI for its C parts only: the Go functions' rows from .gopclntab */
+	check_go_table(FIXTURE_EXTPIE, ".eh_frame");
 	/* nearly all the text is Go's: covered, no debug file wanted */
 	image_load(&im, FIXTURE_STRIPPED);
 	assert_int_equal(unwind_table__build(im.ef, NULL, NULL, &t, err, sizeof(err)), 0);
@@ -695,7 +834,9 @@ int main(void)
 		cmocka_unit_test(gopclntab__func__runtime__roots_and_switches_flagged),
 		cmocka_unit_test(gopclntab__frames__stripped_build__lines_and_inlined_call),
 		cmocka_unit_test(gopclntab__frames__pie_build__lines_and_inlined_call),
+		cmocka_unit_test(gopclntab__frames__external_pie_build__found_in_relro),
 		cmocka_unit_test(gopclntab__open_inline__past_cap__refused_outer_function_only),
+		cmocka_unit_test(gopclntab__open__each_layout__names_lines_inlined_rows),
 		cmocka_unit_test(elf_syms__open_fd__stripped_go__named_from_gopclntab),
 		cmocka_unit_test(unwind_table__build__go_with_cfi__roots_end_switches_stop),
 		cmocka_unit_test(unwind_table__build__go_without_cfi__rows_from_gopclntab),

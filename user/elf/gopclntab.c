@@ -43,6 +43,8 @@
 #define MODULEDATA_GOFUNC_GO120 40	    /* covctrs, ecovctrs came before it in 1.20 */
 #define MODULEDATA_SCAN_MAX	(64u << 20) /* bytes of data searched for it */
 #define MODULEDATA_SCAN_WINDOW	(64u << 10)
+#define RELRO_WINDOW		(64u << 10) /* bytes of .data.rel.ro read at once */
+#define RELRO_CANDIDATES	8	    /* headers tried there at most */
 
 /* an inlining tree copied: its function's record offset, where its entries are */
 struct inl_tree {
@@ -229,21 +231,90 @@ static uint64_t section_vaddr(const struct elf_file *ef, const char *name)
 	return sh ? sh->sh_addr : 0;
 }
 
+/* a header's first 8 bytes: a magic this file reads, 0, 0, a quantum, 8-byte pointers */
+static bool looks_like_header(const uint8_t *p)
+{
+	uint32_t magic = rd32(p);
+
+	return (magic == MAGIC_GO116 || magic == MAGIC_GO118 || magic == MAGIC_GO120) && !p[4] &&
+	       !p[5] && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == 8;
+}
+
+/* read the table from the copy @g holds: 0, or -errno with the copy freed */
+static int settle(struct gopclntab *g, uint64_t text_addr)
+{
+	int err = read_header(g, text_addr);
+
+	if (!err)
+		err = check_functab(g);
+	if (err) {
+		free(g->data);
+		g->data = NULL;
+	}
+	return err;
+}
+
+/*
+ * An externally linked position-independent file (cgo, -buildmode=pie) has
+ * no .gopclntab: its linker merged the table into .data.rel.ro.  Its header
+ * is found there, 8-aligned; the copy runs to the section's end.  A few
+ * candidates at most are copied: a hostile file may hold many magics.
+ */
+static int find_in_relro(struct gopclntab *g, const struct elf_file *ef, size_t max_bytes,
+			 uint64_t text_addr)
+{
+	const Elf64_Shdr *sh = elf_file__section(ef, elf_file__find_section(ef, ".data.rel.ro"));
+	uint64_t pos, n, j, len, tried = 0;
+	uint8_t *win;
+	int err = -ENOENT;
+
+	if (!sh || sh->sh_size < 8 || sh->sh_offset % 8 || sh->sh_offset > elf_file__size(ef) ||
+	    sh->sh_size > elf_file__size(ef) - sh->sh_offset)
+		return -ENOENT;
+	win = malloc(RELRO_WINDOW);
+	if (!win)
+		return -ENOMEM;
+	for (pos = 0; pos + 8 <= sh->sh_size && tried < RELRO_CANDIDATES; pos += n) {
+		n = sh->sh_size - pos < RELRO_WINDOW ? (sh->sh_size - pos) & ~7ull : RELRO_WINDOW;
+		if (elf_file__read(ef, sh->sh_offset + pos, win, n))
+			break;
+		for (j = 0; j + 8 <= n && tried < RELRO_CANDIDATES; j += 8) {
+			if (!looks_like_header(win + j))
+				continue;
+			tried++;
+			len = sh->sh_size - pos - j < max_bytes ? sh->sh_size - pos - j : max_bytes;
+			g->data = malloc(len);
+			if (!g->data) {
+				err = -ENOMEM;
+				goto out;
+			}
+			g->size = len;
+			g->vaddr = sh->sh_addr + pos + j;
+			err = elf_file__read(ef, sh->sh_offset + pos + j, g->data, len);
+			if (!err)
+				err = settle(g, text_addr);
+			else {
+				free(g->data);
+				g->data = NULL;
+			}
+			if (!err || err == -ENOMEM)
+				goto out;
+		}
+	}
+	err = err == -ENOENT ? -ENOENT : -EINVAL;
+out:
+	free(win);
+	return err;
+}
+
 struct gopclntab *gopclntab__open(const struct elf_file *ef, size_t max_bytes)
 {
+	uint64_t text_addr = section_vaddr(ef, ".text");
 	struct gopclntab *g;
 	size_t idx;
 	void *copy;
 	int err;
 
-	idx = elf_file__find_section(ef, ".gopclntab");
-	/* where an externally linked position-independent file has it */
-	if (!idx)
-		idx = elf_file__find_section(ef, ".data.rel.ro.gopclntab");
-	if (!idx) {
-		errno = ENOENT;
-		return NULL;
-	}
 	if (elf_file__ehdr(ef)->e_ident[EI_DATA] != ELFDATA2LSB) {
 		errno = ENOTSUP;
 		return NULL;
@@ -251,14 +322,22 @@ struct gopclntab *gopclntab__open(const struct elf_file *ef, size_t max_bytes)
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
+	idx = elf_file__find_section(ef, ".gopclntab");
+	/* where Go's own linker puts it in a position-independent file */
+	if (!idx)
+		idx = elf_file__find_section(ef, ".data.rel.ro.gopclntab");
+	if (!idx) {
+		err = find_in_relro(g, ef, max_bytes, text_addr);
+		if (err)
+			goto err_free;
+		return g;
+	}
 	err = elf_file__section_copy(ef, idx, max_bytes, &copy, &g->size);
 	if (err)
 		goto err_free;
 	g->data = copy;
 	g->vaddr = elf_file__section(ef, idx)->sh_addr;
-	err = read_header(g, section_vaddr(ef, ".text"));
-	if (!err)
-		err = check_functab(g);
+	err = settle(g, text_addr);
 	if (err)
 		goto err_free;
 	return g;
@@ -696,7 +775,10 @@ int gopclntab__open_inline(struct gopclntab *g, const struct elf_file *ef, size_
 		trees++;
 		entries += count;
 		most = count > most ? count : most;
-		if (trees * sizeof(struct inl_tree) + entries * sizeof(struct inl_call) > max_bytes)
+		/* the trees kept, and the largest read at once */
+		if (trees * sizeof(struct inl_tree) + entries * sizeof(struct inl_call) +
+			    (uint64_t)most * 20 >
+		    max_bytes)
 			return -E2BIG;
 	}
 	if (!trees || !entries || !most)

@@ -12,6 +12,10 @@
  * (as Go's runtime/symtab.go, runtime2.go and debug/gosym describe them);
  * older and unknown ones are refused (ENOTSUP).
  *
+ * Where: the .gopclntab section (.data.rel.ro.gopclntab in a PIE Go's own
+ * linker made); a PIE linked by gcc (cgo) has it merged into .data.rel.ro,
+ * where its header is looked for (a few candidates at most).
+ *
  * The file is hostile (elf/elf_file.h): the section is copied whole into
  * private memory (at most the caller's cap: its bytes are what the table
  * holds), its header's counts are capped and its offsets checked against
@@ -91,7 +95,7 @@ struct gopclntab_pcvalue {
 };
 
 /**
- * gopclntab__open() - read @ef's .gopclntab.
+ * gopclntab__open() - read @ef's .gopclntab (or the table in its .data.rel.ro).
  * @max_bytes: the most the copy may hold; larger sections are refused
  * Return: the table (pair with gopclntab__free()), or NULL with errno set:
  * ENOENT (no such section), E2BIG (past @max_bytes or a cap above),

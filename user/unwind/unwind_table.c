@@ -203,6 +203,11 @@ int unwind_build__run(struct unwind_build *b, uint64_t slice_ns)
 
 		ret = go_rows__apply(b);
 		b->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		if (!ret && b->cpu_ns > b->cpu_limit) {
+			set_err(b->err, b->err_len, "the Go rows take more than %llu ms of CPU",
+				(unsigned long long)(b->cpu_limit / 1000000));
+			ret = -ETIME;
+		}
 	}
 	if (!ret)
 		ret = unwind_walk__finish(b);
