@@ -38,9 +38,9 @@ static void check(int ok)
 		abort();
 }
 
-enum { SEC_NULL, SEC_SHSTRTAB, SEC_TEXT, SEC_PCLN, NR_SECS };
+enum { SEC_NULL, SEC_SHSTRTAB, SEC_TEXT, SEC_PCLN, SEC_BUILDINFO, NR_SECS };
 
-static const char shstrtab[] = "\0.shstrtab\0.text\0.gopclntab\0.data.rel.ro";
+static const char shstrtab[] = "\0.shstrtab\0.text\0.gopclntab\0.data.rel.ro\0.go.buildinfo";
 
 /* @relro: the section is .data.rel.ro, where a table is found by its header */
 static uint8_t *wrap(const uint8_t *data, size_t size, bool relro, size_t *len)
@@ -66,6 +66,13 @@ static uint8_t *wrap(const uint8_t *data, size_t size, bool relro, size_t *len)
 			      .sh_offset = SEC_OFF,
 			      .sh_size = size,
 			      .sh_addralign = 8},
+		/* what says a file is Go's: its .data.rel.ro is then searched */
+		[SEC_BUILDINFO] = {.sh_name = 41,
+				   .sh_type = SHT_PROGBITS,
+				   .sh_flags = SHF_ALLOC,
+				   .sh_offset = 0,
+				   .sh_size = 16,
+				   .sh_addralign = 16},
 	};
 	Elf64_Phdr ph = {
 		.p_type = PT_LOAD,

@@ -102,6 +102,14 @@ static void image_free(struct image *im)
 	free(im->buf);
 }
 
+static void expect_refused(struct image *im, int err)
+{
+	image_reopen(im);
+	errno = 0;
+	assert_null(gopclntab__open(im->ef, MAX_BYTES));
+	assert_int_equal(errno, err);
+}
+
 static struct gopclntab *open_table(struct image *im)
 {
 	struct gopclntab *g = gopclntab__open(im->ef, MAX_BYTES);
@@ -320,6 +328,29 @@ static void gopclntab__frames__pie_build__lines_and_inlined_call(void **state)
 static void gopclntab__frames__external_pie_build__found_in_relro(void **state)
 {
 	check_frames(FIXTURE_EXTPIE);
+}
+
+/* a file that does not say it is Go's: its .data.rel.ro is not searched */
+static void gopclntab__open__relro_of_a_file_not_go__not_searched(void **state)
+{
+	const Elf64_Shdr *names, *sh;
+	struct image im;
+	const char *name;
+	size_t i;
+
+	image_load(&im, FIXTURE_EXTPIE);
+	gopclntab__free(open_table(&im));
+	names = elf_file__section(im.ef, elf_file__ehdr(im.ef)->e_shstrndx);
+	assert_non_null(names);
+	/* ".go.buildinfo" and ".note.go.buildid" become ".Xo..." and ".Xote..." */
+	for (i = 1; i < elf_file__nr_sections(im.ef); i++) {
+		sh = elf_file__section(im.ef, i);
+		name = elf_file__section_name(im.ef, i);
+		if (name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".note.go.buildid")))
+			im.buf[names->sh_offset + sh->sh_name + 1] = 'X';
+	}
+	expect_refused(&im, ENOENT);
+	image_free(&im);
 }
 
 /* the trees past their cap are left out: the outer function only */
@@ -605,14 +636,6 @@ static void unwind_table__build__go_without_cfi__rows_from_gopclntab(void **stat
 
 /* --- hostile tables -------------------------------------------------------- */
 
-static void expect_refused(struct image *im, int err)
-{
-	image_reopen(im);
-	errno = 0;
-	assert_null(gopclntab__open(im->ef, MAX_BYTES));
-	assert_int_equal(errno, err);
-}
-
 static void gopclntab__open__hostile_header__refused(void **state)
 {
 	struct image im;
@@ -835,6 +858,7 @@ int main(void)
 		cmocka_unit_test(gopclntab__frames__stripped_build__lines_and_inlined_call),
 		cmocka_unit_test(gopclntab__frames__pie_build__lines_and_inlined_call),
 		cmocka_unit_test(gopclntab__frames__external_pie_build__found_in_relro),
+		cmocka_unit_test(gopclntab__open__relro_of_a_file_not_go__not_searched),
 		cmocka_unit_test(gopclntab__open_inline__past_cap__refused_outer_function_only),
 		cmocka_unit_test(gopclntab__open__each_layout__names_lines_inlined_rows),
 		cmocka_unit_test(elf_syms__open_fd__stripped_go__named_from_gopclntab),

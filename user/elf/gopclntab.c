@@ -258,7 +258,8 @@ static int settle(struct gopclntab *g, uint64_t text_addr)
  * An externally linked position-independent file (cgo, -buildmode=pie) has
  * no .gopclntab: its linker merged the table into .data.rel.ro.  Its header
  * is found there, 8-aligned; the copy runs to the section's end.  A few
- * candidates at most are copied: a hostile file may hold many magics.
+ * candidates at most are copied: a hostile file may hold many magics.  Only
+ * for a Go program (a .go.buildinfo or .note.go.buildid section).
  */
 static int find_in_relro(struct gopclntab *g, const struct elf_file *ef, size_t max_bytes,
 			 uint64_t text_addr)
@@ -326,6 +327,12 @@ struct gopclntab *gopclntab__open(const struct elf_file *ef, size_t max_bytes)
 	/* where Go's own linker puts it in a position-independent file */
 	if (!idx)
 		idx = elf_file__find_section(ef, ".data.rel.ro.gopclntab");
+	/* only a Go program's .data.rel.ro is searched: any other file costs nothing */
+	if (!idx && !elf_file__find_section(ef, ".go.buildinfo") &&
+	    !elf_file__find_section(ef, ".note.go.buildid")) {
+		err = -ENOENT;
+		goto err_free;
+	}
 	if (!idx) {
 		err = find_in_relro(g, ef, max_bytes, text_addr);
 		if (err)

@@ -14,7 +14,9 @@
  *
  * Where: the .gopclntab section (.data.rel.ro.gopclntab in a PIE Go's own
  * linker made); a PIE linked by gcc (cgo) has it merged into .data.rel.ro,
- * where its header is looked for (a few candidates at most).
+ * where its header is looked for (a few candidates at most) when the file
+ * says it is Go's (.go.buildinfo, .note.go.buildid): other files cost a
+ * look at their section names.
  *
  * The file is hostile (elf/elf_file.h): the section is copied whole into
  * private memory (at most the caller's cap: its bytes are what the table

@@ -62,7 +62,7 @@ struct symbolizer;
 /* an unheld file's entry goes this long after its last mapping went */
 #define SYMBOLIZER_IDLE_NS (30ull * 1000000000ull)
 
-/* calls inlined at one address a frame keeps at most (more: the innermost are dropped) */
+/* calls inlined at one address a frame keeps at most (deeper: the innermost are kept) */
 #define SYM_FRAME_MAX_INLINE 8
 
 /* A call inlined at a frame's address: the function and its position there. */
