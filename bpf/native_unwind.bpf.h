@@ -215,6 +215,8 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 		return step_signal(st);
 	case UNWIND_CMD_END:
 		return unwind_end(st, UNWIND_STOP_COMPLETE);
+	case UNWIND_CMD_GO_SYSTEM_STACK:
+		return unwind_end(st, UNWIND_STOP_GO_SYSTEM_STACK);
 	case UNWIND_CMD_FP:
 		return step_fp(st);
 	default:

@@ -53,6 +53,12 @@ enum unwind_cmd {
 	/* the CFI says something no command above can express (a CFA on another
 	 * register, an unknown expression, a return address not at CFA - 8): stop */
 	UNWIND_CMD_UNSUPPORTED,
+	/* a Go function that runs its callee on another stack or came from one
+	 * (runtime.mcall, systemstack, morestack, asmcgocall: the runtime's
+	 * SPWRITE functions): its caller is not above it on this stack.  The
+	 * stack ends here, counted (UNWIND_STOP_GO_SYSTEM_STACK): never a made-up
+	 * caller */
+	UNWIND_CMD_GO_SYSTEM_STACK,
 	UNWIND_CMD_MAX,
 };
 
@@ -146,6 +152,9 @@ enum unwind_stop {
 	UNWIND_STOP_NO_USER,	 /* no user context (a kernel thread) */
 	UNWIND_STOP_NO_TABLE_YET, /* the process has no tables yet: walked by frame pointers */
 	UNWIND_STOP_FP,		  /* --unwind fp: walked by frame pointers, end unknown */
+	/* a Go runtime function that switched stacks (UNWIND_CMD_GO_SYSTEM_STACK):
+	 * the frames above it are whole, their goroutine's are on another stack */
+	UNWIND_STOP_GO_SYSTEM_STACK,
 	UNWIND_STOP_MAX,
 };
 

@@ -11,7 +11,8 @@
 # Kernel frames (addresses from 0xffff..., perf's [kernel.*] objects) are
 # dropped, since these checkers judge user stacks; a sample left with no frame
 # becomes "[kernel]".  Inlined frames are dropped too: an unwinder yields
-# physical frames, and the collector does not symbolize inline functions.
+# physical frames, and the collector symbolizes inlined calls only in Go
+# programs (from .gopclntab).
 # STACKS_KERNEL=1 / STACKS_INLINE=1 keep them.  Unnamed frames are
 # "[unknown]".  The collector's names are taken as the profile has them: it
 # shows a versioned symbol without its version ("sem_post"), so a version

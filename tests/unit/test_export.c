@@ -449,6 +449,8 @@ static void add_samples__unwind_stop_reason__its_marker_frame_last(void **state)
 		{UNWIND_STOP_NO_USER, NULL},
 		{UNWIND_STOP_NO_TABLE_YET, "[frame pointers: unwind tables not ready yet]"},
 		{UNWIND_STOP_FP, NULL},
+		/* the stack-switching Go function is its own root: no marker */
+		{UNWIND_STOP_GO_SYSTEM_STACK, NULL},
 	};
 	struct fixture *f = *state;
 	__u64 frames[2] = {fn_a(), fn_b() + 1};

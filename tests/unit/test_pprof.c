@@ -843,6 +843,51 @@ static void pprof__location__equal_inputs__same_id_distinct_otherwise(void **sta
 	pprof__free(p);
 }
 
+/* a Go frame: a call inlined into its caller, two Lines innermost first, each with its line */
+static void pprof__location_lines__inlined_call__lines_in_order(void **state)
+{
+	static const uint8_t want[] = {
+		0x22, 0x10,			    /* location, 16 bytes */
+		0x08, 0x01, 0x18, 0x10,		    /*   id 1, address 0x10 */
+		0x22, 0x04, 0x08, 0x01, 0x10, 0x28, /*   line {function 1, line 40} */
+		0x22, 0x04, 0x08, 0x02, 0x10, 0x2f, /*   line {function 2, line 47} */
+	};
+	struct pprof_line lines[2], other[2];
+	struct pprof_frame fr;
+	uint64_t inner, outer, lid;
+	struct pprof *p;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	p = pprof__new(cpu_types, 1, cpu_period, 10);
+	assert_non_null(p);
+	inner = pprof__function(p, "main.goInlined", "main.goInlined", "goload.go");
+	outer = pprof__function(p, "main.goSpinInline", "main.goSpinInline", "goload.go");
+	lines[0] = (struct pprof_line){inner, 40};
+	lines[1] = (struct pprof_line){outer, 47};
+	lid = pprof__location_lines(p, 0, 0x10, lines, 2);
+	assert_int_equal(lid, 1);
+	assert_int_equal(pprof__location_lines(p, 0, 0x10, lines, 2), lid);
+	/* another line, or the outer function alone, is another location */
+	memcpy(other, lines, sizeof(other));
+	other[0].line = 41;
+	assert_int_equal(pprof__location_lines(p, 0, 0x10, other, 2), 2);
+	assert_int_equal(pprof__location_lines(p, 0, 0x10, &lines[1], 1), 3);
+	assert_int_equal(pprof__location(p, 0, 0x10, outer), 4);
+	/* a dangling function in any line refuses the location */
+	other[0].function_id = 99;
+	assert_int_equal(pprof__location_lines(p, 0, 0x10, other, 2), 0);
+	assert_int_equal(pprof__nr_locations(p), 4);
+	/* the location names the function the code belongs to: the outermost */
+	assert_int_equal(pprof__location_frame(p, lid, &fr), 0);
+	assert_int_equal(fr.function_id, outer);
+	assert_string_equal(fr.name, "main.goSpinInline");
+	assert_int_equal(pprof__encode(p, &buf, &len), 0);
+	assert_non_null(memmem(buf, len, want, sizeof(want)));
+	free(buf);
+	pprof__free(p);
+}
+
 static void pprof__location__dangling_ids__rejected(void **state)
 {
 	struct pprof *p = pprof__new(cpu_types, 2, cpu_period, PERIOD_NS);
@@ -1536,6 +1581,7 @@ int main(void)
 		cmocka_unit_test(pprof__mapping__equal_inputs__same_id_distinct_otherwise),
 		cmocka_unit_test(pprof__location__equal_inputs__same_id_distinct_otherwise),
 		cmocka_unit_test(pprof__location__dangling_ids__rejected),
+		cmocka_unit_test(pprof__location_lines__inlined_call__lines_in_order),
 		cmocka_unit_test(pprof__add_sample__bad_arguments__einval_and_nothing_added),
 		cmocka_unit_test(pprof__new__no_sample_types__einval),
 		cmocka_unit_test(pprof__add_sample__repeated_label_strings__interned_once),

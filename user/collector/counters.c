@@ -185,6 +185,8 @@ FAMILY(f_debug_files, "ctxprof_debug_files_total", COUNTER,
        "Separate debug files used, missing, or candidates refused, by result.", "result");
 FAMILY(f_minidebug, "ctxprof_minidebuginfo_total", COUNTER,
        "MiniDebugInfo sections merged or ignored, by result.", "result");
+FAMILY(f_gopclntab, "ctxprof_gopclntab_total", COUNTER,
+       "Go programs without symbols whose .gopclntab was read or ignored, by result.", "result");
 FAMILY(f_elf_shared, "ctxprof_elf_files_shared_total", COUNTER,
        "ELF files found parsed already under their build id.", NULL);
 FAMILY(f_sym_files, "ctxprof_symbol_cache_files", GAUGE, "ELF files whose symbols are cached.",
@@ -548,6 +550,7 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_names, "debug_file", COUNTERS_SYMBOLS, "names from debug files",
 	    sym.names_debug_file),
 	ONE(f_names, "minidebuginfo", COUNTERS_SYMBOLS, "from MiniDebugInfo", sym.names_minidebug),
+	ONE(f_names, "gopclntab", COUNTERS_SYMBOLS, "from Go's .gopclntab", sym.names_gopclntab),
 	ONE(f_names, "vdso", COUNTERS_SYMBOLS, "from the vDSO", sym.names_vdso),
 	ONE(f_demangled, "demangled", COUNTERS_SYMBOLS, "demangled", sym.demangled,
 	    .flags = COUNTER_GROUP),
@@ -563,6 +566,10 @@ const struct counter_desc counter_descs[] = {
 	    .flags = COUNTER_GROUP),
 	ONE(f_minidebug, "bad", COUNTERS_SYMBOLS, "bad", sym.minidebug_bad),
 	ONE(f_minidebug, "too_big", COUNTERS_SYMBOLS, "too big", sym.minidebug_too_big),
+	ONE(f_gopclntab, "read", COUNTERS_SYMBOLS, "Go .gopclntab read", sym.go_tables,
+	    .flags = COUNTER_GROUP),
+	ONE(f_gopclntab, "bad", COUNTERS_SYMBOLS, "bad", sym.go_bad),
+	ONE(f_gopclntab, "too_big", COUNTERS_SYMBOLS, "too big", sym.go_too_big),
 	ONE(f_sym_files, NULL, COUNTERS_SYMBOLS, "files cached", sym.files_cached,
 	    .flags = COUNTER_GROUP),
 	ONE(f_sym_bytes, NULL, COUNTERS_SYMBOLS, "of symbols", sym.bytes_cached,

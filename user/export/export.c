@@ -100,21 +100,34 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 		.build_id = f->build_id,
 		.has_functions = f->function != NULL,
 	};
+	struct pprof_line lines[SYM_FRAME_MAX_INLINE + 1];
+	size_t before = pprof__nr_locations(st->p), n = 0;
 	uint64_t mapping = 0, function = 0, loc;
-	size_t before = pprof__nr_locations(st->p);
+	uint32_t i;
 
 	if (f->mapping_path) {
 		mapping = pprof__mapping(st->p, &m);
 		if (!mapping)
 			return 0;
 	}
+	/* the calls inlined there, innermost first, each a Line of its own */
+	for (i = 0; f->function && i < f->nr_inlined; i++) {
+		const struct sym_inline *in = &f->inlined[i];
+
+		lines[n].function_id = pprof__function(st->p, in->function, in->function, in->file);
+		if (!lines[n].function_id)
+			return 0;
+		lines[n++].line = in->line;
+	}
 	if (f->function) {
 		/* name: for reading (no version, demangled); system_name: as the table has it */
-		function = pprof__function(st->p, f->function, f->system_name, NULL);
+		function = pprof__function(st->p, f->function, f->system_name, f->file);
 		if (!function)
 			return 0;
+		lines[n].function_id = function;
+		lines[n++].line = f->line;
 	}
-	loc = pprof__location(st->p, mapping, addr, function);
+	loc = pprof__location_lines(st->p, mapping, addr, lines, n);
 	/* a location is new once: count addresses, not lookups */
 	if (loc && pprof__nr_locations(st->p) != before) {
 		st->res->locations_unnamed += !function;
@@ -126,7 +139,9 @@ static uint64_t frame_location(struct exporter *st, const struct sym_frame *f, u
 /*
  * What the root of a stack that ended early says, as a frame of its own: a
  * stack is never silently short.  NULL: the stack is whole (or, walked by
- * frame pointers on request, its end is unknown).
+ * frame pointers on request, its end is unknown; or it ends at a Go runtime
+ * function that switched stacks, runtime.systemstack or mcall, which says
+ * so itself and is counted).
  */
 static const char *stop_marker(uint32_t flags)
 {
@@ -268,6 +283,9 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 				 m->path[0] ? m->path : "anonymous code");
 			f.function = f.system_name = uncertain;
 			f.build_id = NULL;
+			f.file = NULL;
+			f.line = 0;
+			f.nr_inlined = 0;
 			st->res->frames_uncertain++;
 		}
 		st->err = push_loc(st, frame_location(st, &f, addr));

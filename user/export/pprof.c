@@ -67,6 +67,7 @@ enum {
 	LOCATION_LINE = 4,
 
 	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
 
 	FUNCTION_ID = 1,
 	FUNCTION_NAME = 2,
@@ -103,10 +104,17 @@ struct function_ent {
 	uint32_t filename;
 };
 
+/* a Line of a location: its function and line (0: unknown) */
+struct line_ent {
+	int64_t line;
+	uint32_t function_id;
+};
+
 struct location_ent {
 	uint64_t address;
 	uint32_t mapping_id;
-	uint32_t function_id;
+	uint32_t nr_lines; /* 0: unnamed; more than 1: inlined calls, innermost first */
+	size_t lines_off;  /* its lines in pprof.lines */
 };
 
 struct label_ent {
@@ -147,6 +155,8 @@ struct pprof {
 	struct location_ent *locations;
 	size_t nr_locations, locations_cap;
 	struct htable location_idx;
+	struct line_ent *lines; /* the locations' lines, a run each */
+	size_t nr_lines, lines_cap;
 
 	struct sample_ent *samples;
 	size_t nr_samples, samples_cap;
@@ -264,13 +274,27 @@ static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
 }
 
+/* a location looked up: its entry, and its lines not yet in pprof.lines */
+struct location_key {
+	struct location_ent ent;
+	const struct pprof_line *lines;
+};
+
 static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct pprof *p = ctx;
-	const struct location_ent *a = &p->locations[idx], *b = key;
+	const struct location_ent *a = &p->locations[idx];
+	const struct location_key *b = key;
+	uint32_t i;
 
-	return a->address == b->address && a->mapping_id == b->mapping_id &&
-	       a->function_id == b->function_id;
+	if (a->address != b->ent.address || a->mapping_id != b->ent.mapping_id ||
+	    a->nr_lines != b->ent.nr_lines)
+		return false;
+	for (i = 0; i < a->nr_lines; i++)
+		if (p->lines[a->lines_off + i].function_id != b->lines[i].function_id ||
+		    p->lines[a->lines_off + i].line != b->lines[i].line)
+			return false;
+	return true;
 }
 
 /* --- builder */
@@ -348,6 +372,7 @@ void pprof__free(struct pprof *p)
 	htable__destroy(&p->function_idx);
 	free(p->locations);
 	htable__destroy(&p->location_idx);
+	free(p->lines);
 	free(p->samples);
 	free(p->sample_locs);
 	free(p->sample_values);
@@ -431,28 +456,49 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 	return p->nr_functions;
 }
 
-uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
-			 uint64_t function_id)
+uint64_t pprof__location_lines(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			       const struct pprof_line *lines, size_t nr_lines)
 {
-	struct location_ent key;
+	struct location_key key = {.lines = lines};
 	uint32_t hash, found;
+	uint64_t h;
+	size_t i;
 
 	/* a dangling id would make pprof reject the whole profile */
-	if (mapping_id > p->nr_mappings || function_id > p->nr_functions)
+	if (mapping_id > p->nr_mappings || nr_lines > PPROF_MAX_LINES || (nr_lines && !lines))
 		return 0;
-	key.address = address;
-	key.mapping_id = mapping_id;
-	key.function_id = function_id;
-	hash = hash_u64(hash_combine(address, (mapping_id << 32) | function_id));
+	for (i = 0; i < nr_lines; i++)
+		if (!lines[i].function_id || lines[i].function_id > p->nr_functions)
+			return 0;
+	key.ent.address = address;
+	key.ent.mapping_id = mapping_id;
+	key.ent.nr_lines = nr_lines;
+	h = hash_combine(address, mapping_id << 32 | nr_lines);
+	for (i = 0; i < nr_lines; i++)
+		h = hash_combine(h, lines[i].function_id << 32 ^ (uint64_t)lines[i].line);
+	hash = hash_u64(h);
 	found = htable__find(&p->location_idx, hash, location_eq, p, &key);
 	if (found != HTABLE_NONE)
 		return found + 1;
+	key.ent.lines_off = p->nr_lines;
 	if (p->nr_locations >= PPROF_MAX_ENTRIES ||
 	    ARRAY_RESERVE(p->locations, p->locations_cap, p->nr_locations + 1) ||
+	    ARRAY_RESERVE(p->lines, p->lines_cap, p->nr_lines + nr_lines) ||
 	    htable__insert(&p->location_idx, hash, p->nr_locations))
 		return 0;
-	p->locations[p->nr_locations++] = key;
+	for (i = 0; i < nr_lines; i++)
+		p->lines[p->nr_lines++] = (struct line_ent){
+			.line = lines[i].line, .function_id = (uint32_t)lines[i].function_id};
+	p->locations[p->nr_locations++] = key.ent;
 	return p->nr_locations;
+}
+
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			 uint64_t function_id)
+{
+	struct pprof_line line = {.function_id = function_id};
+
+	return pprof__location_lines(p, mapping_id, address, &line, function_id != 0);
 }
 
 int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_locations,
@@ -522,9 +568,12 @@ int pprof__location_frame(const struct pprof *p, uint64_t location_id, struct pp
 	if (!location_id || location_id > p->nr_locations)
 		return -ENOENT;
 	l = &p->locations[location_id - 1];
-	*f = (struct pprof_frame){.function_id = l->function_id, .mapping_id = l->mapping_id};
-	if (l->function_id)
-		f->name = p->strs[p->functions[l->function_id - 1].name].s;
+	*f = (struct pprof_frame){.mapping_id = l->mapping_id};
+	/* the function the code belongs to: its last line, the outermost */
+	if (l->nr_lines) {
+		f->function_id = p->lines[l->lines_off + l->nr_lines - 1].function_id;
+		f->name = p->strs[p->functions[f->function_id - 1].name].s;
+	}
 	if (l->mapping_id)
 		f->mapping_file = p->strs[p->mappings[l->mapping_id - 1].filename].s;
 	return 0;
@@ -704,13 +753,17 @@ static void encode_location(const struct pprof *p, struct pb_buf *b, size_t idx)
 {
 	const struct location_ent *l = &p->locations[idx];
 	size_t msg = pb_begin(b), line;
+	uint32_t i;
 
 	pb_uint64(b, LOCATION_ID, idx + 1);
 	pb_uint64(b, LOCATION_MAPPING_ID, l->mapping_id);
 	pb_uint64(b, LOCATION_ADDRESS, l->address);
-	if (l->function_id) {
+	for (i = 0; i < l->nr_lines; i++) {
+		const struct line_ent *e = &p->lines[l->lines_off + i];
+
 		line = pb_begin(b);
-		pb_uint64(b, LINE_FUNCTION_ID, l->function_id);
+		pb_uint64(b, LINE_FUNCTION_ID, e->function_id);
+		pb_int64(b, LINE_LINE, e->line);
 		pb_end(b, LOCATION_LINE, line);
 	}
 	pb_end(b, PROFILE_LOCATION, msg);

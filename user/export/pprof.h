@@ -96,6 +96,27 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 uint64_t pprof__location(struct pprof *p, uint64_t mapping_id, uint64_t address,
 			 uint64_t function_id);
 
+/* One Line of a location: a function and the line in it (0: unknown). */
+struct pprof_line {
+	uint64_t function_id;
+	int64_t line;
+};
+
+/* lines of one location at most: a call and the calls inlined into it */
+#define PPROF_MAX_LINES 64
+
+/**
+ * pprof__location_lines() - intern a location by (mapping_id, address,
+ * lines): what pprof__location() does, with a line number, and the calls
+ * inlined at the address.
+ * @lines: innermost first; the last is the function the code belongs to
+ *	(profile.proto's order); at most PPROF_MAX_LINES, none: unnamed
+ * Return: the location id (>= 1), or 0 on allocation failure or for an id
+ * not handed out by this builder.
+ */
+uint64_t pprof__location_lines(struct pprof *p, uint64_t mapping_id, uint64_t address,
+			       const struct pprof_line *lines, size_t nr_lines);
+
 /**
  * pprof__add_sample() - append one sample.
  * @locations: location ids, leaf first
@@ -133,7 +154,7 @@ int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep)
 
 /* what a location names (pprof__location_frame()) */
 struct pprof_frame {
-	uint64_t function_id;	  /* 0: unnamed */
+	uint64_t function_id;	  /* 0: unnamed; inlined calls: the outermost function */
 	uint64_t mapping_id;	  /* 0: in no known mapping */
 	const char *name;	  /* the function's name, NULL when unnamed */
 	const char *mapping_file; /* the mapping's file, NULL without one ("" when it has none) */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elf/debug_file.h"
+#include "elf/gopclntab.h"
 #include "symbols/elf_syms.h"
 #include "util/mem_budget.h"
 #include "util/ranges.h"
@@ -45,6 +46,8 @@ struct elf_syms {
 	bool has_debuglink;
 	bool over_budget;
 	enum elf_syms_minidebug minidebug;
+	enum elf_syms_go go_state;
+	struct gopclntab *go; /* a Go program's own table: its names when it has no symbols */
 	uint32_t debuglink_crc;
 	uint8_t build_id_raw[ELF_FILE_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -480,6 +483,48 @@ static int read_minidebug(struct elf_syms *es, const struct elf_file *ef, struct
 	return 0;
 }
 
+/*
+ * A Go program without function symbols (built with -ldflags=-s, or
+ * stripped) still has the runtime's own table, .gopclntab: its names, and
+ * with its inlining trees, its source lines.  Hostile like the rest: the
+ * section is copied within what is left of the budget (and
+ * ELF_SYMS_MAX_GOPCLNTAB), the trees within ELF_SYMS_MAX_GO_INLINE; a bad
+ * table is recorded in es->go_state, never fatal.
+ * Return: 0, or -ENOMEM.
+ */
+static int read_gopclntab(struct elf_syms *es, const struct elf_file *ef, struct mem_budget *b)
+{
+	size_t cap = mem_budget__left(b) < ELF_SYMS_MAX_GOPCLNTAB ? mem_budget__left(b)
+								  : ELF_SYMS_MAX_GOPCLNTAB;
+	struct gopclntab *go;
+	size_t bytes;
+	int err;
+
+	go = gopclntab__open(ef, cap);
+	if (!go) {
+		err = errno;
+		if (err == ENOMEM)
+			return -ENOMEM;
+		es->go_state = err == ENOENT  ? ELF_SYMS_GO_NONE
+			       : err == E2BIG ? ELF_SYMS_GO_TOO_BIG
+					      : ELF_SYMS_GO_BAD;
+		return 0;
+	}
+	bytes = gopclntab__bytes(go);
+	mem_budget__take(b, bytes); /* fits: copied within cap (and a few words) */
+	cap = mem_budget__left(b) < ELF_SYMS_MAX_GO_INLINE ? mem_budget__left(b)
+							   : ELF_SYMS_MAX_GO_INLINE;
+	err = gopclntab__open_inline(go, ef, cap);
+	if (err == -ENOMEM) {
+		gopclntab__free(go);
+		return err;
+	}
+	mem_budget__take(b, gopclntab__bytes(go) - bytes); /* fits: within cap */
+	es->go = go;
+	es->go_state = ELF_SYMS_GO_OK;
+	return 0;
+}
+
 /* what the file says besides its symbols */
 static int read_file_facts(struct elf_syms *es, const struct elf_file *ef)
 {
@@ -544,6 +589,13 @@ static struct elf_syms *elf_syms__parse(const struct elf_file *ef, struct mem_bu
 		goto err_free;
 	if (!(flags & ELF_SYMS_INNER) && !es->over_budget) {
 		err = read_minidebug(es, ef, b);
+		if (err)
+			goto err_free;
+	}
+	/* no symbol table: a stripped Go program names its own functions */
+	if (!(flags & ELF_SYMS_INNER) && !es->has_symtab &&
+	    es->minidebug != ELF_SYMS_MINIDEBUG_OK) {
+		err = read_gopclntab(es, ef, b);
 		if (err)
 			goto err_free;
 	}
@@ -630,18 +682,52 @@ void elf_syms__free(struct elf_syms *es)
 	free(es->names);
 	free(es->mini_names);
 	free(es->loads);
+	gopclntab__free(es->go);
 	free(es);
 }
 
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset)
 {
-	const struct elf_sym *sym = RANGE_FIND(es->syms, es->nr_syms, start, end, vaddr);
+	const struct elf_sym *sym;
+	struct gopclntab_func f;
 
+	/* Go's table first: a size-0 .dynsym symbol (cgo's) may run over Go code */
+	if (es->go && !gopclntab__find(es->go, vaddr, &f) && f.name) {
+		if (offset)
+			*offset = vaddr - f.entry;
+		return f.name;
+	}
+	sym = RANGE_FIND(es->syms, es->nr_syms, start, end, vaddr);
 	if (!sym)
 		return NULL;
 	if (offset)
 		*offset = vaddr - sym->start;
 	return sym->name;
+}
+
+size_t elf_syms__source(const struct elf_syms *es, uint64_t vaddr, struct gopclntab_frame *frames,
+			size_t max)
+{
+	struct gopclntab_func f;
+
+	if (!es->go || !max || gopclntab__find(es->go, vaddr, &f) || !f.name)
+		return 0;
+	return gopclntab__frames(es->go, &f, vaddr, frames, max);
+}
+
+bool elf_syms__from_gopclntab(const struct elf_syms *es, const char *name)
+{
+	return es->go && gopclntab__owns(es->go, name);
+}
+
+enum elf_syms_go elf_syms__go(const struct elf_syms *es)
+{
+	return es->go_state;
+}
+
+const struct gopclntab *elf_syms__gopclntab(const struct elf_syms *es)
+{
+	return es->go;
 }
 
 int elf_syms__file_offset_to_vaddr(const struct elf_syms *es, uint64_t file_offset, uint64_t *vaddr)
@@ -698,7 +784,7 @@ bool elf_syms__over_budget(const struct elf_syms *es)
 size_t elf_syms__bytes(const struct elf_syms *es)
 {
 	return sizeof(*es) + es->nr_syms * sizeof(*es->syms) + es->names_len + es->mini_names_len +
-	       es->nr_loads * sizeof(*es->loads);
+	       es->nr_loads * sizeof(*es->loads) + (es->go ? gopclntab__bytes(es->go) : 0);
 }
 
 const char *elf_syms__symbol(const struct elf_syms *es, size_t idx, uint64_t *start, uint64_t *end)

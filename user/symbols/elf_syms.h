@@ -32,6 +32,12 @@
  * file.  The .gnu_debuglink section, naming a separate debug file, is read
  * too; finding that file is elf/debug_file.h's business.
  *
+ * Go: a file without .symtab that has a .gopclntab (a Go program built
+ * with -ldflags='-s -w', or stripped) is named from that table, the Go
+ * runtime's own (elf/gopclntab.h), which also gives source lines and
+ * inlined calls (elf_syms__source()), before its .dynsym (where cgo exports
+ * a few C functions); charged to the same budget.
+ *
  * An elf_syms is immutable once open: any thread may read it.
  */
 #ifndef CTXPROF_ELF_SYMS_H
@@ -46,6 +52,8 @@
 
 struct debug_file_result;
 struct elf_syms;
+struct gopclntab;
+struct gopclntab_frame;
 
 /*
  * Bounds against hostile files, per file.  ELF_SYMS_MAX_BYTES is what one
@@ -63,6 +71,12 @@ struct elf_syms;
 #define ELF_SYMS_MAX_SYMBOLS	(2u << 20)  /* function symbols of one table */
 #define ELF_SYMS_MAX_NAME_BYTES (64u << 20) /* bytes of their distinct names */
 #define ELF_SYMS_MAX_NAME	1024
+/*
+ * a Go program's .gopclntab larger than this is refused; the trees of its
+ * inlined calls are kept within ELF_SYMS_MAX_GO_INLINE more (elf/gopclntab.h)
+ */
+#define ELF_SYMS_MAX_GOPCLNTAB (96u << 20)
+#define ELF_SYMS_MAX_GO_INLINE (16u << 20)
 /* a .gnu_debugdata section, compressed or not, larger than this is refused */
 #define ELF_SYMS_MAX_MINIDEBUG (32u << 20)
 #define ELF_SYMS_BUILD_ID_MAX  ELF_FILE_BUILD_ID_MAX /* bytes */
@@ -77,6 +91,14 @@ enum elf_syms_minidebug {
 	/* past ELF_SYMS_MAX_MINIDEBUG, or its symbols past the file's bounds
 	 * (a bomb?): ignored */
 	ELF_SYMS_MINIDEBUG_TOO_BIG,
+};
+
+/* What became of a Go program's .gopclntab (elf_syms__go()). */
+enum elf_syms_go {
+	ELF_SYMS_GO_NONE,    /* not read: the file has a .symtab, or no such section */
+	ELF_SYMS_GO_OK,	     /* read: it names the functions */
+	ELF_SYMS_GO_BAD,     /* malformed, or a layout not known (before Go 1.16): ignored */
+	ELF_SYMS_GO_TOO_BIG, /* past ELF_SYMS_MAX_GOPCLNTAB or the file's budget: ignored */
 };
 
 /**
@@ -120,13 +142,34 @@ struct elf_syms *elf_syms__open_debug(int root_fd, const char *path, const struc
 void elf_syms__free(struct elf_syms *es);
 
 /**
- * elf_syms__lookup() - name the function containing ELF virtual address @vaddr.
+ * elf_syms__lookup() - name the function containing ELF virtual address @vaddr:
+ * from its .gopclntab when it was read (elf_syms__go()), else its symbols.
  * @offset: set to @vaddr - symbol start; may be NULL
  *
  * A symbol of size 0 covers addresses up to the next symbol.
  * Return: the symbol name (owned by @es), or NULL when no symbol covers it.
  */
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset);
+
+/**
+ * elf_syms__source() - the source frames of ELF virtual address @vaddr, from
+ * a Go program's .gopclntab: the functions inlined there, innermost first,
+ * then the one elf_syms__lookup() names, each with its file and line.
+ * @frames: room for @max
+ * Return: the number filled; 0 when the file has no such table or it does
+ * not name @vaddr.
+ */
+size_t elf_syms__source(const struct elf_syms *es, uint64_t vaddr, struct gopclntab_frame *frames,
+			size_t max);
+
+/** elf_syms__from_gopclntab() - @name, returned by a lookup in @es, came from its .gopclntab. */
+bool elf_syms__from_gopclntab(const struct elf_syms *es, const char *name);
+
+/** elf_syms__go() - what became of its .gopclntab. */
+enum elf_syms_go elf_syms__go(const struct elf_syms *es);
+
+/** elf_syms__gopclntab() - the table its names come from, NULL when none. */
+const struct gopclntab *elf_syms__gopclntab(const struct elf_syms *es);
 
 /**
  * elf_syms__file_offset_to_vaddr() - translate a file offset to an ELF

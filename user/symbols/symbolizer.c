@@ -27,6 +27,7 @@
 
 #include "elf/debug_file.h"
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
 #include "elf/safe_open.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
@@ -351,6 +352,19 @@ static void count_file_locked(struct symbolizer *s, const struct elf_syms *es,
 		break;
 	case ELF_SYMS_MINIDEBUG_TOO_BIG:
 		s->stats.minidebug_too_big++;
+		break;
+	default:
+		break;
+	}
+	switch (elf_syms__go(es)) {
+	case ELF_SYMS_GO_OK:
+		s->stats.go_tables++;
+		break;
+	case ELF_SYMS_GO_BAD:
+		s->stats.go_bad++;
+		break;
+	case ELF_SYMS_GO_TOO_BIG:
+		s->stats.go_too_big++;
 		break;
 	default:
 		break;
@@ -867,9 +881,11 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 		     bool return_address, struct sym_frame *out)
 {
 	struct sym_file *f = (struct sym_file *)m->file;
+	struct gopclntab_frame src[SYM_FRAME_MAX_INLINE + 1];
 	const char *name = NULL;
 	bool from_dbg = false;
-	uint64_t vaddr;
+	uint64_t vaddr = 0;
+	size_t n, i;
 
 	memset(out, 0, sizeof(*out));
 	/*
@@ -896,11 +912,25 @@ int symbolizer__user(struct symbolizer *s, const struct mapping *m, uint64_t add
 	out->function = name;
 	if (!name)
 		return 0;
+	/* a Go program's own table says the line, and the calls inlined there */
+	n = from_dbg ? 0 : elf_syms__source(f->es, vaddr, src, SYM_FRAME_MAX_INLINE + 1);
+	if (n && src[n - 1].function == name) {
+		out->file = src[n - 1].file;
+		out->line = src[n - 1].line;
+		for (i = 0; i + 1 < n; i++) {
+			if (!src[i].function)
+				continue;
+			out->inlined[out->nr_inlined++] =
+				(struct sym_inline){src[i].function, src[i].file, src[i].line};
+		}
+	}
 	pthread_mutex_lock(&s->lock);
 	if (from_dbg)
 		s->stats.names_debug_file++;
 	else if (elf_syms__from_minidebug(f->es, name))
 		s->stats.names_minidebug++;
+	else if (elf_syms__from_gopclntab(f->es, name))
+		s->stats.names_gopclntab++;
 	else if (f == &s->vdso)
 		s->stats.names_vdso++;
 	if (display_wanted(name))

@@ -34,7 +34,9 @@
  * Names, as perf finds them: the file's .symtab, else its separate debug
  * file (by build id or .gnu_debuglink, inside the target's root, see
  * elf/debug_file.h), else its .dynsym merged with its MiniDebugInfo
- * (.gnu_debugdata, see symbols/elf_syms.h); of aliases, the name perf shows.
+ * (.gnu_debugdata, see symbols/elf_syms.h); a Go program without any is
+ * named from its runtime's own table, .gopclntab, with source lines and
+ * inlined calls (elf/gopclntab.h); of aliases, the name perf shows.
  * For display, once per symbol (symbols/demangle.h), a symbol version is
  * dropped ("sem_post@@GLIBC_2.34" shows as "sem_post") and C++ and Rust
  * names are demangled; the system name keeps both.  "[vdso]"
@@ -65,6 +67,16 @@ struct symbolizer;
 /* an unheld file's entry goes this long after its last mapping went */
 #define SYMBOLIZER_IDLE_NS (30ull * 1000000000ull)
 
+/* calls inlined at one address a frame keeps at most (deeper: the innermost are kept) */
+#define SYM_FRAME_MAX_INLINE 8
+
+/* A call inlined at a frame's address: the function and its position there. */
+struct sym_inline {
+	const char *function; /* NULL when unnamed */
+	const char *file;     /* NULL when unknown */
+	uint32_t line;	      /* 0 when unknown */
+};
+
 /* What is known about one frame; strings live as long as the mapping's snapshot. */
 struct sym_frame {
 	/* display name (no symbol version, demangled); NULL when not named */
@@ -80,6 +92,13 @@ struct sym_frame {
 	uint64_t map_start;   /* mapping start address (0 when unmapped) */
 	uint64_t map_end;     /* one past the mapping's end */
 	uint64_t map_pgoff;   /* file offset of map_start */
+	/* source position, where the file says (a Go program's .gopclntab) */
+	const char *file; /* NULL when unknown */
+	uint32_t line;	  /* 0 when unknown */
+	/* the calls inlined at the address into @function, innermost first; the
+	 * position of each is in the callee's body, @file:@line the outermost call */
+	uint32_t nr_inlined;
+	struct sym_inline inlined[SYM_FRAME_MAX_INLINE];
 };
 
 /* Counters for the run summary; every skipped input is counted here. */
@@ -108,9 +127,14 @@ struct symbolizer_stats {
 	uint64_t minidebug_files;   /* merged */
 	uint64_t minidebug_bad;	    /* not xz, corrupt, or not a matching ELF: ignored */
 	uint64_t minidebug_too_big; /* past ELF_SYMS_MAX_MINIDEBUG (a bomb?): ignored */
+	/* Go programs without symbols, named from their .gopclntab */
+	uint64_t go_tables;  /* read */
+	uint64_t go_bad;     /* malformed or of a layout before Go 1.16: ignored */
+	uint64_t go_too_big; /* past ELF_SYMS_MAX_GOPCLNTAB: ignored */
 	/* frame lookups named from each source (the file's own tables are the rest) */
 	uint64_t names_debug_file;
 	uint64_t names_minidebug;
+	uint64_t names_gopclntab;
 	uint64_t names_vdso;
 	uint64_t demangled;	  /* distinct symbols demangled */
 	uint64_t demangle_failed; /* distinct mangled-looking symbols left as they are */

@@ -65,6 +65,9 @@ enum unwind_src {
 	UNWIND_SRC_EH_FRAME = 1u << 0,	  /* @elf's .eh_frame */
 	UNWIND_SRC_DEBUG_FRAME = 1u << 1, /* @elf's .debug_frame */
 	UNWIND_SRC_DEBUG_FILE = 1u << 2,  /* @debug_elf's .debug_frame */
+	/* not a CFI source: a Go program's .gopclntab (go_rows.h), for the Go
+	 * functions no CFI covers, and its stack roots and switches */
+	UNWIND_SRC_GOPCLNTAB = 1u << 3,
 };
 #define UNWIND_TABLE_SOURCES 3
 
@@ -76,8 +79,14 @@ struct unwind_table_stats {
 	size_t fdes_shadowed;	 /* FDEs of a later source where an earlier source has FDEs */
 	size_t sources_rejected; /* later sources skipped as malformed (earlier ones had FDEs) */
 	uint64_t text_bytes;	 /* bytes of the executable PT_LOADs */
-	uint64_t covered_bytes;	 /* of those, inside an FDE that made it into the table */
+	uint64_t covered_bytes;	 /* of those, inside an FDE or a Go function with rows */
 	size_t libdw_rows;	 /* rows libdw reported, before merging */
+	/* a Go program's .gopclntab (go_rows.h) */
+	size_t go_funcs;    /* functions given rows from their pcsp table (no CFI there) */
+	size_t go_roots;    /* stack roots given UNWIND_CMD_END (runtime.goexit, mstart) */
+	size_t go_switches; /* stack switches given UNWIND_CMD_GO_SYSTEM_STACK */
+	size_t go_bad;	    /* functions whose pcsp table is malformed: UNSUPPORTED */
+	uint64_t go_bytes;  /* bytes of the text whose rows come from it */
 	size_t unsup[UNWIND_UNSUP_MAX];	 /* UNSUPPORTED libdw rows and cut walks, by reason */
 	size_t cmd_rows[UNWIND_CMD_MAX]; /* final rows per command */
 	uint64_t work;			 /* program bytes libdw ran (see UNWIND_TABLE_FDE_WORK) */
@@ -92,7 +101,9 @@ struct unwind_table {
 	struct unwind_rule *rules; /* this table's distinct rules; row.rule indexes it */
 	size_t nr_rules;
 	struct unwind_table_stats stats;
-	const char *source;   /* the first source with FDEs: ".eh_frame" or ".debug_frame" */
+	/* the first source with FDEs: ".eh_frame" or ".debug_frame"; ".gopclntab"
+	 * for a Go program without CFI */
+	const char *source;
 	unsigned int sources; /* the sources with FDEs in the table: UNWIND_SRC_* bits */
 	int from_debug_file;  /* 1: some rows come from @debug_elf's .debug_frame */
 };

@@ -37,6 +37,8 @@ struct fde_range {
 
 _Static_assert(sizeof(struct fde_range) == CFI_FDE_RANGE_BYTES, "fde_range size");
 
+struct gopclntab;
+
 struct unwind_build {
 	char *err;
 	size_t err_len;
@@ -55,6 +57,10 @@ struct unwind_build {
 	/* cfi_fdes.c: settled (sorted, disjoint) up to nr_settled */
 	struct fde_range *fdes;
 	size_t nr_fdes, nr_settled, cap_fdes;
+
+	/* go_rows.c: a Go program's own table, NULL for other files */
+	struct gopclntab *go;
+	size_t go_charged; /* its bytes, charged to @mem */
 
 	/* unwind_walk.c */
 	size_t next_fde; /* the walk resumes at this FDE */
@@ -94,6 +100,16 @@ void fdes_settle(struct unwind_build *b);
  * -ETIME past the CPU budget, -ECANCELED, -E2BIG, -ENOMEM.
  */
 int unwind_walk(struct unwind_build *b, uint64_t slice_ns);
+
+/**
+ * unwind_walk__emit() - emit a row at @vaddr, at or past the last one.  A
+ * row at the pc of the one emitted before it covers nothing: the later
+ * stands; a row whose rule is the one before it adds nothing: it merges.
+ * So b->rows holds what the table will.
+ * Return: 0, -E2BIG past UNWIND_TABLE_MAX_ROWS or the memory budget,
+ * -EINVAL for a row out of order, -ENOMEM.
+ */
+int unwind_walk__emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule *rule);
 
 /**
  * unwind_walk__finish() - the walked rows and rules as b->table (rules

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "elf/elf_file.h"
+#include "elf/gopclntab.h"
+#include "unwind/go_rows.h"
 #include "unwind/unwind_build.h"
 #include "unwind/unwind_table.h"
 #include "util/clock.h"
@@ -115,7 +117,15 @@ static int start(struct unwind_build *b, const struct elf_file *elf, const struc
 
 	ret = load_segments(b, elf);
 	if (!ret)
+		ret = go_rows__load(b, elf);
+	if (ret >= 0)
 		ret = collect(b, files);
+	/* a Go program without CFI (-ldflags=-s -w): its own table alone */
+	if (ret == -ENODATA && b->go) {
+		if (b->err && b->err_len)
+			b->err[0] = '\0';
+		return 0;
+	}
 	if (ret)
 		return ret;
 	if (b->fdes[b->nr_fdes - 1].hi - b->base > UINT32_MAX) {
@@ -187,7 +197,18 @@ int unwind_build__run(struct unwind_build *b, uint64_t slice_ns)
 
 	if (b->table)
 		return 0;
-	ret = unwind_walk(b, slice_ns);
+	ret = b->nr_fdes ? unwind_walk(b, slice_ns) : 0;
+	if (!ret && b->go) {
+		uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+		ret = go_rows__apply(b);
+		b->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		if (!ret && b->cpu_ns > b->cpu_limit) {
+			set_err(b->err, b->err_len, "the Go rows take more than %llu ms of CPU",
+				(unsigned long long)(b->cpu_limit / 1000000));
+			ret = -ETIME;
+		}
+	}
 	if (!ret)
 		ret = unwind_walk__finish(b);
 	if (ret == -E2BIG && b->err && !b->err[0])
@@ -228,6 +249,7 @@ void unwind_build__free(struct unwind_build *b)
 		return;
 	for (unsigned int i = 0; i < UNWIND_TABLE_SOURCES; i++)
 		cfi_src__release(&b->srcs[i], &b->mem);
+	gopclntab__free(b->go);
 	unwind_table__free(b->table);
 	htable__destroy(&b->rule_index);
 	free(b->xsegs);
@@ -321,6 +343,7 @@ const char *unwind_cmd_name(enum unwind_cmd c)
 		[UNWIND_CMD_END] = "end",
 		[UNWIND_CMD_FP] = "fp",
 		[UNWIND_CMD_UNSUPPORTED] = "unsupported",
+		[UNWIND_CMD_GO_SYSTEM_STACK] = "go_system_stack",
 	};
 
 	return (unsigned int)c < UNWIND_CMD_MAX && names[c] ? names[c] : "?";

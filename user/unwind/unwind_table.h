@@ -65,15 +65,20 @@
  * the earlier-starting one (then the earlier in the section) keeps the
  * overlapped addresses; each such address gets the rule libdw reports for it.
  *
+ * A Go program's .gopclntab is laid over the rows (go_rows.h): its stack
+ * roots end the stack, its stack switches stop it (counted), and its
+ * functions no CFI covers get rows from their pcsp tables; a Go program
+ * without CFI gets a table from it alone, frame-pointer rows between its
+ * functions.
+ *
  * Only x86-64 ET_EXEC/ET_DYN files are supported.  Distinct files may be
  * built from distinct threads.
  *
- * Return: 0, or -ENODATA when no source has an FDE (the caller falls back to
- * frame pointers), -EINVAL for a malformed file or CFI section, -ENOTSUP for
- * another architecture, -EFBIG when the covered pc range does not fit 32
- * bits, -E2BIG past a limit above or the memory budget, -ETIME past the CPU
- * budget, -ECANCELED when cancelled, -ENOMEM.  Pair with
- * unwind_table__free().
+ * Return: 0, or -ENODATA when no source has an FDE and the file is not a Go
+ * program (the caller falls back to frame pointers), -EINVAL for a malformed file or CFI section,
+ *-ENOTSUP for another architecture, -EFBIG when the covered pc range does not fit 32 bits, -E2BIG
+ *past a limit above or the memory budget, -ETIME past the CPU budget, -ECANCELED when cancelled,
+ *-ENOMEM.  Pair with unwind_table__free().
  */
 int unwind_table__build(const struct elf_file *elf, const struct elf_file *debug,
 			const struct unwind_table_limits *lim, struct unwind_table **out, char *err,

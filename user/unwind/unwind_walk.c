@@ -102,12 +102,7 @@ static int rule_index(struct unwind_build *b, const struct unwind_rule *rule, ui
 	return 0;
 }
 
-/*
- * Emit a row at @vaddr.  A row at the pc of the one emitted before it
- * covers nothing: the later stands; a row whose rule is the one before it
- * adds nothing: it merges.  So b->rows holds what the table will.
- */
-static int emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule *rule)
+int unwind_walk__emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule *rule)
 {
 	uint32_t pc = (uint32_t)(vaddr - b->base), idx;
 	int ret;
@@ -148,7 +143,7 @@ static int emit_unsup(struct unwind_build *b, uint64_t vaddr, enum unwind_unsup 
 	struct unwind_rule r = {.cmd = UNWIND_CMD_UNSUPPORTED};
 
 	b->stats.unsup[why]++;
-	return emit(b, vaddr, &r);
+	return unwind_walk__emit(b, vaddr, &r);
 }
 
 /*
@@ -190,7 +185,7 @@ static int walk_fde(struct unwind_build *b, const struct fde_range *f, struct wa
 		free(fr);
 		if (why != UNWIND_UNSUP_MAX)
 			b->stats.unsup[why]++;
-		ret = emit(b, addr, &rule);
+		ret = unwind_walk__emit(b, addr, &rule);
 		if (ret)
 			return ret;
 		addr = end < f->hi ? end : f->hi;
@@ -213,7 +208,7 @@ static int walk_fdes(struct unwind_build *b, struct walk_clock *c)
 
 	if (!b->head_done) {
 		if (b->fdes[0].lo > b->base) {
-			ret = emit(b, b->base, &invalid_rule);
+			ret = unwind_walk__emit(b, b->base, &invalid_rule);
 			if (ret)
 				return ret;
 		}
@@ -226,7 +221,7 @@ static int walk_fdes(struct unwind_build *b, struct walk_clock *c)
 		if (ret)
 			return ret;
 		if (b->next_fde + 1 == b->nr_fdes || f[1].lo != f->hi) {
-			ret = emit(b, f->hi, &invalid_rule);
+			ret = unwind_walk__emit(b, f->hi, &invalid_rule);
 			if (ret)
 				return ret;
 		}
