@@ -67,7 +67,7 @@ struct ct_table {
 	size_t max_count; /* load cap */
 	uint8_t *arena;	  /* trace memory, bump-allocated */
 	size_t arena_size;
-	size_t arena_kept; /* bytes of it left resident by the last clear */
+	size_t arena_kept;	/* bytes of it left resident by the last clear */
 	_Atomic uint64_t epoch; /* upper half of the ids this table hands out */
 	struct ct_table *next;	/* retired list; processor only */
 	/* written by every insert: keep them off the read-mostly line above */
