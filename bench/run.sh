@@ -192,6 +192,41 @@ wait $col || true
 echo "--all for 5 s, collector peak RSS ${rss}:"
 grep -E 'unwinding|processes:' "$B/all.log" || true
 
+# runtimes (issue 18): BPF time per sample on a Node and a Go service, the
+# default walk (tables, frame pointers over JIT code and CFI gaps, Go's
+# .gopclntab rows) next to --unwind fp (the kernel's frame-pointer walk) on
+# the same workload in the same run
+echo
+echo "== runtimes: BPF ns per sample, --unwind auto next to --unwind fp"
+cat > "$B/work.js" <<'EOJS'
+function sortWork(n) { const a = []; for (let i = 0; i < n; i++) a.push((i * 7919) % n); a.sort((x, y) => x - y); return a[0]; }
+function hashWork(n) { let h = 0; for (let i = 0; i < n; i++) h = (h * 31 + i) | 0; return h; }
+const end = Date.now() + 20000; let s = 0;
+while (Date.now() < end) { s += sortWork(20000); s += hashWork(200000); }
+console.log(s);
+EOJS
+echo "| workload | --unwind auto | --unwind fp | ratio | auto: how stacks ended |"
+echo "|---|---|---|---|---|"
+runtime_row() { # name, target command
+	local a f stops
+	a=$(bpf_ctxprof "$2")
+	stops=$(sed -n 's/^ctxprof: user stacks by how they end: \([^;]*\);.*/\1/p' "$B/bpf.log")
+	f=$(bpf_ctxprof "$2" --unwind fp)
+	echo "| $1 | $a ns | $f ns | $(ratio "$a" "$f") | $stops |"
+}
+if command -v node > /dev/null; then
+	runtime_row "node --perf-basic-prof (sort + hash loop)" "node --perf-basic-prof $B/work.js"
+else
+	echo "| node | not installed (make deps) | | | |"
+fi
+if command -v go > /dev/null &&
+	GO111MODULE=off GOFLAGS= GOCACHE="$OUTPUT/gocache" GOPATH="$B/gopath" \
+		go build -o "$B/goload" "$ROOT/tests/workloads/go/goload.go" 2> "$B/go.log"; then
+	runtime_row "Go HTTP server + client (tests/workloads/go/goload.go)" "$B/goload 20"
+else
+	echo "| Go | could not build (make deps installs golang-go): $(tail -1 "$B/go.log" 2> /dev/null) | | | |"
+fi
+
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench trace_bench; do
 	if [ -x "$B/$mb" ]; then
