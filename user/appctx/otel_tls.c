@@ -9,9 +9,8 @@
 #include <unistd.h>
 #include "appctx/otel_tls.h"
 #include "elf/elf_file.h"
-#include "elf/safe_open.h"
+#include "processes/mapped_file.h"
 #include "processes/proc_maps.h"
-#include "util/read_capped.h"
 #include "processes/proc_mem.h"
 
 /* glibc's descriptors for libthread_db: {size in bits, count, offset} */
@@ -149,43 +148,6 @@ static int read_file(struct tls_file *f, int fd)
 	return 0;
 }
 
-static int open_file(pid_t pid, const struct proc_map *m, int *root_fd)
-{
-	struct stat st;
-	int fd;
-
-	fd = safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	if (fd != -EPERM)
-		return fd;
-	/* no map_files: the path in the process's root, if it is still the inode mapped */
-	if (*root_fd < 0)
-		*root_fd = proc_root_open(pid);
-	if (*root_fd < 0)
-		return *root_fd;
-	fd = safe_open_in_root(*root_fd, m->path, SAFE_OPEN_MAX_ELF_SIZE, &st);
-	if (fd >= 0 && (uint64_t)st.st_ino != m->inode) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
-/* AT_PHDR from /proc/PID/auxv: an address inside the executable's mappings */
-static uint64_t exe_phdr(pid_t pid)
-{
-	uint64_t aux[128], phdr = 0;
-	char path[32];
-	ssize_t n;
-	size_t i;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	n = read_small(path, aux, sizeof(aux));
-	for (i = 0; n > 0 && i + 1 < (size_t)n / sizeof(aux[0]); i += 2)
-		if (aux[i] == AT_PHDR)
-			phdr = aux[i + 1];
-	return phdr;
-}
-
 static bool tdb_ok(const struct tls_file *libc, enum tdb_desc d, uint32_t bits)
 {
 	return libc->has_tdb[d] && libc->tdb[d][0] == bits && libc->tdb[d][2] < 65536;
@@ -262,19 +224,13 @@ static enum otel_tls_status locate_in_library(struct locate *l, struct otel_tls_
 	return OTEL_TLS_UNREADABLE;
 }
 
-static bool same_file(const struct proc_map *a, const struct proc_map *b)
-{
-	return a->inode == b->inode && a->dev_major == b->dev_major &&
-	       a->dev_minor == b->dev_minor && !strcmp(a->path, b->path);
-}
-
 enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, struct proc_mem *mem,
 				      struct otel_tls_ref *ref, const char **why)
 {
 	struct locate l = {.pid = pid, .maps = maps, .mem = mem};
 	enum otel_tls_status ret = OTEL_TLS_NO_SYMBOL;
 	const struct proc_map *pm;
-	uint64_t phdr = exe_phdr(pid);
+	uint64_t phdr = mapped_file__exe_phdr(pid);
 	bool any_sym = false, unreadable = false;
 	int root_fd = -1, fd;
 	size_t i, j;
@@ -290,12 +246,12 @@ enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, s
 		pm = &maps->maps[i];
 		if (pm->path[0] != '/' || !pm->inode)
 			continue;
-		for (j = 0; j < l.nr && !same_file(l.files[j].first, pm); j++)
+		for (j = 0; j < l.nr && !mapped_file__same(l.files[j].first, pm); j++)
 			;
 		if (j < l.nr)
 			continue;
 		l.files[l.nr].first = pm;
-		fd = open_file(pid, pm, &root_fd);
+		fd = mapped_file__open(pid, pm, &root_fd);
 		if (fd < 0) {
 			unreadable = true;
 		} else {
@@ -317,7 +273,7 @@ enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, s
 		/* the executable: the file whose mappings hold the program headers */
 		for (j = 0; j < maps->nr && phdr && !l.exe; j++)
 			if (phdr >= maps->maps[j].start && phdr < maps->maps[j].end &&
-			    same_file(&maps->maps[j], f->first))
+			    mapped_file__same(&maps->maps[j], f->first))
 				l.exe = f;
 	}
 	if (l.exe && l.exe->has_sym) {
