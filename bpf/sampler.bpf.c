@@ -15,6 +15,7 @@
 #include "ctxprof_abi.h"
 #include "stats.bpf.h"
 #include "native_unwind.bpf.h"
+#include "go_labels.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -27,6 +28,8 @@ const volatile bool kernel_stacks = true; /* capture kernel frames */
 const volatile __u64 wakeup_bytes = 0;
 const volatile bool read_context = true;	   /* read libctxprof context slots */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP; /* enum unwind_mode */
+/* read the goroutine labels of the processes in go_procs (needs bpf_loop) */
+const volatile bool read_go = false;
 
 /* one ring buffer per possible CPU; user/sampling/sampler.c creates and inserts them */
 struct ring {
@@ -43,13 +46,14 @@ struct {
 
 /* the record is assembled here: too big for the 512-byte BPF stack */
 struct scratch {
-	__u8 buf[SAMPLE_RECORD_OTEL_MAX_SIZE];
+	__u8 buf[SAMPLE_RECORD_FULL_MAX_SIZE];
 	/*
 	 * The user stack walk's state.  In a map, not on the stack: the
 	 * verifier treats what it loads from a map as unknown, so it checks
 	 * the bpf_loop step once instead of once per distinct frame count.
 	 */
 	struct ustack_walk walk;
+	struct go_walk go; /* the goroutine labels' map walk (go_labels.bpf.h), likewise */
 };
 
 struct {
@@ -105,6 +109,14 @@ static __always_inline struct ustack_walk *scratch_walk(void)
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
 
 	return sc ? &sc->walk : NULL;
+}
+
+static __always_inline struct go_walk *scratch_go(void)
+{
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+
+	return sc ? &sc->go : NULL;
 }
 
 /* the kernel's frame-pointer walk of the user stack into frames[@nk...] */
@@ -415,8 +427,10 @@ int sample(struct bpf_perf_event_data *ctx)
 	size = sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
 	if (read_context)
 		size += read_otel(rec, size);
-	if (size > SAMPLE_RECORD_OTEL_MAX_SIZE) /* for the verifier */
-		size = SAMPLE_RECORD_OTEL_MAX_SIZE;
+	if (read_go)
+		size += read_go_labels(rec, size);
+	if (size > SAMPLE_RECORD_FULL_MAX_SIZE) /* for the verifier */
+		size = SAMPLE_RECORD_FULL_MAX_SIZE;
 
 	if (wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;

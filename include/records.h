@@ -15,6 +15,7 @@
 #endif
 #include "unwind.h"
 #include "otel_abi.h"
+#include "go_abi.h"
 
 /* kernel frames kept per sample; the kernel's own limit is 127 */
 #define SAMPLER_MAX_KSTACK 64
@@ -32,8 +33,10 @@
  * for an instant, its context is being written) */
 #define SAMPLE_F_CONTEXT_NONE (1u << 3)
 #define SAMPLE_F_OTEL	      (1u << 4) /* an OpenTelemetry thread record follows the frames */
+#define SAMPLE_F_GO_LABELS    (1u << 5) /* the goroutine's labels follow (go_abi.h) */
 /* the flags that describe the stack (a stored trace's), not the context */
-#define SAMPLE_STACK_FLAGS(f) ((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL))
+#define SAMPLE_STACK_FLAGS(f)                                                                      \
+	((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL | SAMPLE_F_GO_LABELS))
 /* bits 8-15: why the user stack ends (enum unwind_stop) */
 #define SAMPLE_USTOP_SHIFT  8
 #define SAMPLE_USTOP_MASK   (0xffu << SAMPLE_USTOP_SHIFT)
@@ -98,6 +101,14 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
 #define SAMPLE_RECORD_OTEL_MAX_SIZE (SAMPLE_RECORD_MAX_SIZE + SAMPLE_OTEL_MAX_SIZE)
 
 /*
+ * With SAMPLE_F_GO_LABELS, the goroutine's labels (struct go_labels_record
+ * and its entries) follow, 8-byte aligned, after the OpenTelemetry record
+ * or else the frames.
+ */
+#define SAMPLE_GO_MAX_SIZE	    (7 + sizeof(struct go_labels_record) + GO_LABELS_BYTES)
+#define SAMPLE_RECORD_FULL_MAX_SIZE (SAMPLE_RECORD_OTEL_MAX_SIZE + SAMPLE_GO_MAX_SIZE)
+
+/*
  * Per-CPU counters kept by the sampler, indexed by enum sampler_stat.
  * SAMPLER_STAT_SAMPLES counts every sample of a profiled task; each of those
  * either reaches a ring (SAMPLER_STAT_EMITTED) or is dropped with exactly one
@@ -143,6 +154,15 @@ enum sampler_stat {
 	SAMPLER_STAT_OTEL_STALE,     /* the location is from another image of the pid */
 	SAMPLER_STAT_OTEL_ATTRS_BIG, /* attrs_size past OTEL_THREAD_ATTRS_MAX: ids only */
 	SAMPLER_STAT_OTEL_ATTRS_ERR, /* the attributes are unreadable: ids only */
+	/* Go goroutine labels, for samples of processes whose runtime layout
+	 * the collector knows (go_abi.h); the sample is kept in every case,
+	 * with the labels only when GO_OK */
+	SAMPLER_STAT_GO_OK,	   /* labels read */
+	SAMPLER_STAT_GO_NONE,	   /* no labels: none set, or no goroutine (scheduler, C thread) */
+	SAMPLER_STAT_GO_TRUNCATED, /* of GO_OK, or all of them too long: labels left out */
+	SAMPLER_STAT_GO_READ_ERR,  /* g, m, the map or a string unreadable */
+	SAMPLER_STAT_GO_BAD_MAP,   /* a map past the walk's bounds, or not matching its count */
+	SAMPLER_STAT_GO_STALE,	   /* the layout is from another image of the pid */
 	SAMPLER_STAT_MAX,
 };
 

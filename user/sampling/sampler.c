@@ -106,6 +106,12 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_OTEL_STALE] = "otel_stale",
 	[SAMPLER_STAT_OTEL_ATTRS_BIG] = "otel_attrs_too_big",
 	[SAMPLER_STAT_OTEL_ATTRS_ERR] = "otel_attrs_unreadable",
+	[SAMPLER_STAT_GO_OK] = "go_labels_ok",
+	[SAMPLER_STAT_GO_NONE] = "go_labels_none",
+	[SAMPLER_STAT_GO_TRUNCATED] = "go_labels_truncated",
+	[SAMPLER_STAT_GO_READ_ERR] = "go_labels_read_error",
+	[SAMPLER_STAT_GO_BAD_MAP] = "go_labels_bad_map",
+	[SAMPLER_STAT_GO_STALE] = "go_labels_stale",
 };
 
 const char *sampler_stat_name(enum sampler_stat stat)
@@ -390,6 +396,8 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	s->skel->rodata->filter_pids = opts->filter_pids;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->read_context = opts->read_context;
+	/* the label map's walk is a bpf_loop: not read on a kernel without it */
+	s->skel->rodata->read_go = opts->read_context && sampler__can_unwind();
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
@@ -716,6 +724,11 @@ int sampler__ctx_map_fd(const struct sampler *s)
 int sampler__otel_map_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.otel_tls);
+}
+
+int sampler__go_map_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.go_procs);
 }
 
 void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out)

@@ -170,6 +170,13 @@ int sampler__ctx_map_fd(const struct sampler *s);
 int sampler__otel_map_fd(const struct sampler *s);
 
 /**
+ * sampler__go_map_fd() - the BPF hash map pid -> where its goroutines'
+ * labels are (u32 -> struct go_labels_ref in go_abi.h), read when
+ * opts->read_context on a kernel with bpf_loop (sampler__can_unwind()).
+ */
+int sampler__go_map_fd(const struct sampler *s);
+
+/**
  * sampler__pid_map_fd() - with opts->filter_pids, the BPF hash map of the
  * process ids (u32 -> u8) to profile.
  */

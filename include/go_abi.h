@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Go goroutine labels (runtime/pprof.SetGoroutineLabels, pprof.Do: what
+ * Pyroscope's otel-profiling-go puts span_id in) as the sampler reads them
+ * from the running goroutine, and the layouts of the Go runtime it reads
+ * through (linux/amd64).
+ *
+ * The path, every step a bpf_probe_read_user of the sampled task:
+ *   g      = *(fsbase + tls_g)     the goroutine the thread runs (g0 on the
+ *                                  system stack, a signal's gsignal)
+ *   curg   = g->m->curg            the user goroutine of that thread, whose
+ *                                  labels a sample on g0 belongs to; NULL
+ *                                  while the scheduler runs
+ *   labels = curg->labels          unsafe.Pointer: a *labelMap, where
+ *                                  labelMap is map[string]string up to Go
+ *                                  1.23 (runtime/pprof/label.go)
+ *   hmap   = *labels               the map's header (runtime/map.go)
+ * then the map's buckets, its old buckets while it grows, and their
+ * overflow chains, all bounded below.
+ * The offsets of g.m, m.curg and g.labels change with Go versions: the
+ * collector finds them per executable (appctx/go_binary.h) and gives the
+ * sampler one struct go_labels_ref per process.  Everything read is the
+ * application's: the sampler checks the map against its own count.
+ *
+ * Compiles in both worlds: only __u8..__u64, #defines and enums.
+ */
+#ifndef CTXPROF_GO_ABI_H
+#define CTXPROF_GO_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/*
+ * runtime.hmap's head, the same from Go 1.0 to 1.23 (Go 1.24 made maps
+ * Swiss tables, and labels a slice): what the sampler reads of it.
+ */
+struct go_hmap_head {
+	__u64 count; /* entries (a Go int) */
+	__u8 flags;  /* GO_HMAP_SAME_SIZE_GROW, ... */
+	__u8 B;	     /* log2 of the buckets */
+	__u16 noverflow;
+	__u32 hash0;
+	__u64 buckets;	  /* 2^B buckets */
+	__u64 oldbuckets; /* while growing: the buckets before, else 0 */
+};
+
+_Static_assert(sizeof(struct go_hmap_head) == 32, "runtime.hmap");
+_Static_assert(__builtin_offsetof(struct go_hmap_head, B) == 9, "runtime.hmap");
+_Static_assert(__builtin_offsetof(struct go_hmap_head, buckets) == 16, "runtime.hmap");
+
+#define GO_HMAP_SAME_SIZE_GROW 8 /* flags: oldbuckets has as many buckets as buckets */
+
+/* a bucket's slots, and the least tophash of a slot in use (below: empty, evacuated) */
+#define GO_BUCKET_SLOTS 8
+#define GO_MIN_TOPHASH	5
+
+/* a Go string header */
+struct go_string {
+	__u64 ptr;
+	__u64 len;
+};
+
+/* runtime.bmap of map[string]string: its keys, then its values, then the overflow bucket */
+struct go_bucket_str {
+	__u8 tophash[GO_BUCKET_SLOTS];
+	struct go_string keys[GO_BUCKET_SLOTS];
+	struct go_string values[GO_BUCKET_SLOTS];
+	__u64 overflow; /* the next bucket of the chain, 0: none */
+};
+
+_Static_assert(sizeof(struct go_bucket_str) == 272, "runtime.bmap of map[string]string");
+_Static_assert(__builtin_offsetof(struct go_bucket_str, values) == 136, "runtime.bmap");
+
+/*
+ * The map walk's bounds: 2^B buckets up to 8 (a label set of at most 52
+ * labels at Go's load factor; pprof.Labels sets have a handful), and at
+ * most 16 bucket reads in all, old and overflow buckets included.  A
+ * bigger map is not read (SAMPLER_STAT_GO_BAD_MAP); a walk out of reads
+ * keeps the labels it found (truncated).
+ */
+#define GO_MAP_MAX_B	 3
+#define GO_MAP_MAX_READS 16
+
+/*
+ * What a sample carries: at most GO_LABELS_MAX labels, each with a key of
+ * at most GO_LABEL_KEY_MAX bytes and a value of at most
+ * GO_LABEL_VALUE_MAX; a longer one is left out whole (a cut value would
+ * be another value) and the set flagged truncated, as is one with more
+ * labels.
+ */
+#define GO_LABELS_MAX	   10
+#define GO_LABEL_KEY_MAX   64
+#define GO_LABEL_VALUE_MAX 128
+#define GO_LABEL_ENTRY_MAX (2 + GO_LABEL_KEY_MAX + GO_LABEL_VALUE_MAX)
+#define GO_LABELS_BYTES	   (GO_LABELS_MAX * GO_LABEL_ENTRY_MAX)
+
+#define GO_LABELS_F_TRUNCATED (1u << 0) /* labels of the set were left out */
+
+/*
+ * With SAMPLE_F_GO_LABELS (records.h), at the first 8-byte boundary past
+ * the frames and the OpenTelemetry record if any: this header, then @size
+ * bytes of @nr entries: key length u8, value length u8, the key's bytes,
+ * the value's (not NUL-terminated, as the application wrote them).  The
+ * record size covers it.
+ */
+struct go_labels_record {
+	__u16 size; /* entry bytes after the header, at most GO_LABELS_BYTES */
+	__u8 nr;    /* entries, 1..GO_LABELS_MAX */
+	__u8 flags; /* GO_LABELS_F_* */
+};
+
+_Static_assert(sizeof(struct go_labels_record) == 4, "go_labels_record ABI");
+
+/*
+ * Value of the sampler's go_procs map (key: the host pid), written by
+ * user/appctx/go_labels.c for a Go executable whose runtime layout it knows
+ * (appctx/go_binary.h).
+ */
+struct go_labels_ref {
+	__s32 tls_g;	/* the current g is at fsbase + tls_g */
+	__u32 exec_id;	/* the image it was found in (sample_record.exec_id); 0: any */
+	__u16 g_m;	/* offsetof(runtime.g, m) */
+	__u16 m_curg;	/* offsetof(runtime.m, curg) */
+	__u16 g_labels; /* offsetof(runtime.g, labels) */
+	__u16 pad;
+};
+
+_Static_assert(sizeof(struct go_labels_ref) == 16, "go_labels_ref ABI");
+
+#endif /* CTXPROF_GO_ABI_H */
