@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "appctx/go_binary.h"
+#include "appctx/otel_tls.h"
+#include "elf/elf_file.h"
+
+/*
+ * The versions whose layout is known, and how each was verified.  A line
+ * is added only from the DWARF of a build by that version (readelf
+ * --debug-dump=info: the members m and labels of runtime.g, curg of
+ * runtime.m); tests/unit/golabels_fixture_expect.py derives them again from the
+ * installed toolchain at each `make check`, and test_go_binary fails when
+ * its version is missing here or differs.  Keyed by the minor version: Go
+ * changes the runtime's structs between releases, not in patch releases.
+ *
+ * go1.19: Debian 12's golang-1.19 (go1.19.8), linux/amd64.
+ */
+static const struct go_runtime_layout layouts[] = {
+	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360},
+};
+
+#define BUILDINFO_MAGIC	    "\xff Go buildinf:"
+#define BUILDINFO_MAGIC_LEN 14
+#define BUILDINFO_ALIGN	    16
+#define BUILDINFO_HDR	    32
+#define BUILDINFO_INLINE    0x2 /* flags: the version strings follow the header (Go 1.18+) */
+#define BUILDINFO_BIG	    0x1 /* flags: big-endian pointers */
+/* the section header gone: the first writable segment's bytes searched */
+#define BUILDINFO_SEARCH (64u << 10)
+/* a version string longer than this is no version */
+#define VERSION_BYTES 64
+
+const struct go_runtime_layout *go_binary__layout(unsigned int minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+unsigned int go_binary__minor(const char *v)
+{
+	unsigned long n = 0;
+	const char *p;
+
+	if (strncmp(v, "go1.", 4) || v[4] < '0' || v[4] > '9')
+		return 0;
+	for (p = v + 4; *p >= '0' && *p <= '9' && n < 100000; p++)
+		n = n * 10 + (*p - '0');
+	/* "go1.19", "go1.19.8", "go1.21rc2"; not "go1.19x" */
+	if (*p && *p != '.' && strncmp(p, "rc", 2) && strncmp(p, "beta", 4) && *p != ' ')
+		return 0;
+	return n < 100000 ? (unsigned int)n : 0;
+}
+
+/* the file offset of the build info header: .go.buildinfo, else found in the data */
+static int find_buildinfo(const struct elf_file *ef, uint64_t *at)
+{
+	const Elf64_Shdr *sh;
+	const struct elf_load *loads;
+	size_t idx, nr, i, n;
+	uint8_t *buf;
+	int err = -ENOENT;
+
+	idx = elf_file__find_section(ef, ".go.buildinfo");
+	sh = idx ? elf_file__section(ef, idx) : NULL;
+	if (sh) {
+		*at = sh->sh_offset;
+		return 0;
+	}
+	loads = elf_file__loads(ef, &nr);
+	for (i = 0; i < nr && !(loads[i].flags & PF_W && loads[i].in_file && loads[i].filesz); i++)
+		;
+	if (i == nr)
+		return -ENOENT;
+	n = loads[i].filesz < BUILDINFO_SEARCH ? loads[i].filesz : BUILDINFO_SEARCH;
+	buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	err = elf_file__read(ef, loads[i].offset, buf, n);
+	if (!err) {
+		err = -ENOENT;
+		for (idx = 0; idx + BUILDINFO_HDR <= n; idx += BUILDINFO_ALIGN)
+			if (!memcmp(buf + idx, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN)) {
+				*at = loads[i].offset + idx;
+				err = 0;
+				break;
+			}
+	}
+	free(buf);
+	return err;
+}
+
+/* a uvarint of at most two bytes (a version is short) at @p[0..@n); -1 when none */
+static int uvarint(const uint8_t *p, size_t n, size_t *used)
+{
+	if (n >= 1 && p[0] < 0x80) {
+		*used = 1;
+		return p[0];
+	}
+	if (n >= 2 && p[1] < 0x80) {
+		*used = 2;
+		return (p[0] & 0x7f) | p[1] << 7;
+	}
+	return -1;
+}
+
+static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *dst, uint64_t len)
+{
+	const struct elf_load *loads;
+	uint64_t off;
+	size_t nr;
+
+	loads = elf_file__loads(ef, &nr);
+	if (elf_loads__vaddr_to_offset(loads, nr, vaddr, len, &off))
+		return -EINVAL;
+	return elf_file__read(ef, off, dst, len);
+}
+
+int go_binary__version(const struct elf_file *ef, char *buf, size_t len)
+{
+	uint8_t hdr[BUILDINFO_HDR + 2 + VERSION_BYTES], str[VERSION_BYTES];
+	uint64_t at, addr, sh[2];
+	size_t used = 0, n;
+	int err, vlen;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	err = find_buildinfo(ef, &at);
+	if (err)
+		return err;
+	/* the header and a version's bytes, or what the file holds of them */
+	if (at >= elf_file__size(ef) || elf_file__size(ef) - at < BUILDINFO_HDR)
+		return -EINVAL;
+	n = elf_file__size(ef) - at < sizeof(hdr) ? elf_file__size(ef) - at : sizeof(hdr);
+	if (elf_file__read(ef, at, hdr, n) || memcmp(hdr, BUILDINFO_MAGIC, BUILDINFO_MAGIC_LEN))
+		return -EINVAL;
+	if (hdr[15] & BUILDINFO_INLINE) {
+		vlen = uvarint(hdr + BUILDINFO_HDR, n - BUILDINFO_HDR, &used);
+		if (vlen < 0 || vlen > VERSION_BYTES || BUILDINFO_HDR + used + vlen > n)
+			return -EINVAL;
+		memcpy(str, hdr + BUILDINFO_HDR + used, vlen);
+	} else {
+		/* before Go 1.18: a pointer to runtime.buildVersion, a string header */
+		if (hdr[14] != 8 || (hdr[15] & BUILDINFO_BIG))
+			return -EINVAL;
+		memcpy(&addr, hdr + 16, sizeof(addr));
+		err = read_vaddr(ef, addr, sh, sizeof(sh));
+		if (err)
+			return err;
+		if (sh[1] > VERSION_BYTES)
+			return -EINVAL;
+		vlen = (int)sh[1];
+		err = read_vaddr(ef, sh[0], str, vlen);
+		if (err)
+			return err;
+	}
+	if (memchr(str, '\0', vlen))
+		return -EINVAL;
+	n = (size_t)vlen < len - 1 ? (size_t)vlen : len - 1;
+	memcpy(buf, str, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* runtime.tlsg's offset in the TLS block, from .symtab */
+static int find_tlsg(const struct elf_file *ef, uint64_t *value)
+{
+	struct elf_symtab st;
+	char name[16];
+	Elf64_Sym sym;
+	size_t i;
+	int err;
+
+	err = elf_file__symtab(ef, SHT_SYMTAB, &st);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = 1; i < st.nr && !elf_symtab__get(&st, i, &sym); i++) {
+		if (ELF64_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF ||
+		    elf_symtab__name(&st, sym.st_name, name, sizeof(name), NULL) ||
+		    strcmp(name, "runtime.tlsg"))
+			continue;
+		*value = sym.st_value;
+		err = 0;
+		break;
+	}
+	elf_symtab__release(&st);
+	return err;
+}
+
+int go_binary__tls_g(const struct elf_file *ef, int32_t *tls_g, const char **why)
+{
+	const Elf64_Phdr *ph, *tls = NULL;
+	uint64_t tlsg = 0, off;
+	size_t i;
+
+	for (i = 0; i < elf_file__nr_segments(ef) && !tls; i++) {
+		ph = elf_file__segment(ef, i);
+		if (ph && ph->p_type == PT_TLS)
+			tls = ph;
+	}
+	/* the Go linker alone: runtime.settls points fsbase 8 bytes past m.tls[0], g's slot */
+	if (!tls) {
+		*tls_g = -8;
+		return 0;
+	}
+	if (tls->p_memsz > 4096 || tls->p_align > 4096) {
+		*why = "a TLS segment past 4 KiB";
+		return -EINVAL;
+	}
+	/* the runtime's 8 bytes alone need no symbol; with others, runtime.tlsg says */
+	if (tls->p_memsz > 8 && find_tlsg(ef, &tlsg)) {
+		*why = "stripped, with TLS variables besides the runtime's (runtime.tlsg unknown)";
+		return -ENOTSUP;
+	}
+	off = otel_tls__static_offset(tls->p_memsz, tls->p_align, tls->p_vaddr);
+	if (tlsg + 8 > tls->p_memsz || off < tls->p_memsz) {
+		*why = "runtime.tlsg outside the TLS segment";
+		return -EINVAL;
+	}
+	*tls_g = (int32_t)((int64_t)tlsg - (int64_t)off);
+	return 0;
+}
+
+enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_binary *out,
+					 const char **why)
+{
+	const struct go_runtime_layout *l;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = go_binary__version(ef, out->version, sizeof(out->version));
+	if (err == -ENOENT) {
+		*why = "no Go build info";
+		return GO_BINARY_NOT_GO;
+	}
+	if (err) {
+		*why = "Go build info unreadable";
+		return err == -EINVAL ? GO_BINARY_UNSUPPORTED : GO_BINARY_UNREADABLE;
+	}
+	out->minor = go_binary__minor(out->version);
+	if (elf_file__ehdr(ef)->e_machine != EM_X86_64) {
+		*why = "not x86-64";
+		return GO_BINARY_UNSUPPORTED;
+	}
+	l = go_binary__layout(out->minor);
+	if (!l) {
+		*why = "a Go version whose runtime layout is not in the table";
+		return GO_BINARY_UNSUPPORTED;
+	}
+	err = go_binary__tls_g(ef, &out->tls_g, why);
+	if (err)
+		return GO_BINARY_UNSUPPORTED;
+	out->ref = (struct go_labels_ref){
+		.tls_g = out->tls_g,
+		.g_m = l->g_m,
+		.m_curg = l->m_curg,
+		.g_labels = l->g_labels,
+	};
+	return GO_BINARY_OK;
+}
