@@ -37,6 +37,8 @@ struct hook_log {
 	int delivered;
 	size_t delivered_maps;
 	struct process_state *last_delivered;
+	int firsts; /* calls of the first-read subscriber */
+	struct process_state *last_first;
 };
 
 struct fixture {
@@ -77,6 +79,16 @@ static void on_region(void *ctx, struct process_state *st, struct mappings *snap
 	log->last_delivered = st;
 }
 
+/* a main-thread reader of every image's first read (the goroutine labels') */
+static void on_first(void *ctx, struct process_state *st, struct mappings *snap,
+		     const struct proc_maps *all)
+{
+	struct hook_log *log = ctx;
+
+	log->firsts++;
+	log->last_first = st;
+}
+
 static void on_retired(void *ctx, struct process_state *st)
 {
 	struct hook_log *log = ctx;
@@ -96,15 +108,21 @@ static int setup(void **state)
 		.main_thread = true,
 		.wants = MAPPINGS_F_CTXPROF_REGION,
 	};
+	struct process_state_subscriber first = {
+		.changed = on_first,
+		.main_thread = true,
+		.first_read = true,
+	};
 
 	assert_non_null(f);
 	f->sym = symbolizer__new(0, 64 << 20);
 	assert_non_null(f->sym);
 	f->ps = fixture_states_new(f->sym);
 	assert_non_null(f->ps);
-	sub.ctx = reader.ctx = &f->log;
+	sub.ctx = reader.ctx = first.ctx = &f->log;
 	assert_int_equal(process_states__subscribe(f->ps, &sub), 0);
 	assert_int_equal(process_states__subscribe(f->ps, &reader), 0);
+	assert_int_equal(process_states__subscribe(f->ps, &first), 0);
 	f->r = fixture_registry_with_states(f->ps);
 	*state = f;
 	return 0;
@@ -463,6 +481,39 @@ static void process_states__deliver__region_mapped__main_reader_called_once_per_
 	assert_int_equal(st->maps_gen, 1);
 }
 
+/* a first-read reader: every image's first read, once, whatever it maps */
+static void process_states__deliver__first_read__once_per_image(void **state)
+{
+	static const char text[] = CODE_LINE;
+	static const char grown[] = CODE_LINE "7f2000000000-7f2000001000 rw-p 00000000 00:00 0 \n";
+	static const char region[] = CODE_LINE REGION_LINE;
+	struct fixture *f = *state;
+	struct process_state *st, *other;
+
+	assert_int_equal(fixture_add_process(f->r, 7100, 1, "app", NULL, 1), 0);
+	assert_int_equal(fixture_add_process(f->r, 7101, 1, "other", NULL, 1), 0);
+	st = process_states__get(f->ps, f->r, 7100);
+	other = process_states__get(f->ps, f->r, 7101);
+	assert_int_equal(process_states__add_text(f->ps, st, 7100, text, strlen(text), 1), 1);
+	assert_int_equal(f->log.firsts, 0);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.firsts, 1);
+	assert_ptr_equal(f->log.last_first, st);
+	/* no region: the region reader was not called */
+	assert_int_equal(f->log.delivered, 0);
+	/* later changes are not first reads */
+	assert_int_equal(process_states__add_text(f->ps, st, 7100, grown, strlen(grown), 2), 0);
+	assert_int_equal(process_states__add_text(f->ps, st, 7100, region, strlen(region), 3), 0);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.firsts, 1);
+	assert_int_equal(f->log.delivered, 1);
+	/* another image has its own first read */
+	assert_int_equal(process_states__add_text(f->ps, other, 7101, text, strlen(text), 4), 1);
+	process_states__deliver(f->ps);
+	assert_int_equal(f->log.firsts, 2);
+	assert_ptr_equal(f->log.last_first, other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +526,7 @@ int main(void)
 		T(process_states__find__exact_exec_id_then_unknown__preferred),
 		T(process_states__inherit__forked_child__parent_snapshot_shared),
 		T(process_states__deliver__region_mapped__main_reader_called_once_per_change),
+		T(process_states__deliver__first_read__once_per_image),
 #undef T
 	};
 

@@ -27,6 +27,7 @@ struct process_states {
 	struct process_state_subscriber subs[PROCESS_STATES_MAX_SUBSCRIBERS];
 	unsigned int nr_subs;
 	uint32_t main_wants;	       /* the main-thread subscribers' wants, together */
+	bool main_first;	       /* one of them wants every image's first read */
 	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
@@ -75,8 +76,10 @@ int process_states__subscribe(struct process_states *ps, const struct process_st
 	if (ps->nr_subs == PROCESS_STATES_MAX_SUBSCRIBERS)
 		return -ENOSPC;
 	ps->subs[ps->nr_subs++] = *s;
-	if (s->main_thread)
+	if (s->main_thread) {
 		ps->main_wants |= s->wants;
+		ps->main_first |= s->first_read;
+	}
 	return 0;
 }
 
@@ -326,14 +329,14 @@ int process_states__add_text(struct process_states *ps, struct process_state *st
 	uint64_t hash = hash_bytes(text, len);
 	struct mappings *snap = NULL;
 	struct proc_maps *pm = NULL;
-	bool changed, main;
+	bool changed, main, first;
 	int err = 0;
 
 	count(&ps->st.reads, 1);
 	pthread_mutex_lock(&st->lock);
 	changed = st->text_len != len || st->text_hash != hash;
-	main = !atomic_load_explicit(&st->delivered, memory_order_relaxed) &&
-	       (st->maps_flags & ps->main_wants);
+	first = !atomic_load_explicit(&st->delivered, memory_order_relaxed);
+	main = first && ((st->maps_flags & ps->main_wants) || ps->main_first);
 	if (changed || main) {
 		pm = proc_maps__parse(text, len);
 		err = pm ? 0 : -errno;
@@ -358,7 +361,8 @@ int process_states__add_text(struct process_states *ps, struct process_state *st
 		mappings__put(snap);
 	}
 	/* the application-context readers: a first look, and every change */
-	if (pm && (changed || main) && (mappings__flags(pm) & ps->main_wants)) {
+	if (pm && (changed || main) &&
+	    ((mappings__flags(pm) & ps->main_wants) || (first && ps->main_first))) {
 		queue_event(ps, st, pm);
 		pm = NULL;
 	}
@@ -495,6 +499,7 @@ void process_states__deliver(struct process_states *ps)
 	struct mappings *snap;
 	unsigned int i, j, n;
 	uint32_t flags;
+	bool first;
 
 	pthread_mutex_lock(&ps->queue_lock);
 	n = ps->nr_queued;
@@ -504,9 +509,11 @@ void process_states__deliver(struct process_states *ps)
 	for (i = 0; i < n; i++) {
 		ev = &batch[i];
 		flags = mappings__flags(ev->all);
+		first = !atomic_load_explicit(&ev->st->delivered, memory_order_relaxed);
 		snap = process_states__latest(ev->st);
 		for (j = 0; j < ps->nr_subs; j++)
-			if (ps->subs[j].main_thread && (ps->subs[j].wants & flags))
+			if (ps->subs[j].main_thread &&
+			    ((ps->subs[j].wants & flags) || (ps->subs[j].first_read && first)))
 				ps->subs[j].changed(ps->subs[j].ctx, ev->st, snap, ev->all);
 		atomic_store_explicit(&ev->st->delivered, true, memory_order_relaxed);
 		mappings__put(snap);

@@ -56,6 +56,7 @@
 #include "processes/thread_registry.h"
 
 struct app_region;
+struct go_proc;
 struct otel_proc;
 struct perf_map;
 struct proc_maps;
@@ -77,7 +78,7 @@ struct unwind_proc_state;
 #define PROCESS_STATE_GEN_SHIFT 16
 
 /* subscribers a state set takes */
-#define PROCESS_STATES_MAX_SUBSCRIBERS 4
+#define PROCESS_STATES_MAX_SUBSCRIBERS 6
 
 struct process_state {
 	uint32_t pid;
@@ -111,6 +112,7 @@ struct process_state {
 	uint64_t perf_map_checked_ns;
 	_Atomic bool delivered;	   /* its main-thread subscribers saw its mappings */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
+	struct go_proc *go;	   /* its goroutine labels' reader, NULL when none (main thread) */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
 	struct process_state *next_retired;
@@ -159,7 +161,8 @@ struct process_state_resolver {
  * Runs on the refreshing thread without the state's lock, or, with
  * @main_thread, on the main thread at process_states__deliver(), and then
  * only for reads whose mappings show one of @wants (MAPPINGS_F_*): the
- * first such read of an image, and later reads whose text changed.
+ * first such read of an image, and later reads whose text changed; and,
+ * with @first_read, for the first read of every image.
  * @gone: the image went; on the registry's reclaim thread with the state's
  * lock held: detach what is yours, queue it, return (no blocking, no
  * registry calls).  Either may be NULL.
@@ -171,6 +174,9 @@ struct process_state_subscriber {
 	void *ctx;
 	bool main_thread;
 	uint32_t wants;
+	/* with @main_thread: also the first read of every image, whatever its
+	 * mappings show (a look at each program: exactly once per image) */
+	bool first_read;
 };
 
 /* Counters of the mappings home, for the summary. */
