@@ -20,6 +20,10 @@ that cost a careless reader far more than their size.
   hostile_elf.py symtab OUT [--symbols N] [--name-len L]
       a shared object whose own .symtab holds N functions with distinct names
       of L bytes.
+  hostile_elf.py go OUT [--version V]
+      not hostile: a seed for fuzz_go_binary, a file with Go's build info
+      (.go.buildinfo, version V inline as Go 1.18+ writes it) and a .symtab
+      naming runtime.tlsg (STT_TLS).
 
 Files are written to OUT (stdout for "-").  Used by tests/unit (small
 sizes), tests/integration/test_hostile_elf.sh (full sizes) and for the fuzz
@@ -222,6 +226,17 @@ def symtab(nsyms, name_len):
     return e.build()[0]
 
 
+def go(version):
+    e = Elf()
+    v = version.encode()
+    info = b"\xff Go buildinf:" + bytes([8, 2]) + bytes(16) + bytes([len(v)]) + v + b"\0"
+    e.add(".go.buildinfo", SHT_PROGBITS, info, SHF_ALLOC, align_=16)
+    tlsg = struct.pack("<IBBHQQ", 1, (STB_GLOBAL << 4) | 6, 0, 1, 0, 8)
+    e.add(".symtab", SHT_SYMTAB, bytes(24) + tlsg, link=3, info=1, entsize=24)
+    e.add(".strtab", SHT_STRTAB, b"\0runtime.tlsg\0", align_=1)
+    return e.build()[0]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="kind", required=True)
@@ -241,6 +256,9 @@ def main():
     a.add_argument("out")
     a.add_argument("--symbols", type=int, default=100000)
     a.add_argument("--name-len", type=int, default=64)
+    a = sub.add_parser("go")
+    a.add_argument("out")
+    a.add_argument("--version", default="go1.19.8")
     args = p.parse_args()
     if args.kind == "cfi-slow":
         data = cfi_slow(args.bytes, args.reg, args.pairs)
@@ -248,6 +266,8 @@ def main():
         data = cfi_big(args.fdes)
     elif args.kind == "minidebug":
         data = minidebug(args.symbols, args.preset)
+    elif args.kind == "go":
+        data = go(args.version)
     else:
         data = symtab(args.symbols, args.name_len)
     if args.out == "-":

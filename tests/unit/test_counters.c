@@ -19,7 +19,7 @@
 #define ALL_HAVE                                                                                   \
 	(COUNTERS_HAVE_UNWINDER | COUNTERS_HAVE_TRACKER | COUNTERS_HAVE_CHILDREN |                 \
 	 COUNTERS_HAVE_APP | COUNTERS_HAVE_OTEL | COUNTERS_HAVE_TIMELINE | COUNTERS_HAVE_HTTP |    \
-	 COUNTERS_HAVE_MAPPING_EVENTS)
+	 COUNTERS_HAVE_MAPPING_EVENTS | COUNTERS_HAVE_GO)
 
 static unsigned int nr_values(const struct counter_desc *d)
 {

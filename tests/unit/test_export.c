@@ -82,7 +82,7 @@ static void count(struct fixture *f, uint64_t trace_id, uint32_t tid, int times)
 	struct sample_record rec = {.pid = tid, .tid = tid};
 
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL, NULL), 0);
 }
 
 static void write_profile(struct fixture *f, struct exporter *e, struct export_result *res)
@@ -269,7 +269,7 @@ static void count_pid(struct fixture *f, uint64_t trace_id, uint32_t tid, int ti
 
 	snprintf(rec.comm, sizeof(rec.comm), "t%u", tid);
 	while (times--)
-		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL), 0);
+		assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL, NULL), 0);
 }
 
 /*
@@ -544,7 +544,7 @@ static char *export_jit(struct fixture *f, const char *map, const __u64 (*stacks
 						     stacks[i][2] ? 3 : 2, 0);
 		struct sample_record rec = {.pid = getpid(), .tid = 1 + i};
 
-		assert_int_equal(sample_table__add(f->rows, id, &rec, NULL), 0);
+		assert_int_equal(sample_table__add(f->rows, id, &rec, NULL, NULL), 0);
 	}
 	e = exporter__begin(f->traces, f->sym, &opts);
 	assert_non_null(e);
@@ -622,7 +622,7 @@ static void count_otel(struct fixture *f, uint64_t trace_id, uint32_t tid, uint6
 	}
 	memset(o.r.trace_id, ids, sizeof(o.r.trace_id));
 	memset(o.r.span_id, ids ? ids + 1 : 0, sizeof(o.r.span_id));
-	assert_int_equal(sample_table__add(f->rows, trace_id, &rec, &o.r), 0);
+	assert_int_equal(sample_table__add(f->rows, trace_id, &rec, &o.r, NULL), 0);
 }
 
 /*
@@ -649,6 +649,57 @@ static void add_samples__otel_record_and_libctxprof_slot__otel_ids_win(void **st
 	assert_null(strstr(line, "trace_id"));
 	assert_non_null(strstr(line, "span_id:[0000000000000007]"));
 	assert_non_null(strstr(line, "local_root_span_id:[0000000000000008]"));
+	free(line);
+	free(samples);
+}
+
+/* a sample of thread @tid with libctxprof span @span (0: none) and goroutine labels @pairs */
+static void count_go(struct fixture *f, uint64_t trace_id, uint32_t tid, uint64_t span,
+		     const char **pairs)
+{
+	struct sample_record rec = {.pid = tid, .tid = tid};
+	struct {
+		struct go_labels_record r;
+		uint8_t entries[GO_LABELS_BYTES];
+	} g = {};
+	uint8_t *e = g.entries;
+
+	if (span) {
+		rec.flags = SAMPLE_F_CONTEXT;
+		rec.span_id = span;
+	}
+	for (; *pairs; pairs += 2, g.r.nr++) {
+		e[0] = strlen(pairs[0]);
+		e[1] = strlen(pairs[1]);
+		memcpy(e + 2, pairs[0], e[0]);
+		memcpy(e + 2 + e[0], pairs[1], e[1]);
+		g.r.size += 2 + e[0] + e[1];
+		e += 2 + e[0] + e[1];
+	}
+	assert_int_equal(sample_table__add(f->rows, trace_id, &rec, NULL, &g.r), 0);
+}
+
+/* goroutine labels are labels as the program set them; they win over libctxprof's span */
+static void add_samples__go_labels__labels_as_set(void **state)
+{
+	static const char *labels[] = {"span_id", "00000000000000aa", "span_name", "checkout",
+				       NULL};
+	static const char *bad[] = {"ok", "1", "bad", "\xff", NULL};
+	struct fixture *f = *state;
+	struct export_result res;
+	char *samples, *line;
+
+	count_go(f, put(f, 310, 1), 310, 5, labels);
+	count_go(f, put(f, 311, 2), 311, 0, bad);
+	samples = export_samples(f, false, &res);
+	line = sample_line(samples, "thread_id:[310]");
+	assert_non_null(strstr(line, "span_id:[00000000000000aa]"));
+	assert_non_null(strstr(line, "span_name:[checkout]"));
+	assert_null(strstr(line, "0000000000000005"));
+	free(line);
+	line = sample_line(samples, "thread_id:[311]");
+	assert_non_null(strstr(line, "ok:[1]"));
+	assert_null(strstr(line, "bad:"));
 	free(line);
 	free(samples);
 }
@@ -785,6 +836,7 @@ int main(void)
 		P(add_samples__process_mappings__user_frames_named),
 		P(add_samples__proc_labels__comm_and_container_id_only_then),
 		P(add_samples__otel_record_and_libctxprof_slot__otel_ids_win),
+		P(add_samples__go_labels__labels_as_set),
 		P(add_samples__exec_id_of_retired_image__named_from_that_image),
 		P(add_samples__return_address_outside_mappings__cut_marked_counted),
 		P(add_samples__unwind_stop_reason__its_marker_frame_last),

@@ -49,10 +49,10 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct sum s = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "old", 0, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "renamed", 0, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(101, "other", 0, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 8, rec(100, "renamed", 0, 0), NULL, NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(s.rows, 3);
 	assert_int_equal(s.samples, 4);
@@ -69,7 +69,7 @@ static void add__unterminated_comm__terminated(void **state)
 	struct sum s = {};
 
 	memset(r.comm, 'x', sizeof(r.comm));
-	assert_int_equal(sample_table__add(t, 7, &r, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, &r, NULL, NULL), 0);
 	sample_table__for_each(t, sum_rows, &s);
 	assert_int_equal(strlen(s.comm_of_7_100), SAMPLER_COMM_LEN - 1);
 	sample_table__free(t);
@@ -81,14 +81,14 @@ static void add__full__enospc_existing_rows_still_count(void **state)
 	int i, full = 0;
 
 	for (i = 0; i < 20; i++)
-		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0), NULL) == -ENOSPC)
+		if (sample_table__add(t, 1000 + i, rec(1, "t", 0, 0), NULL, NULL) == -ENOSPC)
 			full++;
 	assert_int_equal(full, 8);
 	assert_int_equal(sample_table__nr_rows(t), 12);
-	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 1000, rec(1, "t", 0, 0), NULL, NULL), 0);
 	sample_table__clear(t);
 	assert_int_equal(sample_table__nr_rows(t), 0);
-	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 5000, rec(1, "t", 0, 0), NULL, NULL), 0);
 	sample_table__free(t);
 }
 
@@ -118,11 +118,11 @@ static void add__context__rows_split_by_span_and_tags(void **state)
 	struct sample_table *t = sample_table__new(64);
 	struct ctx_rows c = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3), NULL), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 5, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 3), NULL, NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 6, 4), NULL, NULL), 0);
 	assert_int_equal(sample_table__nr_rows(t), 4);
 	sample_table__for_each(t, count_ctx_rows, &c);
 	assert_int_equal(c.no_ctx, 1);
@@ -163,12 +163,12 @@ static void add__otel_records__rows_split_by_ids_and_attributes(void **state)
 	struct sample_table *t = sample_table__new(64);
 	uint64_t by_span[100] = {};
 
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, "")), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, "")), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "")), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1a")), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1b")), 0);
-	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, ""), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, ""), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, ""), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1a"), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(2, "\1\1b"), NULL), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, NULL), 0);
 	assert_int_equal(sample_table__nr_rows(t), 5);
 	sample_table__for_each(t, count_otel_rows, by_span);
 	assert_int_equal(by_span[1], 2);
@@ -188,13 +188,76 @@ static void add__otel_pool_full__enospc_then_clear_frees_it(void **state)
 	memset(attrs, 'a', sizeof(attrs) - 1);
 	attrs[sizeof(attrs) - 1] = '\0';
 	for (i = 0; i < 12; i++)
-		if (sample_table__add(t, 1, rec(100, "w", 0, 0), otel((uint8_t)i, attrs)) ==
+		if (sample_table__add(t, 1, rec(100, "w", 0, 0), otel((uint8_t)i, attrs), NULL) ==
 		    -ENOSPC)
 			full++;
 	assert_true(full > 0);
 	assert_int_equal(sample_table__nr_samples(t), 12 - full);
 	sample_table__clear(t);
-	assert_int_equal(sample_table__add(t, 1, rec(100, "w", 0, 0), otel(1, attrs)), 0);
+	assert_int_equal(sample_table__add(t, 1, rec(100, "w", 0, 0), otel(1, attrs), NULL), 0);
+	sample_table__free(t);
+}
+
+/* a label set of one label span_id = @span */
+static const struct go_labels_record *go(const char *span)
+{
+	static struct {
+		struct go_labels_record r;
+		uint8_t entries[GO_LABELS_BYTES];
+	} g[2];
+	static int which;
+	struct go_labels_record *r = &g[which ^= 1].r;
+
+	memset(r, 0, sizeof(g[0]));
+	r->nr = 1;
+	r->size = 2 + 7 + strlen(span);
+	g[which].entries[0] = 7;
+	g[which].entries[1] = strlen(span);
+	memcpy(g[which].entries + 2, "span_id", 7);
+	memcpy(g[which].entries + 9, span, strlen(span));
+	return r;
+}
+
+static void count_go_rows(void *ctx, const struct sample_row *r)
+{
+	uint64_t *by = ctx;
+
+	/* by the set's last byte, apart from OpenTelemetry's rows */
+	if (r->go)
+		by[((const uint8_t *)(r->go + 1))[r->go->size - 1] - '0' + (r->otel ? 10 : 0)] +=
+			r->count;
+	else
+		by[20] += r->count;
+}
+
+static void add__go_labels__rows_split_by_label_set_stored_once(void **state)
+{
+	struct sample_table *t = sample_table__new(64);
+	const struct go_labels_record *a, *b;
+	uint64_t by[21] = {};
+
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, go("1")), 0);
+	/* an equal set at another address: the same row */
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, go("1")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, go("2")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), otel(1, ""), go("2")), 0);
+	assert_int_equal(sample_table__add(t, 7, rec(100, "w", 0, 0), NULL, NULL), 0);
+	assert_int_equal(sample_table__nr_rows(t), 4);
+	sample_table__for_each(t, count_go_rows, by);
+	assert_int_equal(by[1], 2);
+	assert_int_equal(by[2], 1);
+	assert_int_equal(by[12], 1);
+	assert_int_equal(by[20], 1);
+	/* the rows hold the table's copies, not the samples' */
+	a = go("3");
+	assert_int_equal(sample_table__add(t, 8, rec(100, "w", 0, 0), NULL, a), 0);
+	b = go("3");
+	assert_int_equal(sample_table__add(t, 9, rec(100, "w", 0, 0), NULL, b), 0);
+	memset((void *)a, 0, sizeof(*a));
+	memset((void *)b, 0, sizeof(*b));
+	memset(by, 0, sizeof(by));
+	sample_table__for_each(t, count_go_rows, by);
+	assert_int_equal(by[3], 2);
 	sample_table__free(t);
 }
 
@@ -207,6 +270,7 @@ int main(void)
 		cmocka_unit_test(add__otel_records__rows_split_by_ids_and_attributes),
 		cmocka_unit_test(add__otel_pool_full__enospc_then_clear_frees_it),
 		cmocka_unit_test(add__context__rows_split_by_span_and_tags),
+		cmocka_unit_test(add__go_labels__rows_split_by_label_set_stored_once),
 	};
 
 	return cmocka_run_group_tests_name("sample_table", tests, NULL, NULL);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
+#include "appctx/go_labels.h"
 #include "appctx/otel_context.h"
 #include "collector/cli.h"
 #include "collector/state.h"
@@ -236,6 +237,7 @@ static void release_state(struct process_state *st)
 	app_context__release(st->app);
 	otel_context__release(st->otel);
 	perf_map__free(st->perf_map);
+	go_labels__release(st->go);
 }
 
 static void add_table(void *ctx, struct sample_table *t)
@@ -487,7 +489,8 @@ static void refresh_target(struct collector *c)
 /*
  * The readers of application context follow process mappings from the
  * main thread: a libctxprof region or an OpenTelemetry context mapping
- * that a read shows (any mode) is handed to them there.
+ * that a read shows (any mode) is handed to them there, and every image's
+ * first read to the reader of goroutine labels.
  */
 static int subscribe_context(struct collector *c, char *err_msg, size_t err_len)
 {
@@ -503,11 +506,20 @@ static int subscribe_context(struct collector *c, char *err_msg, size_t err_len)
 		.main_thread = true,
 		.wants = MAPPINGS_F_OTEL_CTX,
 	};
+	/* every image's first read: is it a Go program? */
+	struct process_state_subscriber go = {
+		.changed = go_labels__changed,
+		.ctx = c->go,
+		.main_thread = true,
+		.first_read = true,
+	};
 	int err;
 
 	err = process_states__subscribe(c->states, &app);
 	if (!err)
 		err = process_states__subscribe(c->states, &otel);
+	if (!err && c->go)
+		err = process_states__subscribe(c->states, &go);
 	if (err)
 		snprintf(err_msg, err_len, "cannot follow process mappings: %s", strerror(-err));
 	return err;
@@ -727,7 +739,10 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (o->context) {
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
 		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
-		if (!c->app || !c->otel) {
+		/* goroutine labels: the sampler reads them only with bpf_loop */
+		if (sampler__can_unwind())
+			c->go = go_labels__new(sampler__go_map_fd(c->sampler), o->verbose);
+		if (!c->app || !c->otel || (sampler__can_unwind() && !c->go)) {
 			snprintf(err_msg, err_len, "out of memory");
 			return -ENOMEM;
 		}
@@ -936,6 +951,8 @@ int main(int argc, char **argv)
 				refresh_target(&c);
 			if (c.otel)
 				otel_context__poll(c.otel);
+			if (c.go)
+				go_labels__poll(c.go);
 			last_tick = elapsed;
 		}
 		process_states__deliver(c.states);
@@ -1016,6 +1033,7 @@ cleanup:
 	process_states__free(c.states);
 	app_context__free(c.app);
 	otel_context__free(c.otel);
+	go_labels__free(c.go);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);

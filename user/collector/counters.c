@@ -161,6 +161,13 @@ FAMILY(f_otel_truncated, "ctxprof_otel_truncated_records_total", COUNTER,
        "OpenTelemetry thread records whose attributes end inside an entry.", NULL);
 FAMILY(f_otel_bad_values, "ctxprof_otel_bad_values_total", COUNTER,
        "OpenTelemetry thread attribute values that are no label (not UTF-8, NUL).", NULL);
+/* Go goroutine labels */
+FAMILY(f_go_processes, "ctxprof_go_label_processes_total", COUNTER,
+       "Go programs' process images, by whether their goroutine labels are read.", "result");
+FAMILY(f_go_reads, "ctxprof_go_label_reads_total", COUNTER,
+       "Goroutine label reads in samples, by result.", "result");
+FAMILY(f_go_bad_values, "ctxprof_go_label_bad_values_total", COUNTER,
+       "Goroutine labels left out at export: key or value not UTF-8, or a NUL.", NULL);
 /* the profile and its symbols */
 FAMILY(f_stacks, "ctxprof_profile_stacks_total", COUNTER,
        "Distinct stacks written, summed over profiles.", NULL);
@@ -519,6 +526,21 @@ const struct counter_desc counter_descs[] = {
 	    otel.attrs_truncated),
 	ONE(f_otel_bad_values, NULL, COUNTERS_OTEL_THREAD, "bad values", otel.bad_values),
 
+	/* Go goroutine labels: the programs, then the reads go_labels_ok=... (tests parse them) */
+	ONE(f_go_processes, "read", COUNTERS_GO_LABELS, "read in {} Go processes", go.processes),
+	ONE(f_go_processes, "unsupported_version", COUNTERS_GO_LABELS, "unsupported: {} by version",
+	    go.unsupported_version),
+	ONE(f_go_processes, "unsupported_build", COUNTERS_GO_LABELS, "{} by build",
+	    go.unsupported_build),
+	ONE(f_go_processes, "unreadable", COUNTERS_GO_LABELS, "unreadable", go.unreadable),
+	ONE(f_go_processes, "map_full", COUNTERS_GO_LABELS, "with no room in the sampler's map",
+	    go.map_full),
+	RANGE(f_go_reads, COUNTERS_GO_LABELS, S_(GO_OK),
+	      SAMPLER_STAT_GO_STALE - SAMPLER_STAT_GO_OK + 1, sampler_name, SAMPLER_STAT_GO_OK,
+	      .flags = COUNTER_GROUP),
+	ONE(f_go_bad_values, NULL, COUNTERS_GO_LABELS, "bad values", go.bad_values,
+	    .flags = COUNTER_GROUP),
+
 	/* the profile */
 	ONE(f_stacks, NULL, COUNTERS_PROFILE, "unique stacks", traces_exported),
 	ONE(f_locations, NULL, COUNTERS_PROFILE, "locations", last.locations),
@@ -720,6 +742,7 @@ static const struct {
 	[COUNTERS_CONTEXT] = {"trace context", COUNTERS_HAVE_APP, true},
 	[COUNTERS_OTEL_PROCESS] = {"OpenTelemetry process context", COUNTERS_HAVE_OTEL, true},
 	[COUNTERS_OTEL_THREAD] = {"OpenTelemetry thread context", COUNTERS_HAVE_OTEL, true},
+	[COUNTERS_GO_LABELS] = {"Go goroutine labels", COUNTERS_HAVE_GO, true},
 	[COUNTERS_PROFILE] = {"profile"},
 	[COUNTERS_SYMBOLS] = {"symbols"},
 	[COUNTERS_PERF_MAPS] = {"perf maps (JIT code)", 0, true},
@@ -967,8 +990,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 	v->have = (c->unwinder ? COUNTERS_HAVE_UNWINDER : 0) |
 		  (o->all || o->children ? COUNTERS_HAVE_TRACKER : 0) |
 		  (o->children ? COUNTERS_HAVE_CHILDREN : 0) | (c->app ? COUNTERS_HAVE_APP : 0) |
-		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
-		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
+		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->go ? COUNTERS_HAVE_GO : 0) |
+		  (c->tl ? COUNTERS_HAVE_TIMELINE : 0) | (c->metrics ? COUNTERS_HAVE_HTTP : 0);
 	sampler__read_stats(c->sampler, v->sampler);
 	drains__counters(c->drains, &v->drains);
 	if (c->unwinder)
@@ -985,6 +1008,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		app_context__stats(c->app, &v->app);
 	if (c->otel)
 		otel_context__stats(c->otel, &v->otel);
+	if (c->go)
+		go_labels__stats(c->go, &v->go);
 	if (c->tl)
 		traces__stats(c->tl, &v->traces);
 	v->timeline = c->tl_last;

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "appctx/app_context.h"
+#include "appctx/go_labels.h"
 #include "appctx/otel_context.h"
 #include "collector/health.h"
 #include "export/export.h"
@@ -59,6 +60,7 @@ enum counter_have {
 	COUNTERS_HAVE_TIMELINE = 1 << 5,       /* --timeline(s) */
 	COUNTERS_HAVE_HTTP = 1 << 6,	       /* --metrics-addr or --health-addr */
 	COUNTERS_HAVE_MAPPING_EVENTS = 1 << 7, /* the kernel reports new mappings (--all ...) */
+	COUNTERS_HAVE_GO = 1 << 8,	       /* goroutine labels read (not --no-context) */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -84,6 +86,7 @@ struct counter_values {
 	struct tracker_stats tracker;
 	struct app_context_stats app;
 	struct otel_context_stats otel;
+	struct go_labels_stats go;
 	struct traces_stats traces;
 	struct timeline_result timeline; /* the last timeline written */
 	struct export_result last;	 /* the last profile written */
@@ -122,6 +125,7 @@ enum counter_section {
 	COUNTERS_CONTEXT,
 	COUNTERS_OTEL_PROCESS,
 	COUNTERS_OTEL_THREAD,
+	COUNTERS_GO_LABELS,
 	COUNTERS_PROFILE,
 	COUNTERS_SYMBOLS,
 	COUNTERS_PERF_MAPS,

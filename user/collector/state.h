@@ -21,6 +21,7 @@
 struct app_context;
 struct calltrace_storage;
 struct drains;
+struct go_labels;
 struct health;
 struct otel_context;
 struct outfiles;
@@ -46,6 +47,8 @@ struct collector {
 	struct outqueue *queue;	   /* what could not be written yet, and the counts */
 	struct app_context *app;   /* NULL with --no-context */
 	struct otel_context *otel; /* NULL with --no-context */
+	/* NULL with --no-context, or on a kernel without bpf_loop */
+	struct go_labels *go;
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "appctx/app_context.h"
+#include "appctx/go_labels.h"
 #include "appctx/otel_context.h"
 #include "export/export.h"
 #include "export/pprof.h"
@@ -324,8 +325,8 @@ static void add_trace(void *ctx, const struct calltrace *t)
 	st->res->traces++;
 }
 
-/* a row's labels at most: ours, libctxprof's, OpenTelemetry's */
-#define ROW_MAX_LABELS (11 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS)
+/* a row's labels at most: ours, libctxprof's, OpenTelemetry's, the goroutine's */
+#define ROW_MAX_LABELS (11 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS + GO_LABELS_MAX)
 
 /* add a string label unless one of that key is there (the first one wins) */
 static void add_str_label(struct pprof_label *labels, size_t *n, const char *key, const char *value)
@@ -347,12 +348,15 @@ static void add_str_label(struct pprof_label *labels, size_t *n, const char *key
  * local_root_span_id are left out (they would name another span); its
  * attributes win over a libctxprof tag of the same key, and over a
  * resource attribute of the same key.  A record that is absent or not
- * valid leaves the libctxprof context as it was.
+ * valid leaves the libctxprof context as it was.  A goroutine's labels
+ * come next: a Go program's own, they win over libctxprof's and the
+ * resource's, not over the OpenTelemetry record's.
  */
 static size_t row_labels(const struct exporter *st, const struct sample_row *row,
 			 struct process_state *ps, struct pprof_label *labels, char (*hex)[17],
-			 struct otel_label_buf *obuf)
+			 struct otel_label_buf *obuf, struct go_label_buf *gbuf)
 {
+	struct go_label_str gl[GO_LABELS_MAX];
 	struct otel_label ol[OTEL_CONTEXT_MAX_LABELS];
 	struct otel_proc *otel = ps ? ps->otel : NULL;
 	bool otel_ids = row->otel && otel_thread_ctx__has_ids(row->otel);
@@ -382,6 +386,11 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 		no = otel_context__thread_labels(otel, row->otel, ol, obuf);
 		for (j = 0; j < no; j++)
 			add_str_label(labels, &n, ol[j].key, ol[j].value);
+	}
+	if (row->go) {
+		no = go_labels__labels(go_labels__of(ps ? ps->go : NULL), row->go, gl, gbuf);
+		for (j = 0; j < no; j++)
+			add_str_label(labels, &n, gl[j].key, gl[j].value);
 	}
 	if (row->has_context) {
 		if (row->span_id && !otel_ids) {
@@ -418,6 +427,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	size_t nr_locs;
 	struct pprof_label labels[ROW_MAX_LABELS];
 	struct otel_label_buf obuf;
+	struct go_label_buf gbuf;
 	char hex[2][17];
 	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
 	size_t n;
@@ -430,7 +440,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 		return;
 	}
 	tl = map_get(st, row->trace_id);
-	n = row_labels(st, row, tl->ps, labels, hex, &obuf);
+	n = row_labels(st, row, tl->ps, labels, hex, &obuf, &gbuf);
 	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
 	if (st->err)
 		return;

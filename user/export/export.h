@@ -11,7 +11,10 @@
  *   span_id and local_root_span_id (16 lowercase hex digits, the form
  *   Pyroscope's otel-profiling-go uses) on samples taken inside a span;
  *   one label per tag, key and value as the application interned them (a
- *   tag the dictionary has not named yet is "ctxprof_tag_id" = its number).
+ *   tag the dictionary has not named yet is "ctxprof_tag_id" = its number);
+ *   the OpenTelemetry thread context's and resource's (appctx/otel_context.h);
+ *   a Go program's goroutine labels (pprof.Do, SetGoroutineLabels), key =
+ *   value as the program set them (appctx/go_labels.h).
  * Frames in anonymous executable code (a JIT's) are named from their
  * process's perf map when it writes one (export_opts.perf_maps).
  * A user stack that ended early ends in a marker frame saying why (its

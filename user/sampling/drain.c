@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "appctx/go_labels.h"
 #include "appctx/otel_thread_ctx.h"
 #include "processes/process_state.h"
 #include "sampling/drain.h"
@@ -169,6 +170,7 @@ static void close_window(struct drain *d, uint64_t sweep_ns)
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	const struct otel_thread_record *otel = NULL;
+	const struct go_labels_record *go = NULL;
 	struct drain *d = ctx;
 	struct sample_table *t;
 	uint64_t trace_id;
@@ -180,7 +182,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
 	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
 	    size < sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64) ||
-	    otel_thread_ctx__from_sample(rec, size, &otel) < 0) {
+	    otel_thread_ctx__from_sample(rec, size, &otel) < 0 ||
+	    go_labels__from_sample(rec, size, &go) < 0) {
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
 		return;
 	}
@@ -208,7 +211,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;
 	}
-	if (sample_table__add(t, trace_id, rec, otel))
+	if (sample_table__add(t, trace_id, rec, otel, go))
 		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
 }
 

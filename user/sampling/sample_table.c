@@ -8,15 +8,21 @@
 #include "util/hash.h"
 #include "util/htable.h"
 
+struct blob {
+	uint32_t at; /* offset in the pool */
+	uint32_t size;
+};
+
 struct sample_table {
 	struct htable index;	 /* fixed: allocated by sample_table__new() only */
 	struct sample_row *rows; /* nr_rows used, in the order of their first sample */
 	size_t nr_rows;
 	uint64_t nr_samples;
-	/* distinct OpenTelemetry records, each 8-byte aligned in @pool */
-	struct htable otel_index; /* fixed, as many entries as rows */
-	uint32_t *otel_at;	  /* entry -> offset in @pool */
-	size_t nr_otel;
+	/* distinct OpenTelemetry records and goroutine label sets, each 8-byte
+	 * aligned in @pool */
+	struct htable blob_index; /* fixed, two entries a row */
+	struct blob *blobs;	  /* entry -> where in @pool */
+	size_t nr_blobs;
 	uint8_t *pool;
 	size_t pool_used, pool_size;
 };
@@ -27,6 +33,7 @@ struct row_key {
 	const struct sample_record *rec;
 	bool ctx;
 	const struct otel_thread_record *otel; /* interned: equal records, equal pointers */
+	const struct go_labels_record *go;     /* likewise */
 };
 
 /* span_id, local_root_span_id and tags: the record's last words before frames */
@@ -45,6 +52,8 @@ static uint32_t row_hash(const struct row_key *k)
 		h = hash_words(h, &k->rec->span_id, CTX_WORDS);
 	if (k->otel)
 		h = hash_u64(h ^ (uintptr_t)k->otel);
+	if (k->go)
+		h = hash_u64(h ^ (uintptr_t)k->go);
 	return h;
 }
 
@@ -54,7 +63,7 @@ static bool row_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct row_key *k = key;
 
 	if (r->trace_id != k->trace_id || r->tid != k->rec->tid || r->has_context != k->ctx ||
-	    r->otel != k->otel)
+	    r->otel != k->otel || r->go != k->go)
 		return false;
 	return !k->ctx || (r->span_id == k->rec->span_id &&
 			   r->local_root_span_id == k->rec->local_root_span_id &&
@@ -69,6 +78,7 @@ static void row_init(struct sample_row *r, const struct row_key *k)
 		.tid = k->rec->tid,
 		.has_context = k->ctx,
 		.otel = k->otel,
+		.go = k->go,
 	};
 	if (k->ctx) {
 		r->span_id = k->rec->span_id;
@@ -97,7 +107,8 @@ struct sample_table *sample_table__new(size_t capacity)
 	if (err)
 		goto err_free;
 	t->rows = calloc(cap / 4 * 3, sizeof(*t->rows));
-	err = htable__init(&t->otel_index, cap / 4 * 3, HTABLE_FIXED);
+	/* a row has at most an OpenTelemetry record and a label set */
+	err = htable__init(&t->blob_index, cap / 4 * 3 * 2, HTABLE_FIXED);
 	if (err)
 		goto err_free;
 	/* untouched pages of the pool cost no memory: most processes publish no record */
@@ -105,8 +116,8 @@ struct sample_table *sample_table__new(size_t capacity)
 	if (t->pool_size > UINT32_MAX) /* offsets are 32-bit */
 		t->pool_size = UINT32_MAX;
 	t->pool = calloc(1, t->pool_size);
-	t->otel_at = calloc(cap / 4 * 3, sizeof(*t->otel_at));
-	if (!t->rows || !t->pool || !t->otel_at) {
+	t->blobs = calloc(cap / 4 * 3 * 2, sizeof(*t->blobs));
+	if (!t->rows || !t->pool || !t->blobs) {
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -124,57 +135,60 @@ void sample_table__free(struct sample_table *t)
 		return;
 	htable__destroy(&t->index);
 	free(t->rows);
-	htable__destroy(&t->otel_index);
-	free(t->otel_at);
+	htable__destroy(&t->blob_index);
+	free(t->blobs);
 	free(t->pool);
 	free(t);
 }
 
-struct otel_key {
+struct blob_key {
 	const struct sample_table *t;
-	const struct otel_thread_record *rec;
+	const void *bytes;
+	size_t size;
 };
 
-static bool otel_eq(const void *ctx, uint32_t idx, const void *key)
+static bool blob_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const struct otel_key *k = key;
-	const struct otel_thread_record *r = (const void *)(k->t->pool + k->t->otel_at[idx]);
+	const struct blob_key *k = key;
+	const struct blob *b = &k->t->blobs[idx];
 
-	return r->attrs_size == k->rec->attrs_size &&
-	       !memcmp(r, k->rec, sizeof(*r) + k->rec->attrs_size);
+	return b->size == k->size && !memcmp(k->t->pool + b->at, k->bytes, k->size);
 }
 
-/* the table's copy of @rec, stored on first sight; NULL when the pool is full */
-static const struct otel_thread_record *otel_intern(struct sample_table *t,
-						    const struct otel_thread_record *rec)
+/* the table's copy of @size bytes at @bytes, stored on first sight; NULL when the pool is full */
+static const void *blob_intern(struct sample_table *t, const void *bytes, size_t size)
 {
-	struct otel_key key = {t, rec};
-	size_t size = sizeof(*rec) + rec->attrs_size;
-	uint32_t hash = (uint32_t)hash_bytes(rec, size), idx;
+	struct blob_key key = {t, bytes, size};
+	uint32_t hash = (uint32_t)hash_bytes(bytes, size), idx;
 
-	idx = htable__find(&t->otel_index, hash, otel_eq, &key, &key);
+	idx = htable__find(&t->blob_index, hash, blob_eq, &key, &key);
 	if (idx != HTABLE_NONE)
-		return (const void *)(t->pool + t->otel_at[idx]);
-	if (t->pool_size - t->pool_used < size || htable__insert(&t->otel_index, hash, t->nr_otel))
+		return t->pool + t->blobs[idx].at;
+	if (t->pool_size - t->pool_used < size || htable__insert(&t->blob_index, hash, t->nr_blobs))
 		return NULL;
-	memcpy(t->pool + t->pool_used, rec, size);
-	t->otel_at[t->nr_otel++] = t->pool_used;
+	memcpy(t->pool + t->pool_used, bytes, size);
+	t->blobs[t->nr_blobs++] = (struct blob){(uint32_t)t->pool_used, (uint32_t)size};
 	t->pool_used += (size + 7) & ~(size_t)7;
-	return (const void *)(t->pool + t->otel_at[t->nr_otel - 1]);
+	return t->pool + t->blobs[t->nr_blobs - 1].at;
 }
 
 int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
-		      const struct otel_thread_record *otel)
+		      const struct otel_thread_record *otel, const struct go_labels_record *go)
 {
-	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT, NULL};
+	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT, NULL, NULL};
 	uint32_t hash, idx;
 	struct sample_row *r;
 	size_t n;
 	int err;
 
 	if (otel) {
-		key.otel = otel_intern(t, otel);
+		key.otel = blob_intern(t, otel, sizeof(*otel) + otel->attrs_size);
 		if (!key.otel)
+			return -ENOSPC;
+	}
+	if (go) {
+		key.go = blob_intern(t, go, sizeof(*go) + go->size);
+		if (!key.go)
 			return -ENOSPC;
 	}
 	hash = row_hash(&key);
@@ -212,9 +226,9 @@ void sample_table__clear(struct sample_table *t)
 	t->nr_rows = 0;
 	t->nr_samples = 0;
 	/* clearing touches every slot: not for a table that never held a record */
-	if (t->nr_otel)
-		htable__clear(&t->otel_index);
-	t->nr_otel = 0;
+	if (t->nr_blobs)
+		htable__clear(&t->blob_index);
+	t->nr_blobs = 0;
 	t->pool_used = 0;
 }
 

@@ -7,10 +7,11 @@
  * Fixed capacity, allocated up front (a fixed util/htable.h index over a row
  * array): adding a sample is a hash and a probe, never an allocation.  A full
  * table refuses the sample and counts it.
- * A sample's OpenTelemetry thread record (ids and attribute bytes) is part
- * of its row's identity: each distinct record is stored once per table, in
- * a fixed pool beside the rows (SAMPLE_TABLE_OTEL_BYTES_PER_ROW bytes per
- * row), and the rows point at it; a full pool refuses the sample too.
+ * A sample's OpenTelemetry thread record (ids and attribute bytes) and its
+ * goroutine labels are part of its row's identity: each distinct record is
+ * stored once per table, in a fixed pool beside the rows
+ * (SAMPLE_TABLE_OTEL_BYTES_PER_ROW bytes per row), and the rows point at
+ * it; a full pool refuses the sample too.
  * One writer (the drain thread); read by the exporter when no writer runs.
  */
 #ifndef CTXPROF_SAMPLE_TABLE_H
@@ -23,7 +24,7 @@
 /* the OpenTelemetry records a table can hold: this many bytes per row on average */
 #define SAMPLE_TABLE_OTEL_BYTES_PER_ROW 96
 
-/* a row's identity is (trace_id, tid, span_id, local_root_span_id, tags, otel) */
+/* a row's identity is (trace_id, tid, span_id, local_root_span_id, tags, otel, go) */
 struct sample_row {
 	uint64_t trace_id;
 	uint64_t count;
@@ -37,6 +38,9 @@ struct sample_row {
 	/* the samples' OpenTelemetry thread record, its attributes after it
 	 * (in the table's pool); NULL: none */
 	const struct otel_thread_record *otel;
+	/* the samples' goroutine labels, their entries after them (in the
+	 * table's pool); NULL: none */
+	const struct go_labels_record *go;
 };
 
 struct sample_table;
@@ -54,11 +58,12 @@ void sample_table__free(struct sample_table *t);
  * sample_table__add() - count sample @rec, whose stack is @trace_id: its
  * thread, name and (when SAMPLE_F_CONTEXT) trace context come from @rec;
  * @otel is its OpenTelemetry thread record (otel_thread_ctx__from_sample(),
- * attributes included), NULL when none.
+ * attributes included), NULL when none; @go its goroutine labels
+ * (go_labels__from_sample(), entries included), NULL when none.
  * Return: 0, or -ENOSPC when the table is full (the sample is not counted).
  */
 int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
-		      const struct otel_thread_record *otel);
+		      const struct otel_thread_record *otel, const struct go_labels_record *go);
 
 /** sample_table__for_each() - call @fn on every row, in the order of their first sample. */
 void sample_table__for_each(const struct sample_table *t,
