@@ -11,9 +11,11 @@ FIXED_WORK := $(OUTPUT)/bench/fixed_work
 FIXED_WORK_NOFP := $(OUTPUT)/bench/fixed_work_nofp
 PROGSTAT := $(OUTPUT)/bench/progstat
 UNWIND_TABLE_BENCH := $(OUTPUT)/bench/unwind_table_bench
+# bench/context_read.sh's Go program: goroutines in pprof.Do spans
+GO_LABELS_BENCH := $(OUTPUT)/bench/go_labels
 TRACE_BENCH := $(OUTPUT)/bench/trace_bench
 BENCH_BINS := $(CONTEXT_BENCH) $(CALLTRACE_BENCH) $(REGISTRY_BENCH) $(FIXED_WORK) \
-	$(FIXED_WORK_NOFP) $(PROGSTAT) $(UNWIND_TABLE_BENCH) $(TRACE_BENCH)
+	$(FIXED_WORK_NOFP) $(PROGSTAT) $(UNWIND_TABLE_BENCH) $(TRACE_BENCH) $(GO_LABELS_BENCH)
 BENCH_CFLAGS := -g -O2 $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser $(EXTRA_CFLAGS) \
 	-MMD -MP
 
@@ -53,6 +55,12 @@ $(UNWIND_TABLE_BENCH): bench/unwind_table_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/be
 $(TRACE_BENCH): bench/trace_bench.c $(LIBCOLLECTOR) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(BENCH_CFLAGS) $< $(LIBCOLLECTOR) $(LIBS) -o $@
+
+# offline: no modules, the build cache under $(OUTPUT)
+$(GO_LABELS_BENCH): tests/workloads/go_labels/main.go | $(OUTPUT)/bench
+	$(call msg,GO,$@)
+	$(Q)GO111MODULE=off GOFLAGS= GOPATH=$(abspath $(OUTPUT))/gopath \
+		GOCACHE=$(abspath $(OUTPUT))/gocache $(GO) build -o $@ $<
 
 $(OUTPUT)/bench:
 	$(Q)mkdir -p $@

@@ -2,8 +2,9 @@
 # BPF run time per sample of the trace-context reads, in one run: the
 # OpenTelemetry thread context (otel_service: fsbase, the TLS pointer, the
 # 28-byte record and its attributes), the libctxprof slot (requests: one
-# 64-byte read and its checksum), each next to the same workload profiled
-# with --no-context (no context read at all).  kernel.bpf_stats_enabled;
+# 64-byte read and its checksum), Go goroutine labels (go_labels: g, m.curg,
+# the label map's head, buckets and strings), each next to the same
+# workload profiled with --no-context (no context read at all).  kernel.bpf_stats_enabled;
 # medians of BENCH_REPS runs (default 3) of BENCH_SECONDS (default 5) at
 # 999 Hz.  Run by bench/run.sh, or alone as root after make bench.
 set -eu
@@ -15,7 +16,7 @@ W=$OUTPUT/workloads
 REPS=${BENCH_REPS:-3}
 SECS=${BENCH_SECONDS:-5}
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF)"; exit 1; }
-for b in "$B/progstat" "$W/otel_service" "$W/requests"; do
+for b in "$B/progstat" "$W/otel_service" "$W/requests" "$B/go_labels"; do
 	[ -x "$b" ] || { echo "bench: $b missing (make bench builds it)"; exit 1; }
 done
 mkdir -p "$B"
@@ -43,6 +44,7 @@ one() { # workload command, collector options... -> ns per run
 declare -A V
 OTEL="$W/otel_service --threads 2"
 REQ="$W/requests --threads 2"
+GO="$B/go_labels -seconds $((SECS + 5))"
 # interleaved, each context read next to its no-read run, so that the
 # machine's load drifting hits every variant alike; the cost is the median
 # of the per-repetition differences
@@ -51,6 +53,8 @@ for _ in $(seq "$REPS"); do
 	V[otel_none]+="$(one "$OTEL" --no-context) "
 	V[slot]+="$(one "$REQ") "
 	V[slot_none]+="$(one "$REQ" --no-context) "
+	V[go]+="$(one "$GO") "
+	V[go_none]+="$(one "$GO" --no-context) "
 done
 med() { printf '%s\n' $1 | median; }
 diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
@@ -60,4 +64,5 @@ cat <<EOT
 |---|---|---|---|
 | OpenTelemetry thread context (otel_service: TLS pointer, record, attributes) | $(med "${V[otel]}") (${V[otel]% }) | $(med "${V[otel_none]}") (${V[otel_none]% }) | $(diffs "${V[otel]}" "${V[otel_none]}") ns |
 | libctxprof context slot (requests) | $(med "${V[slot]}") (${V[slot]% }) | $(med "${V[slot_none]}") (${V[slot_none]% }) | $(diffs "${V[slot]}" "${V[slot_none]}") ns |
+| Go goroutine labels (go_labels: 2 to 9 labels, 1 or 2 buckets) | $(med "${V[go]}") (${V[go]% }) | $(med "${V[go_none]}") (${V[go_none]% }) | $(diffs "${V[go]}" "${V[go_none]}") ns |
 EOT
