@@ -142,7 +142,7 @@ check_count "CFI refused as too slow (cfi_slow)" "$(grep -o 'too slow [0-9]*' "$
 check_count "CFI refused as too large (cfi_big)" "$(grep -o 'too large [0-9]*' "$TMP/log" | grep -o '[0-9]*')"
 check_count "builds cancelled at SIGTERM (cfi_slow2)" "$(grep -o 'cancelled [0-9]*' "$TMP/log" | grep -o '[0-9]*')"
 check_count "MiniDebugInfo refused as too big (minidebug)" \
-	"$(grep -o '[0-9]* too big' "$TMP/log" | grep -o '[0-9]*')"
+	"$(sed -n 's/.*MiniDebugInfo merged, [0-9]* bad, \([0-9]*\) too big.*/\1/p' "$TMP/log")"
 check_count "symbols refused past the per-file budget (names)" \
 	"$(grep -o '[0-9]* with symbols past the per-file budget' "$TMP/log" | grep -o '^[0-9]*')"
 
