@@ -19,6 +19,7 @@
 
 #include "util/array.h"
 #include "processes/proc_maps.h"
+#include "util/hex.h"
 #include "util/ranges.h"
 #include "util/read_capped.h"
 #include "util/strpool.h"
@@ -33,17 +34,6 @@ struct maps_builder {
 	struct strpool pool; /* becomes pm->strings */
 	size_t last_path;    /* pool offset of the previous path, to share repeats */
 };
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* at least one hex digit, no overflow; leading zeros are fine */
 static bool scan_hex(const char **pp, const char *end, uint64_t max, uint64_t *val)

@@ -15,6 +15,7 @@
 
 #include "util/array.h"
 #include "symbols/kallsyms.h"
+#include "util/hex.h"
 #include "util/ranges.h"
 #include "util/read_capped.h"
 #include "util/strpool.h"
@@ -46,17 +47,6 @@ struct ksyms_builder {
 	uint64_t stext, etext;	      /* _stext and _etext, 0 until seen */
 	uint64_t text_low, text_high; /* lowest and highest vmlinux text symbol */
 };
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static bool is_type_char(char c)
 {

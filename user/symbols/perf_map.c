@@ -24,6 +24,7 @@
 #include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 #include "util/array.h"
+#include "util/hex.h"
 #include "util/ranges.h"
 #include "util/read_capped.h"
 
@@ -180,17 +181,6 @@ void perf_map__free(struct perf_map *pm)
 }
 
 /* --- parsing */
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static bool is_blank(char c)
 {
