@@ -717,13 +717,19 @@ bool table_cache__busy(const struct table_cache *c)
 	return c->nr_jobs > 0;
 }
 
-void table_cache__cancel(struct table_cache *c)
+/* drop every job, built or not; returns how many there were */
+static size_t jobs_drop(struct table_cache *c)
 {
 	size_t n = c->nr_jobs;
 
 	while (c->nr_jobs)
 		job_free(c, c->nr_jobs - 1);
-	count(c, &c->st->tables_cancelled, n);
+	return n;
+}
+
+void table_cache__cancel(struct table_cache *c)
+{
+	count(c, &c->st->tables_cancelled, jobs_drop(c));
 }
 
 bool table_cache__run(struct table_cache *c)
@@ -740,8 +746,7 @@ void table_cache__destroy(struct table_cache *c)
 {
 	size_t i;
 
-	while (c->nr_jobs)
-		job_free(c, c->nr_jobs - 1);
+	jobs_drop(c);
 	for (i = 0; i < c->nr_files; i++)
 		free(c->files[i]);
 	free(c->files);
