@@ -366,8 +366,13 @@ int sample(struct bpf_perf_event_data *ctx)
 	long len;
 	void *ring;
 
-	/* tid 0 is the idle task: not a thread of anything */
-	if (tid == 0 || (target_tgid && tgid != target_tgid) ||
+	/* tid 0 is the idle task: not a thread of anything; counted apart, as
+	 * the effective rate is measured over the CPUs' busy time */
+	if (tid == 0) {
+		inc_stat(SAMPLER_STAT_IDLE);
+		return 0;
+	}
+	if ((target_tgid && tgid != target_tgid) ||
 	    (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))) {
 		inc_stat(SAMPLER_STAT_FILTERED);
 		return 0;

@@ -127,6 +127,7 @@ enum sampler_stat {
 	SAMPLER_STAT_KSTACK_ERR, /* bpf_get_stack(kernel) failed; sample kept without kernel frames
 				  */
 	SAMPLER_STAT_FILTERED,	 /* ticks on other tasks (not lost: not profiled) */
+	SAMPLER_STAT_IDLE,	 /* ticks on an idle CPU (the idle task; some kernels take none) */
 	/* trace context, for samples of threads with a registered slot; the
 	 * sample is kept in every case, with context only when CTX_OK */
 	SAMPLER_STAT_CTX_OK,	   /* a valid context was read */

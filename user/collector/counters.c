@@ -56,11 +56,12 @@ FAMILY(f_frames, "ctxprof_user_frames_total", COUNTER,
 FAMILY(f_sampling_hz, "ctxprof_sampling_frequency_hz", GAUGE,
        "Samples per second per CPU requested (-F).", NULL);
 FAMILY(f_run_hz, "ctxprof_sampling_run_hz", GAUGE,
-       "Samples per second per sampled CPU since sampling began (every tick, profiled or "
-       "not).",
+       "Samples per second of busy sampled CPU since sampling began (every tick on a task, "
+       "profiled or not; idle time does not count).",
        NULL);
 FAMILY(f_effective_hz, "ctxprof_sampling_effective_hz", GAUGE,
-       "Samples per second per sampled CPU over the last seconds (every tick, profiled or not).",
+       "Samples per second of busy sampled CPU over the last seconds (every tick on a task, "
+       "profiled or not; idle time does not count).",
        NULL);
 FAMILY(f_lowest_hz, "ctxprof_sampling_lowest_hz", GAUGE,
        "The lowest rate per sampled CPU over the last seconds so far.", NULL);

@@ -36,32 +36,54 @@ int cpus_online(bool *mask, int n);
  */
 long cpus_max_sample_rate(void);
 
+/**
+ * cpus_parse_busy() - from /proc/stat's text, each CPU's busy time (user,
+ * nice, system, irq and softirq; not idle, iowait or steal, when no task of
+ * the guest runs there) in ns into @busy_ns[@n], given USER_HZ @ticks_per_s.
+ * Only the "cpuN" lines are read, and they must all come before any other
+ * line but the "cpu" total; CPUs >= @n are an error (-ERANGE), malformed
+ * text -EINVAL.  CPUs the text does not name get 0.
+ * Return: 0 or -errno.
+ */
+int cpus_parse_busy(const char *text, uint64_t *busy_ns, int n, long ticks_per_s);
+
+/**
+ * cpus_busy_ns() - each CPU's busy time since boot, from /proc/stat, into
+ * @busy_ns[@n].
+ * Return: 0 or -errno.
+ */
+int cpus_busy_ns(uint64_t *busy_ns, int n);
+
 /* checks the effective sampling rate is measured over (about one a second) */
 #define CPU_RATE_WINDOW 3
 
 /*
- * cpu_rate - how often the sampler's program ran per second of sampling,
+ * cpu_rate - how often the sampler's program ran per second of busy CPU,
  * over the last CPU_RATE_WINDOW checks.  Each check adds the program's runs
- * (samples and filtered ticks: every tick of a cpu-clock event) and the
- * enabled time of the events they came from, summed over the CPUs whose
- * event lived from the previous check to this one: a CPU offline, or whose
- * event just opened, adds nothing to either, so the rate is per sampled CPU.
+ * on tasks (samples and filtered ticks; not ticks on the idle task) and the
+ * busy time of the CPUs they came from (capped at their events' enabled
+ * time), summed over the CPUs whose event lived from the previous check to
+ * this one: a CPU offline, or whose event just opened, adds nothing to
+ * either, so the rate is per sampled CPU.  Busy time, not enabled time: a
+ * kernel that stops the tick in idle stops a cpu-clock event's timer with
+ * it (seen here, 6.18 in a Firecracker guest: an idle CPU took 2 of 999
+ * ticks a second), and an idle CPU is not a throttled one.
  */
 struct cpu_rate {
 	uint64_t runs[CPU_RATE_WINDOW];
-	uint64_t enabled_ns[CPU_RATE_WINDOW];
+	uint64_t busy_ns[CPU_RATE_WINDOW];
 	unsigned int n;	   /* entries filled, up to CPU_RATE_WINDOW */
 	unsigned int next; /* the entry the next check overwrites */
 };
 
-/** cpu_rate__add() - one check's @runs over @enabled_ns of events' time. */
-void cpu_rate__add(struct cpu_rate *r, uint64_t runs, uint64_t enabled_ns);
+/** cpu_rate__add() - one check's @runs over @busy_ns of the CPUs' time. */
+void cpu_rate__add(struct cpu_rate *r, uint64_t runs, uint64_t busy_ns);
 
 /**
- * cpu_rate__hz() - runs per second of one CPU's enabled time over the
+ * cpu_rate__hz() - runs per second of one CPU's busy time over the
  * window.
  * Return: the rate, or -1 until the window is full and holds a second of
- * enabled time.
+ * busy time (an idle machine's rate is not known).
  */
 double cpu_rate__hz(const struct cpu_rate *r);
 

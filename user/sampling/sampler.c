@@ -36,11 +36,12 @@ struct cpu_event {
 	struct bpf_link *link; /* the program on it, which owns @fd once set */
 	bool offline;	       /* the CPU was offline (or its event died) at the last look */
 	bool said;	       /* that its event cannot be opened was said, until it opens */
-	/* at the last check, when @measured: the event's enabled time and the
-	 * program's runs on this CPU */
+	/* at the last check, when @measured: the event's enabled time, the
+	 * program's runs on this CPU's tasks and the CPU's busy time */
 	bool measured;
 	uint64_t enabled_ns;
 	uint64_t runs;
+	uint64_t busy_ns;
 };
 
 struct sampler {
@@ -62,7 +63,7 @@ struct sampler {
 	sampler_record_fn fn;
 	/* sampler__check()'s: scratch masks and counters, the rate window */
 	bool *online;
-	uint64_t *percpu, *runs;
+	uint64_t *percpu, *runs, *busy;
 	struct cpu_rate rate;
 	uint64_t run_runs, run_ns; /* since sampling began */
 	bool said_slow;
@@ -78,6 +79,7 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_USTACK_ERR] = "user_stack_error",
 	[SAMPLER_STAT_KSTACK_ERR] = "kernel_stack_error",
 	[SAMPLER_STAT_FILTERED] = "filtered",
+	[SAMPLER_STAT_IDLE] = "idle",
 	[SAMPLER_STAT_CTX_OK] = "context_ok",
 	[SAMPLER_STAT_CTX_EMPTY] = "context_empty",
 	[SAMPLER_STAT_CTX_TORN] = "context_torn",
@@ -367,6 +369,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	s->online = calloc(s->nr_possible, sizeof(*s->online));
 	s->percpu = calloc(s->nr_possible, sizeof(*s->percpu));
 	s->runs = calloc(s->nr_possible, sizeof(*s->runs));
+	s->busy = calloc(s->nr_possible, sizeof(*s->busy));
 	s->ring_pos = calloc(s->nr_possible, sizeof(*s->ring_pos));
 	s->ring_bytes = opts->ring_bytes;
 	s->ring_fds = malloc(s->nr_possible * sizeof(*s->ring_fds));
@@ -377,7 +380,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 		s->cpus[i].fd = -1;
 	s->parts = calloc(s->nr_parts, sizeof(*s->parts));
 	if (!s->ring_fds || !s->parts || !s->cpus || !s->online || !s->percpu || !s->runs ||
-	    !s->ring_pos) {
+	    !s->busy || !s->ring_pos) {
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -550,7 +553,8 @@ int sampler__read_stats(struct sampler *s, uint64_t *out)
 	return percpu_stats__read(bpf_map__fd(s->skel->maps.stats), SAMPLER_STAT_MAX, out);
 }
 
-/* the program's runs on each CPU (samples and filtered ticks) into s->runs */
+/* the program's runs on each CPU's tasks (samples and filtered ticks, not
+ * idle ones) into s->runs */
 static int read_runs(struct sampler *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.stats);
@@ -604,12 +608,22 @@ static void reopen_cpu(struct sampler *s, int cpu)
 	ev->said = false;
 }
 
+/* one CPU's busy time since the last check, within its event's @enabled */
+static uint64_t busy_since(const struct sampler *s, int cpu, uint64_t enabled)
+{
+	uint64_t busy =
+		s->busy[cpu] > s->cpus[cpu].busy_ns ? s->busy[cpu] - s->cpus[cpu].busy_ns : 0;
+
+	return busy < enabled ? busy : enabled;
+}
+
 /*
  * Hotplug: an event whose CPU went offline is closed, and one whose enabled
  * time stood still since the last check died with an offline and online
  * cycle in between (the kernel removes the events of a CPU that goes and
  * never restores them); an online CPU without an event gets one.  Adds what
- * the events that lived through the interval counted to the rate window.
+ * the events that lived through the interval counted, over the busy time of
+ * their CPUs, to the rate window.
  */
 static void check_cpus(struct sampler *s)
 {
@@ -618,7 +632,8 @@ static void check_cpus(struct sampler *s)
 	int64_t en;
 	int i;
 
-	if (cpus_online(s->online, s->nr_possible) || read_runs(s))
+	if (cpus_online(s->online, s->nr_possible) || read_runs(s) ||
+	    cpus_busy_ns(s->busy, s->nr_possible))
 		return;
 	s->health.cpus_online = 0;
 	for (i = 0; i < s->nr_possible; i++) {
@@ -637,11 +652,12 @@ static void check_cpus(struct sampler *s)
 			} else {
 				if (ev->measured) {
 					runs += s->runs[i] - ev->runs;
-					ns += en - ev->enabled_ns;
+					ns += busy_since(s, i, en - ev->enabled_ns);
 				}
 				ev->measured = true;
 				ev->enabled_ns = en;
 				ev->runs = s->runs[i];
+				ev->busy_ns = s->busy[i];
 			}
 		}
 		if (!s->online[i]) {
@@ -787,6 +803,7 @@ void sampler__free(struct sampler *s)
 	free(s->online);
 	free(s->percpu);
 	free(s->runs);
+	free(s->busy);
 	free(s->ring_pos);
 	free(s->ring_fds);
 	free(s);

@@ -120,15 +120,18 @@ int sampler__read_stats(struct sampler *s, uint64_t *out);
 /*
  * What the sampler knows of sample loss that is not its own: the rate the
  * CPUs sample at against the one requested, and CPUs that are online but not
- * sampled.  Rates are per sampled CPU: each CPU's cpu-clock event ticks at
- * the requested frequency whatever runs there, and the program counts every
- * tick (SAMPLER_STAT_SAMPLES + SAMPLER_STAT_FILTERED), over the time the
- * event was enabled; an offline CPU counts neither.
+ * sampled.  Rates are per second of busy sampled CPU: a CPU's cpu-clock
+ * event ticks at the requested frequency while a task runs there (in idle,
+ * some kernels stop its timer with the tick), and the program counts every
+ * tick on a task (SAMPLER_STAT_SAMPLES + SAMPLER_STAT_FILTERED), over the
+ * CPU's busy time from /proc/stat (see struct cpu_rate); an offline CPU
+ * counts neither.
  */
 struct sampler_health {
 	unsigned int requested_hz;
-	/* ticks per second per sampled CPU: over the last CPU_RATE_WINDOW
-	 * checks, since sampling began, and the lowest window; -1: not yet */
+	/* ticks per second of busy sampled CPU: over the last CPU_RATE_WINDOW
+	 * checks, since sampling began, and the lowest window; -1: not yet
+	 * (or the CPUs were idle) */
 	double effective_hz, run_hz, lowest_hz;
 	long max_sample_rate;	   /* kernel.perf_event_max_sample_rate at the last check; -errno */
 	bool throttled;		   /* effective_hz < SAMPLER_RATE_LOW * requested_hz */
