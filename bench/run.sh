@@ -16,7 +16,9 @@
 #     to the libctxprof slot read and to no context read, in one run;
 #  5. unwind tables: building the largest library's, and every process's
 #     under --all (rows, memory of the BPF maps and of the collector);
-#  6. the micro-benchmarks of the hot data structures, each with its baseline.
+#  6. the micro-benchmarks of the hot data structures, each with its baseline;
+#  7. bench/python.sh: the CPython 3.11 walk's BPF time per sample, --python
+#     on next to --python off on the same script.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -226,6 +228,11 @@ if command -v go > /dev/null &&
 else
 	echo "| Go | could not build (make deps installs golang-go): $(tail -1 "$B/go.log" 2> /dev/null) | | | |"
 fi
+
+# CPython 3.11 frames: the walk's BPF cost, --python on next to off
+echo
+echo "== python: BPF ns per sample, --python on next to --python off (bench/python.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/python.sh" || echo "python: bench/python.sh failed"
 
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench trace_bench; do

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# BPF run time per sample of the CPython 3.11 walk, in one run: Debian's
+# python3 running tests/workloads/python/shares.py (nested calls, recursion,
+# sorted(key=lambda), a generator under sum(): 5 to 20 Python frames a
+# sample) profiled with --python on, next to the same workload with
+# --python off (the native walk alone, _PyEval_EvalFrameDefault unnamed);
+# interleaved, BENCH_REPS runs (default 3) of BENCH_SECONDS (default 5) at
+# 999 Hz; the cost is the median of the paired differences.  Reads the
+# kernel's accounting (kernel.bpf_stats_enabled).  Run by bench/run.sh, or
+# alone as root after make bench.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUTPUT=${OUTPUT:-build}
+case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
+B=$OUTPUT/bench
+REPS=${BENCH_REPS:-3}
+SECS=${BENCH_SECONDS:-5}
+PY=/usr/bin/python3
+SHARES=$ROOT/tests/workloads/python/shares.py
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF)"; exit 1; }
+[ -x "$B/progstat" ] || { echo "bench: $B/progstat missing (make bench builds it)"; exit 1; }
+if [ "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" != 3.11 ]; then
+	echo "python: skipped, $PY is not CPython 3.11"
+	exit 0
+fi
+if ! "$ROOT/collector" --help 2>&1 | grep -q -- '--python'; then
+	echo "python: skipped, this collector has no --python option"
+	exit 0
+fi
+mkdir -p "$B"
+was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -q -w kernel.bpf_stats_enabled=1
+trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# ns per run of the perf_event programs loaded since the ids in $1
+prog_ns() {
+	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { printf "%.0f\n", c ? t / c : 0 }' "$1" -
+}
+one() { # on|off -> ns per run; the log in $B/python_$1.log
+	"$B/progstat" > "$B/ids.before"
+	"$PY" "$SHARES" $((SECS + 2)) /dev/null & local wl=$!
+	sleep 0.5
+	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration "$SECS" --python "$1" \
+		-o "$B/python.pb.gz" 2> "$B/python_$1.log" & local c=$!
+	sleep $((SECS - 1))
+	prog_ns "$B/ids.before"
+	wait $c || true
+	kill $wl 2> /dev/null || true
+	wait $wl 2> /dev/null || true
+}
+on= off=
+for _ in $(seq "$REPS"); do
+	on+="$(one on) "
+	off+="$(one off) "
+done
+med() { printf '%s\n' $1 | median; }
+diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
+cat <<EOT
+
+| sampler run (shares.py, 999 Hz, $SECS s, $REPS interleaved runs each) | ns per sample, median (runs) | --python off, median (runs) | ratio on / off | the walk costs (median of paired differences) |
+|---|---|---|---|---|
+| CPython 3.11 frames (--python on) | $(med "$on") (${on% }) | $(med "$off") (${off% }) | $(ratio "$(med "$on")" "$(med "$off")") | $(diffs "$on" "$off") ns |
+
+last --python on run: $(grep '^ctxprof: python: ' "$B/python_on.log" || echo "no 'ctxprof: python: ' line")
+$(grep '^ctxprof: user stacks by how they end' "$B/python_on.log" || true)
+EOT
