@@ -71,12 +71,13 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
+# python3-dev: CPython 3.11's internal headers, test_python_layout's reference
 # nodejs and default-jdk-headless (javac, jcmd: the JRE has neither): JIT names (test_jit_names.sh)
 # the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
-	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 xz-utils sqlite3 openssl \
+	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 python3-dev xz-utils sqlite3 openssl \
 	python3-protobuf protobuf-compiler \
 	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless
 # speedscope's built web app, from the npm registry, pinned by version and by the
