@@ -104,11 +104,27 @@ static void fx_parse_lines(struct fx *fx, char *line)
 		f->lines[i] = (int)strtol(p, &p, 10);
 }
 
+static void fx_end(struct fx *fx)
+{
+	size_t i;
+
+	/* a live fixture exits at its next write to the closed pipe */
+	pclose(fx->fp);
+	for (i = 0; i < fx->nr_fns; i++) {
+		free(fx->fns[i].qualname_utf8);
+		free(fx->fns[i].filename_utf8);
+		free(fx->fns[i].linetable);
+		free(fx->fns[i].lines);
+	}
+	free(fx->fns);
+}
+
 /*
  * Run the fixture (in @mode, with @arg) and read what it says up to "ready"
- * or its end.  Skips the test when python3.11 is not there.
+ * or its end.  Skips the test when python3.11 is not there, removing @dir
+ * (NULL: none) first.
  */
-static void fx_run(struct fx *fx, const char *mode, const char *arg)
+static void fx_run(struct fx *fx, const char *mode, const char *arg, char *dir)
 {
 	const char *src = getenv("SRCDIR");
 	char cmd[PATH_MAX + 256], *line = NULL;
@@ -143,28 +159,15 @@ static void fx_run(struct fx *fx, const char *mode, const char *arg)
 	if (!fx->version) {
 		print_message("SKIP: %s did not run (%s)\n", PYTHON, cmd);
 		pclose(fx->fp);
+		fixture_tmpdir_remove(dir);
 		skip();
 	}
 	if (!python_layout__find(fx->version)) {
 		print_message("SKIP: %s is %#x: no layout\n", PYTHON, fx->version);
-		pclose(fx->fp);
+		fx_end(fx);
+		fixture_tmpdir_remove(dir);
 		skip();
 	}
-}
-
-static void fx_end(struct fx *fx)
-{
-	size_t i;
-
-	/* a live fixture exits at its next write to the closed pipe */
-	pclose(fx->fp);
-	for (i = 0; i < fx->nr_fns; i++) {
-		free(fx->fns[i].qualname_utf8);
-		free(fx->fns[i].filename_utf8);
-		free(fx->fns[i].linetable);
-		free(fx->fns[i].lines);
-	}
-	free(fx->fns);
 }
 
 /* every code unit's line as CPython computes it; the entry kinds met in @seen */
@@ -195,7 +198,7 @@ static void python_code__line__stdlib_tables__match_addr2line(void **state)
 	struct fx fx;
 	size_t i;
 
-	fx_run(&fx, "lines", "-");
+	fx_run(&fx, "lines", "-", NULL);
 	assert_true(fx.nr_fns > 100);
 	for (i = 0; i < fx.nr_fns; i++) {
 		check_lines(&fx.fns[i], fx.fns[i].linetable, fx.fns[i].linetable_len, seen);
@@ -260,7 +263,7 @@ static void python_code__name__live_process__names_and_lines(void **state)
 	struct fx fx;
 	size_t i;
 
-	fx_run(&fx, "live", dir);
+	fx_run(&fx, "live", dir, dir);
 	l = python_layout__find(fx.version);
 	assert_int_equal(fx.nr_fns, 7);
 	snprintf(path, sizeof(path), "/proc/%d/mem", fx.pid);
