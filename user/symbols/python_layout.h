@@ -11,10 +11,10 @@
  * alpha or beta is not looked up at all (its structures may still move).
  *
  * Versions known, each number from that version's own headers:
- *   3.11  x86-64 and arm64 (LP64: the same offsets), the walk
- *         PYTHON_WALK_311.  tests/unit/test_python_layout.c checks every
- *         number against offsetof()/sizeof() of Debian's python3.11-dev
- *         internal headers.
+ *   3.11  the walk PYTHON_WALK_311.  tests/unit/test_python_layout.c
+ *         checks every number against offsetof()/sizeof() of Debian's
+ *         python3.11-dev internal headers, on x86-64; arm64 is LP64 with
+ *         the same alignment rules, so the same numbers, but not checked.
  * Not known, on purpose:
  *   3.12  its eval loop pushes an entry shim frame (owner
  *         FRAME_OWNED_BY_CSTACK, no is_entry) in front of each C call's
