@@ -71,6 +71,7 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
+# python3-dev: CPython 3.11's internal headers, test_python_layout's reference
 # nodejs and default-jdk-headless (javac, jcmd: the JRE has neither): JIT names (test_jit_names.sh)
 # the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \

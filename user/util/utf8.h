@@ -89,4 +89,37 @@ static inline size_t utf8_sanitize(const void *buf, size_t len, char *out)
 	return o;
 }
 
+/*
+ * utf8_encode() - code point @cp as UTF-8 into @out (room for 4 bytes; not
+ * NUL-terminated).  A surrogate or a value past U+10FFFF, which no
+ * well-formed UTF-8 holds, becomes U+FFFD.  U+0000 is written as the byte 0:
+ * a caller that wants no NUL replaces it first.
+ * Return: the bytes written, 1 to 4.
+ */
+static inline size_t utf8_encode(uint32_t cp, char *out)
+{
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
 #endif /* CTXPROF_UTF8_H */

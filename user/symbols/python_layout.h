@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * python_layout - where CPython keeps what the sampler walks and the
+ * collector names, by version: byte offsets inside its structures.
+ *
+ * CPython publishes none of this as ABI: the structures are internal
+ * (Include/internal/pycore_*.h, compiled only with Py_BUILD_CORE) and
+ * change with every minor version, not within one: from its release
+ * candidates on, a minor version keeps its internal layout (CPython's
+ * rule for bug-fix releases).  So the table is by major.minor, and an
+ * alpha or beta is not looked up at all (its structures may still move).
+ *
+ * Versions known, each number from that version's own headers:
+ *   3.11  the walk PYTHON_WALK_311.  tests/unit/test_python_layout.c
+ *         checks every number against offsetof()/sizeof() of Debian's
+ *         python3.11-dev internal headers, on x86-64; arm64 is LP64 with
+ *         the same alignment rules, so the same numbers, but not checked.
+ * Not known, on purpose:
+ *   3.12  its eval loop pushes an entry shim frame (owner
+ *         FRAME_OWNED_BY_CSTACK, no is_entry) in front of each C call's
+ *         Python frames, so the sampler's walk differs, not only its numbers;
+ *   3.13  _PyCFrame is gone (tstate->current_frame), another walk again.
+ * Each needs a walk kind of its own (include/python_abi.h) before it can
+ * have an entry here.
+ *
+ * Pure data, any thread.
+ */
+#ifndef CTXPROF_PYTHON_LAYOUT_H
+#define CTXPROF_PYTHON_LAYOUT_H
+
+#include <stdint.h>
+
+#include "python_abi.h"
+
+/* offsets in bytes from the start of the structure named */
+struct python_layout {
+	/* the sampler's walk: the fields of struct python_proc of the same names */
+	uint16_t interp_head;		  /* _PyRuntimeState.interpreters.head */
+	uint16_t threads_head;		  /* PyInterpreterState.threads.head */
+	uint16_t tstate_next;		  /* PyThreadState.next */
+	uint16_t tstate_native_thread_id; /* PyThreadState.native_thread_id */
+	uint16_t tstate_cframe;		  /* PyThreadState.cframe */
+	uint16_t cframe_current_frame;	  /* _PyCFrame.current_frame */
+	uint16_t frame_code;		  /* _PyInterpreterFrame.f_code */
+	uint16_t frame_previous;	  /* _PyInterpreterFrame.previous */
+	uint16_t frame_prev_instr;	  /* _PyInterpreterFrame.prev_instr */
+	uint16_t frame_is_entry;	  /* _PyInterpreterFrame.is_entry */
+	uint16_t code_type_off;		  /* PyObject.ob_type: of any object, code or not */
+	uint16_t code_firstlineno;	  /* PyCodeObject.co_firstlineno (int) */
+	uint16_t code_filename;		  /* PyCodeObject.co_filename (str *) */
+	uint16_t code_qualname;		  /* PyCodeObject.co_qualname (str *) */
+	uint16_t code_adaptive;		  /* PyCodeObject.co_code_adaptive */
+	/* naming a code object (symbols/python_code.h) */
+	uint16_t code_linetable;       /* PyCodeObject.co_linetable (bytes *) */
+	uint16_t unicode_length;       /* PyASCIIObject.length (Py_ssize_t): code points */
+	uint16_t unicode_state;	       /* PyASCIIObject.state: the 32-bit word of bit fields */
+	uint16_t unicode_ascii_data;   /* sizeof(PyASCIIObject): a compact ASCII string's data */
+	uint16_t unicode_compact_data; /* sizeof(PyCompactUnicodeObject): other compact data */
+	uint8_t unicode_kind_shift;    /* state.kind (3 bits: 1, 2 or 4 bytes a code point) */
+	uint8_t unicode_compact_bit;   /* state.compact: data follows the header */
+	uint8_t unicode_ascii_bit;     /* state.ascii: only code points below 128 */
+	uint16_t bytes_size;	       /* PyVarObject.ob_size of a PyBytesObject: its length */
+	uint16_t bytes_data;	       /* PyBytesObject.ob_sval */
+	uint32_t walk;		       /* enum python_walk_kind */
+};
+
+/**
+ * python_layout__find() - the layout of the CPython whose Py_Version
+ * (PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final) is @py_version_hex.
+ * Return: the layout (static, never freed), or NULL: a minor version not in
+ * the table, or an alpha or beta release.
+ */
+const struct python_layout *python_layout__find(uint32_t py_version_hex);
+
+#endif /* CTXPROF_PYTHON_LAYOUT_H */
