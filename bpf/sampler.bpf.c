@@ -16,6 +16,7 @@
 #include "stats.bpf.h"
 #include "native_unwind.bpf.h"
 #include "go_labels.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -30,6 +31,8 @@ const volatile bool read_context = true;	   /* read libctxprof context slots */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP; /* enum unwind_mode */
 /* read the goroutine labels of the processes in go_procs (needs bpf_loop) */
 const volatile bool read_go = false;
+/* put the CPython frames of the processes in python_procs in place (needs bpf_loop) */
+const volatile bool read_py = false;
 
 /* one ring buffer per possible CPU; user/sampling/sampler.c creates and inserts them */
 struct ring {
@@ -53,7 +56,8 @@ struct scratch {
 	 * the bpf_loop step once instead of once per distinct frame count.
 	 */
 	struct ustack_walk walk;
-	struct go_walk go; /* the goroutine labels' map walk (go_labels.bpf.h), likewise */
+	struct go_walk go;     /* the goroutine labels' map walk (go_labels.bpf.h), likewise */
+	struct python_walk py; /* the CPython frames' walks (python.bpf.h), likewise */
 };
 
 struct {
@@ -96,6 +100,11 @@ static __always_inline void inc_stat(__u32 stat)
 	stat_add_unnested(&stats, stat, 1);
 }
 
+static __always_inline void add_stat(__u32 stat, __u64 n)
+{
+	stat_add_unnested(&stats, stat, n);
+}
+
 static __always_inline struct sample_record *scratch_record(void)
 {
 	__u32 zero = 0;
@@ -117,6 +126,14 @@ static __always_inline struct go_walk *scratch_go(void)
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
 
 	return sc ? &sc->go : NULL;
+}
+
+static __always_inline struct python_walk *scratch_py(void)
+{
+	__u32 zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+
+	return sc ? &sc->py : NULL;
 }
 
 /* the kernel's frame-pointer walk of the user stack into frames[@nk...] */
@@ -426,6 +443,10 @@ int sample(struct bpf_perf_event_data *ctx)
 		stop = UNWIND_STOP_BAD_FRAME;
 	rec->flags |= stop << SAMPLE_USTOP_SHIFT;
 	inc_stat(SAMPLER_STAT_USTOP_FIRST + stop);
+	if (read_py)
+		nu = read_python(rec, nk, nu);
+	if (nu > SAMPLER_MAX_USTACK) /* for the verifier */
+		nu = SAMPLER_MAX_USTACK;
 
 	rec->nr_kframes = nk;
 	rec->nr_uframes = nu;

@@ -20,7 +20,7 @@
  *
  * Offsets change with the version; the collector reads Py_Version from the
  * interpreter (the executable or libpython3.x.so) and gives the sampler one
- * struct python_proc per process, offsets included (symbols/python_layout.h
+ * struct python_proc_ref per process, offsets included (symbols/python_layout.h
  * has the table and where each number comes from).
  *
  * Interleaving: one call of _PyEval_EvalFrameDefault runs a chain of
@@ -61,8 +61,9 @@
 #define PYTHON_FRAME_CHECK(w) ((__u32)((w) >> PYTHON_INSTR_BITS))
 #define PYTHON_FRAME_INSTR(w) ((__u32)((w)&PYTHON_INSTR_MASK))
 
-/* Python frames one sample takes at most (each takes two user-frame slots) */
-#define PYTHON_MAX_FRAMES 48
+/* Python frames one sample takes at most (each takes two user-frame slots);
+ * a power of two, for the sampler's index masks */
+#define PYTHON_MAX_FRAMES 64
 /* thread states looked through to find a thread's (the rest: not found) */
 #define PYTHON_MAX_THREADS 256
 
@@ -76,7 +77,7 @@ enum python_walk_kind {
  * the python_procs map).  Addresses are the process's own (load bias
  * applied); offsets in bytes.
  */
-struct python_proc {
+struct python_proc_ref {
 	__u64 runtime;		       /* &_PyRuntime */
 	__u64 code_type;	       /* &PyCode_Type: a frame's f_code must point at one */
 	__u64 eval_start;	       /* _PyEval_EvalFrameDefault's first byte */

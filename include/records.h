@@ -16,6 +16,7 @@
 #include "unwind.h"
 #include "otel_abi.h"
 #include "go_abi.h"
+#include "python_abi.h"
 
 /* kernel frames kept per sample; the kernel's own limit is 127 */
 #define SAMPLER_MAX_KSTACK 64
@@ -34,6 +35,7 @@
 #define SAMPLE_F_CONTEXT_NONE (1u << 3)
 #define SAMPLE_F_OTEL	      (1u << 4) /* an OpenTelemetry thread record follows the frames */
 #define SAMPLE_F_GO_LABELS    (1u << 5) /* the goroutine's labels follow (go_abi.h) */
+#define SAMPLE_F_PYTHON	      (1u << 6) /* Python frames among the user frames (python_abi.h) */
 /* the flags that describe the stack (a stored trace's), not the context */
 #define SAMPLE_STACK_FLAGS(f)                                                                      \
 	((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL | SAMPLE_F_GO_LABELS))
@@ -164,6 +166,20 @@ enum sampler_stat {
 	SAMPLER_STAT_GO_READ_ERR,  /* g, m, the map or a string unreadable */
 	SAMPLER_STAT_GO_BAD_MAP,   /* a map past the walk's bounds, or not matching its count */
 	SAMPLER_STAT_GO_STALE,	   /* the layout is from another image of the pid */
+	/* CPython frames (python_abi.h), for samples of processes whose
+	 * interpreter the collector recognised; the sample keeps its native
+	 * frames in every case, with Python frames in place when PY_OK */
+	SAMPLER_STAT_PY_OK,	   /* Python frames read and placed */
+	SAMPLER_STAT_PY_FRAMES,	   /* Python frames placed, in all */
+	SAMPLER_STAT_PY_NO_THREAD, /* the thread has no thread state (a C thread, or new) */
+	SAMPLER_STAT_PY_IDLE,	   /* a thread state with no frame running (not in Python) */
+	SAMPLER_STAT_PY_READ_ERR,  /* a thread state, frame or code object unreadable */
+	SAMPLER_STAT_PY_BAD_CODE,  /* a frame's f_code is not a code object: walk cut there */
+	SAMPLER_STAT_PY_LOOP,	   /* a frame's previous is a frame just walked: walk cut there */
+	SAMPLER_STAT_PY_TRUNCATED, /* more than PYTHON_MAX_FRAMES, or no room in the stack */
+	SAMPLER_STAT_PY_UNPLACED,  /* frames with no evaluation frame left to stand for (kept at
+				    * the root end) */
+	SAMPLER_STAT_PY_STALE,	   /* the layout is from another image of the pid */
 	SAMPLER_STAT_MAX,
 };
 

@@ -433,6 +433,15 @@ static void python_code__name__hostile_objects__refused_or_bounded(void **state)
 	assert_int_equal(image_name(&img, l, &n), 0);
 	assert_string_equal(n.qualname, "\xef\xbf\xbd\xef\xbf\xbd");
 	python_code_name__free(&n);
+	/* control characters (an escape sequence, DEL, a C1 one): U+FFFD */
+	put_str(&img, l, IMG_QUALNAME, 5, state_of(l, 1, true, false),
+		"a\x1b\x7f\x85"
+		"b",
+		5);
+	assert_int_equal(image_name(&img, l, &n), 0);
+	assert_string_equal(n.qualname, "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+					"b");
+	python_code_name__free(&n);
 
 	/* longer than the bound: cut and marked, and only the bound read (the
 	 * lengths claim more than the image holds) */

@@ -21,6 +21,7 @@ enum {
 	OPT_NO_CONTEXT,
 	OPT_CHILDREN,
 	OPT_UNWIND,
+	OPT_PYTHON,
 	OPT_UNWIND_MEMORY,
 	OPT_SYMBOL_MEMORY,
 	OPT_TIMELINE,
@@ -44,6 +45,7 @@ static const struct option long_opts[] = {
 	{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"python", required_argument, NULL, OPT_PYTHON},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
@@ -113,6 +115,13 @@ static void usage(FILE *f, const char *prog)
 		"                                wrong stacks\n"
 		"                         auto and dwarf need Linux 5.17+ (bpf_loop); tables\n"
 		"                         are built once per file on a thread of their own\n"
+		"      --python on|off    CPython's frames in place of the interpreter's\n"
+		"                         (default on): where a stack passes\n"
+		"                         _PyEval_EvalFrameDefault, the Python functions it\n"
+		"                         ran, with their files and lines; Python 3.11, the\n"
+		"                         python3 executable or a program embedding libpython.\n"
+		"                         Costs a walk of the thread's frames per sample of a\n"
+		"                         Python process (see bench/README.md); needs bpf_loop\n"
 		"      --unwind-memory MIB  BPF memory for unwind tables, 8-4096 (default %d);\n"
 		"                         least recently used tables are evicted beyond it\n"
 		"      --symbol-memory MIB  memory for the symbols of the ELF files processes\n"
@@ -219,6 +228,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->frequency = CLI_DEFAULT_FREQUENCY;
 	opts->kernel = true;
 	opts->context = true;
+	opts->python = true;
 	opts->ring_kib = CLI_DEFAULT_RING_KIB;
 	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
 	opts->status = -1;
@@ -317,6 +327,14 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_NO_CONTEXT:
 			opts->context = false;
+			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "on"))
+				opts->python = true;
+			else if (!strcmp(optarg, "off"))
+				opts->python = false;
+			else
+				return bad(err, prog, "--python", optarg, "on or off");
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))

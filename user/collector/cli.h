@@ -39,6 +39,7 @@ struct collector_opts {
 	unsigned int drain_threads; /* --drain-threads */
 	bool kernel;		    /* false with --no-kernel */
 	bool context;		    /* false with --no-context */
+	bool python;		    /* --python on|off: CPython frames */
 	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
 	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
 	size_t symbol_mib;	    /* --symbol-memory, MiB of parsed ELF symbols */

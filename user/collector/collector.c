@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
 #include "appctx/go_labels.h"
+#include "appctx/python_proc.h"
 #include "appctx/otel_context.h"
 #include "collector/cli.h"
 #include "collector/state.h"
@@ -238,6 +239,7 @@ static void release_state(struct process_state *st)
 	otel_context__release(st->otel);
 	perf_map__free(st->perf_map);
 	go_labels__release(st->go);
+	python_proc__release(st->python);
 }
 
 static void add_table(void *ctx, struct sample_table *t)
@@ -386,6 +388,7 @@ static int export_profile(struct collector *c, const char *path, bool final)
 				    .proc_labels = c->opts.all || c->opts.children,
 				    .node = c->node,
 				    .perf_maps = &c->perf_maps,
+				    .python = c->python,
 			    });
 	if (!e)
 		return -errno;
@@ -475,6 +478,16 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 		unwinder__request(c->unwinder, pid);
 }
 
+/* a Python frame's code object the drains saw: named while its process lives */
+static void name_recent_code(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1, uint64_t w2)
+{
+	struct collector *c = ctx;
+	struct process_state *st = process_states__find(c->states, c->reg, pid, exec_id);
+
+	if (st && st->python)
+		python_proc__prefetch(c->python, st->python, w1, w2);
+}
+
 /* --pid: the target's mappings now and then, for a libctxprof region or an
  * OpenTelemetry context it creates while no sample asks (a blocked target) */
 static void refresh_target(struct collector *c)
@@ -520,6 +533,22 @@ static int subscribe_context(struct collector *c, char *err_msg, size_t err_len)
 		err = process_states__subscribe(c->states, &otel);
 	if (!err && c->go)
 		err = process_states__subscribe(c->states, &go);
+	if (err)
+		snprintf(err_msg, err_len, "cannot follow process mappings: %s", strerror(-err));
+	return err;
+}
+
+/* every image's first read: does it run a CPython interpreter? */
+static int subscribe_python(struct collector *c, char *err_msg, size_t err_len)
+{
+	struct process_state_subscriber py = {
+		.changed = python_procs__changed,
+		.ctx = c->python,
+		.main_thread = true,
+		.first_read = true,
+	};
+	int err = process_states__subscribe(c->states, &py);
+
 	if (err)
 		snprintf(err_msg, err_len, "cannot follow process mappings: %s", strerror(-err));
 	return err;
@@ -680,6 +709,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.btf_path = o->btf_path,
 		.nr_parts = o->drain_threads,
 		.read_context = o->context,
+		.read_python = o->python,
 		.unwind = o->unwind,
 	};
 
@@ -747,6 +777,18 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			return -ENOMEM;
 		}
 		err = subscribe_context(c, err_msg, err_len);
+		if (err)
+			return err;
+	}
+	/* CPython frames: the sampler walks them only with bpf_loop */
+	if (o->python && sampler__can_unwind()) {
+		c->python =
+			python_procs__new(sampler__python_map_fd(c->sampler), c->sym, o->verbose);
+		if (!c->python) {
+			snprintf(err_msg, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		err = subscribe_python(c, err_msg, err_len);
 		if (err)
 			return err;
 	}
@@ -942,6 +984,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		drains__recent_pids(c.drains, snapshot_recent, &c);
+		if (c.python)
+			drains__recent_codes(c.drains, name_recent_code, &c);
 		if (elapsed - last_tick >= 1.0) {
 			/* CPU hotplug, and the rate the kernel lets us sample at */
 			sampler__check(c.sampler);
@@ -953,6 +997,8 @@ int main(int argc, char **argv)
 				otel_context__poll(c.otel);
 			if (c.go)
 				go_labels__poll(c.go);
+			if (c.python)
+				python_procs__poll(c.python);
 			last_tick = elapsed;
 		}
 		process_states__deliver(c.states);
@@ -1034,6 +1080,7 @@ cleanup:
 	app_context__free(c.app);
 	otel_context__free(c.otel);
 	go_labels__free(c.go);
+	python_procs__free(c.python);
 	sampler__free(c.sampler);
 	symbolizer__free(c.sym);
 	calltrace_storage__free(c.traces);

@@ -169,6 +169,17 @@ FAMILY(f_go_reads, "ctxprof_go_label_reads_total", COUNTER,
        "Goroutine label reads in samples, by result.", "result");
 FAMILY(f_go_bad_values, "ctxprof_go_label_bad_values_total", COUNTER,
        "Goroutine labels left out at export: key or value not UTF-8, or a NUL.", NULL);
+/* CPython frames */
+FAMILY(f_py_processes, "ctxprof_python_processes_total", COUNTER,
+       "CPython process images, by whether their Python frames are read.", "result");
+FAMILY(f_py_samples, "ctxprof_python_samples_total", COUNTER,
+       "Samples with Python frames in place of the interpreter's.", NULL);
+FAMILY(f_py_frames, "ctxprof_python_frames_total", COUNTER, "Python frames placed in samples.",
+       NULL);
+FAMILY(f_py_walks, "ctxprof_python_walks_total", COUNTER,
+       "Python frame walks that ended short or found none, by reason.", "result");
+FAMILY(f_py_names, "ctxprof_python_code_objects_total", COUNTER,
+       "Code objects read at export, by result.", "result");
 /* the profile and its symbols */
 FAMILY(f_stacks, "ctxprof_profile_stacks_total", COUNTER,
        "Distinct stacks written, summed over profiles.", NULL);
@@ -542,6 +553,31 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_go_bad_values, NULL, COUNTERS_GO_LABELS, "bad values", go.bad_values,
 	    .flags = COUNTER_GROUP),
 
+	/* CPython frames: the interpreters, the samples (tests parse "N samples with Python
+	 * frames"), the walks' ends, the names */
+	ONE(f_py_processes, "read", COUNTERS_PYTHON, "read in {} Python processes",
+	    python.processes),
+	ONE(f_py_processes, "unsupported_version", COUNTERS_PYTHON, "unsupported: {} by version",
+	    python.unsupported_version),
+	ONE(f_py_processes, "unsupported_build", COUNTERS_PYTHON, "{} by build",
+	    python.unsupported_build),
+	ONE(f_py_processes, "unreadable", COUNTERS_PYTHON, "unreadable", python.unreadable),
+	ONE(f_py_processes, "map_full", COUNTERS_PYTHON, "with no room in the sampler's map",
+	    python.map_full),
+	ONE(f_py_samples, NULL, COUNTERS_PYTHON, "{} samples with Python frames", S_(PY_OK),
+	    .flags = COUNTER_GROUP),
+	ONE(f_py_frames, NULL, COUNTERS_PYTHON, "{} Python frames", S_(PY_FRAMES)),
+	RANGE(f_py_walks, COUNTERS_PYTHON, S_(PY_NO_THREAD),
+	      SAMPLER_STAT_PY_STALE - SAMPLER_STAT_PY_NO_THREAD + 1, sampler_name,
+	      SAMPLER_STAT_PY_NO_THREAD, .flags = COUNTER_GROUP),
+	ONE(f_py_names, "named", COUNTERS_PYTHON, "code objects named {}", python.named,
+	    .flags = COUNTER_GROUP),
+	ONE(f_py_names, "changed", COUNTERS_PYTHON, "changed since sampled", python.stale),
+	ONE(f_py_names, "unreadable", COUNTERS_PYTHON, "unreadable", python.unreadable_code),
+	ONE(f_py_names, "malformed", COUNTERS_PYTHON, "malformed", python.malformed),
+	ONE(f_py_names, "over_budget", COUNTERS_PYTHON, "not kept (symbol memory)",
+	    python.over_budget),
+
 	/* the profile */
 	ONE(f_stacks, NULL, COUNTERS_PROFILE, "unique stacks", traces_exported),
 	ONE(f_locations, NULL, COUNTERS_PROFILE, "locations", last.locations),
@@ -744,6 +780,7 @@ static const struct {
 	[COUNTERS_OTEL_PROCESS] = {"OpenTelemetry process context", COUNTERS_HAVE_OTEL, true},
 	[COUNTERS_OTEL_THREAD] = {"OpenTelemetry thread context", COUNTERS_HAVE_OTEL, true},
 	[COUNTERS_GO_LABELS] = {"Go goroutine labels", COUNTERS_HAVE_GO, true},
+	[COUNTERS_PYTHON] = {"python", COUNTERS_HAVE_PYTHON, true},
 	[COUNTERS_PROFILE] = {"profile"},
 	[COUNTERS_SYMBOLS] = {"symbols"},
 	[COUNTERS_PERF_MAPS] = {"perf maps (JIT code)", 0, true},
@@ -992,7 +1029,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		  (o->all || o->children ? COUNTERS_HAVE_TRACKER : 0) |
 		  (o->children ? COUNTERS_HAVE_CHILDREN : 0) | (c->app ? COUNTERS_HAVE_APP : 0) |
 		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->go ? COUNTERS_HAVE_GO : 0) |
-		  (c->tl ? COUNTERS_HAVE_TIMELINE : 0) | (c->metrics ? COUNTERS_HAVE_HTTP : 0);
+		  (c->python ? COUNTERS_HAVE_PYTHON : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
+		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
 	sampler__read_stats(c->sampler, v->sampler);
 	drains__counters(c->drains, &v->drains);
 	if (c->unwinder)
@@ -1011,6 +1049,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		otel_context__stats(c->otel, &v->otel);
 	if (c->go)
 		go_labels__stats(c->go, &v->go);
+	if (c->python)
+		python_procs__stats(c->python, &v->python);
 	if (c->tl)
 		traces__stats(c->tl, &v->traces);
 	v->timeline = c->tl_last;

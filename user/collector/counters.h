@@ -34,6 +34,7 @@
 #include "appctx/app_context.h"
 #include "appctx/go_labels.h"
 #include "appctx/otel_context.h"
+#include "appctx/python_proc.h"
 #include "collector/health.h"
 #include "export/export.h"
 #include "export/metrics.h"
@@ -61,6 +62,7 @@ enum counter_have {
 	COUNTERS_HAVE_HTTP = 1 << 6,	       /* --metrics-addr or --health-addr */
 	COUNTERS_HAVE_MAPPING_EVENTS = 1 << 7, /* the kernel reports new mappings (--all ...) */
 	COUNTERS_HAVE_GO = 1 << 8,	       /* goroutine labels read (not --no-context) */
+	COUNTERS_HAVE_PYTHON = 1 << 9,	       /* CPython frames read (--python on) */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -87,6 +89,7 @@ struct counter_values {
 	struct app_context_stats app;
 	struct otel_context_stats otel;
 	struct go_labels_stats go;
+	struct python_procs_stats python;
 	struct traces_stats traces;
 	struct timeline_result timeline; /* the last timeline written */
 	struct export_result last;	 /* the last profile written */
@@ -126,6 +129,7 @@ enum counter_section {
 	COUNTERS_OTEL_PROCESS,
 	COUNTERS_OTEL_THREAD,
 	COUNTERS_GO_LABELS,
+	COUNTERS_PYTHON,
 	COUNTERS_PROFILE,
 	COUNTERS_SYMBOLS,
 	COUNTERS_PERF_MAPS,

@@ -22,6 +22,7 @@ struct app_context;
 struct calltrace_storage;
 struct drains;
 struct go_labels;
+struct python_procs;
 struct health;
 struct otel_context;
 struct outfiles;
@@ -49,6 +50,8 @@ struct collector {
 	struct otel_context *otel; /* NULL with --no-context */
 	/* NULL with --no-context, or on a kernel without bpf_loop */
 	struct go_labels *go;
+	/* NULL with --python off, or on a kernel without bpf_loop */
+	struct python_procs *python;
 	struct thread_registry *reg;
 	struct tracker *tracker;
 	struct unwinder *unwinder; /* NULL with --unwind fp */

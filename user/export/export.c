@@ -5,6 +5,7 @@
 #include <string.h>
 #include "appctx/app_context.h"
 #include "appctx/go_labels.h"
+#include "appctx/python_proc.h"
 #include "appctx/otel_context.h"
 #include "export/export.h"
 #include "export/pprof.h"
@@ -39,6 +40,7 @@ struct exporter {
 	const char *node;
 	struct calltrace_storage *traces;
 	struct perf_map_stats *perf_maps; /* NULL: perf maps not read */
+	struct python_procs *python;	  /* NULL: Python frames named by reason only */
 	uint64_t begin_ns;		  /* CLOCK_MONOTONIC: perf maps refreshed once since */
 	int err;
 	struct export_result *res;
@@ -227,6 +229,25 @@ static void perf_map_name(struct exporter *st, const struct process_state *ps, u
 	st->perf_maps->frames_named++;
 }
 
+/* a Python frame (include/python_abi.h) -> a location without mapping, named by its code object */
+static uint64_t python_location(struct exporter *st, struct process_state *ps, uint64_t w1,
+				uint64_t w2)
+{
+	struct python_frame pf;
+	struct pprof_line line;
+
+	python_proc__frame(st->python, ps ? ps->python : NULL, w1, w2, &pf);
+	/* no system name: the pprof tool "demangles" a function whose system
+	 * name is its name, and strips "<module>" to nothing as a C++ template */
+	line.function_id = pprof__function_at(st->p, pf.function, NULL, pf.file, pf.start_line);
+	if (!line.function_id)
+		return 0;
+	line.line = pf.line;
+	st->res->python_frames++;
+	st->res->python_unnamed += !pf.named;
+	return pprof__location_lines(st->p, 0, 0, &line, 1);
+}
+
 /*
  * The user frames of @t, named from its process image's mappings.  A return
  * address outside every executable mapping (a frame-pointer walk through
@@ -252,6 +273,15 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		pthread_mutex_lock(&ps->lock);
 	for (i = 0; i < t->nr_uframes && !st->err; i++) {
 		addr = t->frames[t->nr_kframes + i];
+		if (PYTHON_FRAME_IS(addr)) {
+			/* two words; a lone first word (cut by the stack's end) is no frame */
+			if (i + 1 < t->nr_uframes)
+				st->err = push_loc(
+					st, python_location(st, ps, addr,
+							    t->frames[t->nr_kframes + i + 1]));
+			i++;
+			continue;
+		}
 		/* every user frame but the interrupted instruction is a return
 		 * address, unless a signal frame saved it */
 		ra = i > 0 && !(addr & SAMPLE_FRAME_EXACT);
@@ -470,6 +500,7 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->node = opts->node;
 	e->traces = traces;
 	e->perf_maps = opts->perf_maps;
+	e->python = opts->python;
 	e->begin_ns = mono_ns();
 	e->res = &e->result;
 	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);

@@ -35,6 +35,8 @@
 #include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 
+struct python_procs;
+
 struct export_opts {
 	uint64_t period_ns;	     /* nanoseconds one sample stands for */
 	int64_t time_nanos;	     /* wall-clock start of the profile */
@@ -56,6 +58,9 @@ struct export_opts {
 	 * from it, their mapping left as it was
 	 */
 	struct perf_map_stats *perf_maps;
+	/* names the Python frames of samples (appctx/python_proc.h); NULL:
+	 * they are named by their reason only */
+	struct python_procs *python;
 };
 
 struct export_result {
@@ -68,6 +73,8 @@ struct export_result {
 	/* frames named by their mapping alone: another file was mapped at their
 	 * address by the process's next read, or their mappings left its history */
 	uint64_t frames_uncertain;
+	uint64_t python_frames;	 /* Python frames written (include/python_abi.h) */
+	uint64_t python_unnamed; /* of those, named by a reason: code object not read */
 	size_t locations;
 	size_t locations_unnamed;  /* of those, user or kernel addresses without a function */
 	size_t locations_unmapped; /* of those, user addresses in no known mapping */

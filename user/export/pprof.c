@@ -73,6 +73,7 @@ enum {
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 enum {
@@ -102,6 +103,7 @@ struct function_ent {
 	uint32_t name;
 	uint32_t system_name;
 	uint32_t filename;
+	int64_t start_line; /* 0: unknown */
 };
 
 /* a Line of a location: its function and line (0: unknown) */
@@ -271,7 +273,8 @@ static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct pprof *p = ctx;
 	const struct function_ent *a = &p->functions[idx], *b = key;
 
-	return a->name == b->name && a->system_name == b->system_name && a->filename == b->filename;
+	return a->name == b->name && a->system_name == b->system_name &&
+	       a->filename == b->filename && a->start_line == b->start_line;
 }
 
 /* a location looked up: its entry, and its lines not yet in pprof.lines */
@@ -438,13 +441,21 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 uint64_t pprof__function(struct pprof *p, const char *name, const char *system_name,
 			 const char *filename)
 {
+	return pprof__function_at(p, name, system_name, filename, 0);
+}
+
+uint64_t pprof__function_at(struct pprof *p, const char *name, const char *system_name,
+			    const char *filename, int64_t start_line)
+{
 	struct function_ent key;
 	uint32_t hash, found;
 
 	if (intern_string(p, name, &key.name) || intern_string(p, system_name, &key.system_name) ||
 	    intern_string(p, filename, &key.filename))
 		return 0;
-	hash = hash_u64(hash_combine(((uint64_t)key.name << 32) | key.system_name, key.filename));
+	key.start_line = start_line;
+	hash = hash_u64(hash_combine(((uint64_t)key.name << 32) | key.system_name,
+				     (uint64_t)key.filename ^ (uint64_t)start_line << 32));
 	found = htable__find(&p->function_idx, hash, function_eq, p, &key);
 	if (found != HTABLE_NONE)
 		return found + 1;
@@ -778,6 +789,7 @@ static void encode_function(const struct pprof *p, struct pb_buf *b, size_t idx)
 	pb_int64(b, FUNCTION_NAME, f->name);
 	pb_int64(b, FUNCTION_SYSTEM_NAME, f->system_name);
 	pb_int64(b, FUNCTION_FILENAME, f->filename);
+	pb_int64(b, FUNCTION_START_LINE, f->start_line);
 	pb_end(b, PROFILE_FUNCTION, msg);
 }
 

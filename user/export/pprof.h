@@ -86,6 +86,13 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 			 const char *filename);
 
 /**
+ * pprof__function_at() - pprof__function() with the function's first
+ * source line (0: unknown), as a Python code object has it.
+ */
+uint64_t pprof__function_at(struct pprof *p, const char *name, const char *system_name,
+			    const char *filename, int64_t start_line);
+
+/**
  * pprof__location() - intern a location by (mapping_id, address, function_id).
  * @mapping_id: 0 when the address belongs to no known mapping
  * @function_id: 0 when the address could not be named (no Line is written)

@@ -57,6 +57,7 @@
 
 struct app_region;
 struct go_proc;
+struct python_proc;
 struct otel_proc;
 struct perf_map;
 struct proc_maps;
@@ -113,6 +114,8 @@ struct process_state {
 	_Atomic bool delivered;	   /* its main-thread subscribers saw its mappings */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	struct go_proc *go;	   /* its goroutine labels' reader, NULL when none (main thread) */
+	/* its CPython interpreter's reader, NULL when none (main thread) */
+	struct python_proc *python;
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
 	struct process_state *next_retired;

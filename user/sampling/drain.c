@@ -15,6 +15,14 @@
 #include "traces/trace_event.h"
 #include "util/clock.h"
 
+/* one slot of struct drain's codes: @seq odd while the drain writes it */
+struct recent_code {
+	_Atomic uint32_t seq;
+	_Atomic uint32_t pid, exec_id;
+	_Atomic uint64_t w1, w2;
+	uint32_t read_seq; /* the main thread's: the last @seq it took */
+};
+
 struct drain {
 	struct drains *set;
 	pthread_t thread;
@@ -43,6 +51,10 @@ struct drain {
 	/* processes sampled lately whose mappings the collector has not read
 	 * yet, lossy (a slot per pid hash): the main thread takes them */
 	_Atomic uint32_t recent[DRAIN_RECENT_PIDS];
+	/* the code objects of Python frames sampled lately (lossy), each slot
+	 * a seqlock with this drain its only writer: the main thread names
+	 * them while their process lives */
+	struct recent_code *codes;
 } __attribute__((aligned(64)));
 
 struct drains {
@@ -167,6 +179,38 @@ static void close_window(struct drain *d, uint64_t sweep_ns)
 			      memory_order_release);
 }
 
+/* the Python frames' code objects of @rec into their slots, unless there already */
+static void announce_codes(struct drain *d, const struct sample_record *rec)
+{
+	const __u64 *f = rec->frames + rec->nr_kframes;
+	struct recent_code *c;
+	uint64_t w1, w2;
+	uint32_t i, seq;
+
+	if (!d->codes)
+		return;
+	for (i = 0; i + 1 < rec->nr_uframes; i++) {
+		w1 = f[i];
+		if (!PYTHON_FRAME_IS(w1) || (w1 & PYTHON_FRAME_WORD2))
+			continue;
+		w2 = f[++i] & ~PYTHON_INSTR_MASK;
+		c = &d->codes[((w1 ^ rec->pid) * 0x9E3779B97F4A7C15ull) >> 54 &
+			      (DRAIN_RECENT_CODES - 1)];
+		if (atomic_load_explicit(&c->w1, memory_order_relaxed) == w1 &&
+		    atomic_load_explicit(&c->w2, memory_order_relaxed) == w2 &&
+		    atomic_load_explicit(&c->pid, memory_order_relaxed) == rec->pid)
+			continue;
+		seq = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		atomic_store_explicit(&c->seq, seq + 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+		atomic_store_explicit(&c->pid, rec->pid, memory_order_relaxed);
+		atomic_store_explicit(&c->exec_id, rec->exec_id, memory_order_relaxed);
+		atomic_store_explicit(&c->w1, w1, memory_order_relaxed);
+		atomic_store_explicit(&c->w2, w2, memory_order_relaxed);
+		atomic_store_explicit(&c->seq, seq + 2, memory_order_release);
+	}
+}
+
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	const struct otel_thread_record *otel = NULL;
@@ -205,6 +249,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 					  SAMPLE_STACK_FLAGS(rec->flags) |
 						  (gen & MAPPINGS_GEN_MASK)
 							  << PROCESS_STATE_GEN_SHIFT);
+	if (rec->flags & SAMPLE_F_PYTHON)
+		announce_codes(d, rec);
 	if (d->tw)
 		trace_sample(d->tw, rec, trace_id);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
@@ -277,6 +323,9 @@ struct drains *drains__new(int n, struct calltrace_storage *traces, struct threa
 			if (!set->d[i].tables[j])
 				goto err_free;
 		}
+		set->d[i].codes = calloc(DRAIN_RECENT_CODES, sizeof(*set->d[i].codes));
+		if (!set->d[i].codes)
+			goto err_free;
 	}
 	return set;
 
@@ -434,6 +483,37 @@ void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid)
 		}
 }
 
+void drains__recent_codes(struct drains *set,
+			  void (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
+				     uint64_t w2),
+			  void *ctx)
+{
+	struct recent_code *c;
+	uint32_t s1, s2, pid, exec_id;
+	uint64_t w1, w2;
+	int i, j;
+
+	for (i = 0; i < set->n; i++) {
+		for (j = 0; set->d[i].codes && j < DRAIN_RECENT_CODES; j++) {
+			c = &set->d[i].codes[j];
+			s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
+			if (s1 == c->read_seq || (s1 & 1))
+				continue;
+			pid = atomic_load_explicit(&c->pid, memory_order_relaxed);
+			exec_id = atomic_load_explicit(&c->exec_id, memory_order_relaxed);
+			w1 = atomic_load_explicit(&c->w1, memory_order_relaxed);
+			w2 = atomic_load_explicit(&c->w2, memory_order_relaxed);
+			atomic_thread_fence(memory_order_acquire);
+			s2 = atomic_load_explicit(&c->seq, memory_order_relaxed);
+			/* torn by a write: the next call takes it */
+			if (s1 != s2)
+				continue;
+			c->read_seq = s1;
+			fn(ctx, pid, exec_id, w1, w2);
+		}
+	}
+}
+
 int drains__error(const struct drains *set)
 {
 	return atomic_load(&set->error);
@@ -451,6 +531,7 @@ void drains__free(struct drains *set)
 		for (i = 0; i < set->nr_alloc; i++) {
 			sample_table__free(set->d[i].tables[0]);
 			sample_table__free(set->d[i].tables[1]);
+			free(set->d[i].codes);
 		}
 	free(set->d);
 	free(set->ctxs);

@@ -53,6 +53,8 @@ enum drain_drop {
 
 /* slots of the lossy "processes to map" set of each drain */
 #define DRAIN_RECENT_PIDS 256
+/* slots of the code objects of Python frames sampled lately, per drain */
+#define DRAIN_RECENT_CODES 1024
 
 struct drain_counters {
 	uint64_t received; /* records handed to the drains */
@@ -155,6 +157,18 @@ uint64_t drains__heartbeat(const struct drains *d, int i);
  * a process sampled again comes back).  Call from one thread.
  */
 void drains__recent_pids(struct drains *d, void (*fn)(void *ctx, uint32_t pid), void *ctx);
+
+/**
+ * drains__recent_codes() - call @fn with each Python frame's code object
+ * (include/python_abi.h: its two words) sampled lately in process image
+ * (@pid, @exec_id), so it can be named while the process lives: lossy (a
+ * slot per code object hash, overwritten), each announced again once its
+ * slot was taken by another.  Call from one thread.
+ */
+void drains__recent_codes(struct drains *d,
+			  void (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
+				     uint64_t w2),
+			  void *ctx);
 
 /** drains__error() - first error a drain thread stopped on, or 0. */
 int drains__error(const struct drains *d);

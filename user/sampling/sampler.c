@@ -114,6 +114,16 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_GO_READ_ERR] = "go_labels_read_error",
 	[SAMPLER_STAT_GO_BAD_MAP] = "go_labels_bad_map",
 	[SAMPLER_STAT_GO_STALE] = "go_labels_stale",
+	[SAMPLER_STAT_PY_OK] = "python_ok",
+	[SAMPLER_STAT_PY_FRAMES] = "python_frames",
+	[SAMPLER_STAT_PY_NO_THREAD] = "python_no_thread_state",
+	[SAMPLER_STAT_PY_IDLE] = "python_no_frame",
+	[SAMPLER_STAT_PY_READ_ERR] = "python_read_error",
+	[SAMPLER_STAT_PY_BAD_CODE] = "python_bad_code",
+	[SAMPLER_STAT_PY_LOOP] = "python_loop",
+	[SAMPLER_STAT_PY_TRUNCATED] = "python_truncated",
+	[SAMPLER_STAT_PY_UNPLACED] = "python_unplaced",
+	[SAMPLER_STAT_PY_STALE] = "python_stale",
 };
 
 const char *sampler_stat_name(enum sampler_stat stat)
@@ -401,6 +411,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	s->skel->rodata->read_context = opts->read_context;
 	/* the label map's walk is a bpf_loop: not read on a kernel without it */
 	s->skel->rodata->read_go = opts->read_context && sampler__can_unwind();
+	s->skel->rodata->read_py = opts->read_python && sampler__can_unwind();
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
@@ -745,6 +756,11 @@ int sampler__otel_map_fd(const struct sampler *s)
 int sampler__go_map_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.go_procs);
+}
+
+int sampler__python_map_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.python_procs);
 }
 
 void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out)

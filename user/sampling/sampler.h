@@ -50,6 +50,7 @@ struct sampler_opts {
 	const char *btf_path;	 /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
 	int nr_parts;		 /* ring consumers (drain threads); capped at the CPU count */
 	bool read_context;	 /* read libctxprof slots and OpenTelemetry thread records */
+	bool read_python;	 /* CPython frames for the processes in sampler__python_map_fd() */
 	enum unwind_mode unwind; /* how user stacks are walked */
 	/* sizes of the unwinder's maps (unwind != UNWIND_MODE_FP) */
 	uint32_t unwind_rows, unwind_rules, unwind_mappings, unwind_procs;
@@ -178,6 +179,13 @@ int sampler__otel_map_fd(const struct sampler *s);
  * opts->read_context on a kernel with bpf_loop (sampler__can_unwind()).
  */
 int sampler__go_map_fd(const struct sampler *s);
+
+/**
+ * sampler__python_map_fd() - the BPF hash map pid -> its CPython
+ * interpreter's layout (u32 -> struct python_proc_ref in python_abi.h),
+ * read when opts->read_python on a kernel with bpf_loop.
+ */
+int sampler__python_map_fd(const struct sampler *s);
 
 /**
  * sampler__pid_map_fd() - with opts->filter_pids, the BPF hash map of the

@@ -127,7 +127,9 @@ static int read_str(const struct python_layout *l, python_read_fn rd, void *ctx,
 	}
 	for (i = 0; i < n; i++) {
 		cp = unit_at(data, kind, i);
-		if (!cp || (ascii && cp >= 0x80))
+		/* a control character (a newline, an escape sequence) would
+		 * break every text view of the profile: none is a name's */
+		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || (ascii && cp >= 0x80))
 			cp = 0xfffd;
 		o += utf8_encode(cp, s + o);
 	}

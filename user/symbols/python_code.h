@@ -17,11 +17,12 @@
  *   line tables at most PYTHON_CODE_MAX_LINETABLE bytes: a longer one is
  *               not read (the name is kept, its lines read as the first).
  * Strings come out as well-formed UTF-8 without NUL (a profile string must
- * be UTF-8): CPython's 1-, 2- and 4-byte kinds are converted; a NUL, a
- * surrogate (surrogateescape'd file names have them), a value past
- * U+10FFFF or a byte >= 0x80 in an "ASCII" string becomes U+FFFD.  Only
- * compact strings are read (data right after the header): every str the
- * compiler makes is; the legacy kind whose data lies elsewhere is refused.
+ * be UTF-8): CPython's 1-, 2- and 4-byte kinds are converted; a NUL or
+ * other control character (C0, DEL, C1: a name that is an escape sequence
+ * would rewrite a terminal showing the profile), a surrogate (surrogateescape'd file names have
+ * them), a value past U+10FFFF or a byte >= 0x80 in an "ASCII" string becomes U+FFFD.  Only compact
+ * strings are read (data right after the header): every str the compiler makes is; the legacy kind
+ * whose data lies elsewhere is refused.
  *
  * The module only reads through a callback, so it is pure: no cache (the
  * caller keeps one, by address and check), no state.  Any thread.

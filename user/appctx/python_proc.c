@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "appctx/python_proc.h"
+#include "elf/elf_file.h"
+#include "processes/mapped_file.h"
+#include "processes/proc_maps.h"
+#include "processes/proc_mem.h"
+#include "processes/process_state.h"
+#include "symbols/python_code.h"
+#include "symbols/python_layout.h"
+#include "symbols/symbolizer.h"
+#include "records.h"
+
+/* code objects named per process at most (each read once) */
+#define PY_CACHE_MAX 65536
+/* a range outside the maps last read: read them again, at most this often */
+#define PY_MAPS_REREAD_NS 1000000000ull
+/* the longest .dynstr looked through (libpython3.11's is about 200 KiB) */
+#define PY_DYNSTR_MAX (16u << 20)
+
+struct py_entry {
+	uint64_t code; /* 0: empty */
+	uint32_t check;
+	int err; /* 0: @name holds the names; else why not */
+	struct python_code_name name;
+	size_t bytes; /* charged to the symbolizer */
+};
+
+struct python_proc {
+	struct python_procs *pp;
+	struct python_proc *next, **pprev; /* in pp->procs */
+	struct process_state *st;
+	uint32_t pid, exec_id;
+	bool in_map;
+	const struct python_layout *layout;
+	struct {
+		uint64_t code_type, unicode_type, bytes_type;
+	} types; /* their addresses in the process */
+	struct proc_mem *mem;
+	struct proc_maps *maps;
+	uint64_t maps_read_ns;
+	bool gone; /* its memory cannot be opened any more */
+	struct py_entry *cache;
+	size_t cap, nr;
+	size_t charged;
+};
+
+struct python_procs {
+	int map_fd;
+	int verbose;
+	struct symbolizer *sym;
+	struct python_proc *procs;
+	struct python_procs_stats st;
+	struct py_entry scratch; /* a name that was not kept, until the next call */
+};
+
+/* what an interpreter file says of itself */
+struct py_file {
+	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type, version_at;
+	uint32_t version;
+	unsigned int found; /* PY_SYM_* bits */
+};
+
+enum {
+	PY_SYM_RUNTIME = 1 << 0,
+	PY_SYM_EVAL = 1 << 1,
+	PY_SYM_CODE_TYPE = 1 << 2,
+	PY_SYM_UNICODE_TYPE = 1 << 3,
+	PY_SYM_BYTES_TYPE = 1 << 4,
+	PY_SYM_VERSION = 1 << 5,
+	PY_SYM_ALL = (1 << 6) - 1,
+};
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+	size_t off; /* in struct py_file */
+} py_syms[] = {
+	{"_PyRuntime", PY_SYM_RUNTIME, offsetof(struct py_file, runtime)},
+	{"_PyEval_EvalFrameDefault", PY_SYM_EVAL, offsetof(struct py_file, eval)},
+	{"PyCode_Type", PY_SYM_CODE_TYPE, offsetof(struct py_file, code_type)},
+	{"PyUnicode_Type", PY_SYM_UNICODE_TYPE, offsetof(struct py_file, unicode_type)},
+	{"PyBytes_Type", PY_SYM_BYTES_TYPE, offsetof(struct py_file, bytes_type)},
+	{"Py_Version", PY_SYM_VERSION, offsetof(struct py_file, version_at)},
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct python_procs *python_procs__new(int map_fd, struct symbolizer *sym, int verbose)
+{
+	struct python_procs *pp = calloc(1, sizeof(*pp));
+
+	if (!pp)
+		return NULL;
+	pp->map_fd = map_fd;
+	pp->sym = sym;
+	pp->verbose = verbose;
+	return pp;
+}
+
+/* the symbols of @ef's table of @type that the walk needs, into @f */
+static void scan_symbols(const struct elf_file *ef, uint32_t type, struct py_file *f)
+{
+	struct elf_symtab st;
+	char name[32]; /* longer than any name looked for: a longer one is cut, and differs */
+	Elf64_Sym sym;
+	size_t i, k;
+
+	if (elf_file__symtab(ef, type, &st))
+		return;
+	if (elf_symtab__load_strings(&st, PY_DYNSTR_MAX))
+		goto out;
+	for (i = 1; i < st.nr && f->found != PY_SYM_ALL && !elf_symtab__get(&st, i, &sym); i++) {
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_name || !sym.st_value ||
+		    elf_symtab__name(&st, sym.st_name, name, sizeof(name), NULL))
+			continue;
+		for (k = 0; k < sizeof(py_syms) / sizeof(py_syms[0]); k++) {
+			if ((f->found & py_syms[k].bit) || strcmp(name, py_syms[k].name))
+				continue;
+			*(uint64_t *)((char *)f + py_syms[k].off) = sym.st_value;
+			if (py_syms[k].bit == PY_SYM_EVAL)
+				f->eval_size = sym.st_size;
+			f->found |= py_syms[k].bit;
+		}
+	}
+out:
+	elf_symtab__release(&st);
+}
+
+/* the interpreter's symbols and version from @ef; -ENOENT: not one */
+static int read_interpreter(const struct elf_file *ef, struct py_file *f)
+{
+	const struct elf_load *loads;
+	uint64_t off;
+	size_t n;
+
+	memset(f, 0, sizeof(*f));
+	scan_symbols(ef, SHT_DYNSYM, f);
+	if (f->found != PY_SYM_ALL)
+		scan_symbols(ef, SHT_SYMTAB, f);
+	if (!(f->found & PY_SYM_RUNTIME))
+		return -ENOENT;
+	if (f->found != PY_SYM_ALL || !f->eval_size)
+		return -EINVAL;
+	loads = elf_file__loads(ef, &n);
+	if (elf_loads__vaddr_to_offset(loads, n, f->version_at, sizeof(f->version), &off) ||
+	    elf_file__read(ef, off, &f->version, sizeof(f->version)))
+		return -EINVAL;
+	return 0;
+}
+
+/* the load bias of the file @m maps (runtime address - ELF address); false when unknown */
+static bool load_bias(const struct elf_file *ef, const struct proc_map *m, uint64_t *bias)
+{
+	const struct elf_load *loads, *l;
+	size_t n;
+
+	loads = elf_file__loads(ef, &n);
+	l = elf_loads__for_mapping(loads, n, m->pgoff);
+	if (!l)
+		return false;
+	*bias = m->start - m->pgoff + l->offset - l->vaddr;
+	return true;
+}
+
+/* an interpreter a program embeds: libpython3.x.so... */
+static bool is_libpython(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libpython3.", 11) && strstr(base, ".so");
+}
+
+/*
+ * The interpreter among @all's executable mappings: the executable, else a
+ * libpython.  Return: 0 and @f, @bias set; -ENOENT: no interpreter;
+ * -EACCES: one could not be read.
+ */
+static int find_interpreter(pid_t pid, const struct proc_maps *all, struct py_file *f,
+			    uint64_t *bias)
+{
+	const struct proc_map *exe = mapped_file__exe(pid, all), *m;
+	struct elf_file *ef;
+	int root_fd = -1, fd, err = -ENOENT, ret;
+	size_t i;
+
+	for (i = 0; i <= all->nr && err == -ENOENT; i++) {
+		m = i == 0 ? exe : &all->maps[i - 1];
+		if (!m || (i > 0 && (!(m->perms & PROC_MAP_X) || !is_libpython(m->path))))
+			continue;
+		fd = mapped_file__open(pid, m, &root_fd);
+		if (fd < 0) {
+			err = -EACCES;
+			break;
+		}
+		ef = elf_file__open_fd(fd);
+		close(fd);
+		if (!ef)
+			continue;
+		ret = read_interpreter(ef, f);
+		if (!ret && !load_bias(ef, m, bias))
+			ret = -EINVAL;
+		elf_file__free(ef);
+		if (ret != -ENOENT)
+			err = ret;
+	}
+	if (root_fd >= 0)
+		close(root_fd);
+	return err;
+}
+
+static struct python_proc *proc_new(struct python_procs *pp, struct process_state *st)
+{
+	struct python_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pp = pp;
+	p->st = st;
+	p->pid = st->pid;
+	p->exec_id = st->exec_id;
+	p->next = pp->procs;
+	if (p->next)
+		p->next->pprev = &p->next;
+	p->pprev = &pp->procs;
+	pp->procs = p;
+	return p;
+}
+
+/* the sampler's view of layout @l */
+static void fill_offsets(struct python_proc_ref *ref, const struct python_layout *l)
+{
+	memset(ref, 0, sizeof(*ref));
+	ref->walk = l->walk;
+	ref->interp_head = l->interp_head;
+	ref->threads_head = l->threads_head;
+	ref->tstate_next = l->tstate_next;
+	ref->tstate_native_thread_id = l->tstate_native_thread_id;
+	ref->tstate_cframe = l->tstate_cframe;
+	ref->cframe_current_frame = l->cframe_current_frame;
+	ref->frame_code = l->frame_code;
+	ref->frame_previous = l->frame_previous;
+	ref->frame_prev_instr = l->frame_prev_instr;
+	ref->frame_is_entry = l->frame_is_entry;
+	ref->code_type_off = l->code_type_off;
+	ref->code_firstlineno = l->code_firstlineno;
+	ref->code_filename = l->code_filename;
+	ref->code_qualname = l->code_qualname;
+	ref->code_adaptive = l->code_adaptive;
+}
+
+void python_procs__changed(void *ctx, struct process_state *st, struct mappings *snap,
+			   const struct proc_maps *all)
+{
+	struct python_procs *pp = ctx;
+	const struct python_layout *l;
+	struct python_proc_ref ref;
+	struct python_proc *p;
+	struct py_file f;
+	uint64_t bias = 0;
+	bool retired;
+	int err;
+
+	(void)snap;
+	pthread_mutex_lock(&st->lock);
+	retired = st->retired;
+	pthread_mutex_unlock(&st->lock);
+	if (st->python || retired || !all)
+		return;
+	err = find_interpreter((pid_t)st->pid, all, &f, &bias);
+	if (err == -ENOENT)
+		return;
+	if (err == -EACCES) {
+		pp->st.unreadable++;
+		return;
+	}
+	if (err) {
+		pp->st.unsupported_build++;
+		if (pp->verbose)
+			fprintf(stderr,
+				"ctxprof: pid %u: a Python interpreter without the symbols its "
+				"frames are read through: native frames only\n",
+				st->pid);
+		return;
+	}
+	l = python_layout__find(f.version);
+	if (!l) {
+		pp->st.unsupported_version++;
+		pp->st.last_unsupported = f.version;
+		/* once a run, and each time with -v: the profile has no Python names for it */
+		if (pp->verbose || pp->st.unsupported_version == 1)
+			fprintf(stderr,
+				"ctxprof: pid %u: Python %u.%u, a version whose frames we cannot "
+				"read: native frames only\n",
+				st->pid, f.version >> 24, f.version >> 16 & 0xff);
+		return;
+	}
+	p = proc_new(pp, st);
+	if (!p)
+		return;
+	st->python = p;
+	p->layout = l;
+	p->types.code_type = f.code_type + bias;
+	p->types.unicode_type = f.unicode_type + bias;
+	p->types.bytes_type = f.bytes_type + bias;
+	fill_offsets(&ref, l);
+	ref.runtime = f.runtime + bias;
+	ref.code_type = f.code_type + bias;
+	ref.eval_start = f.eval + bias;
+	ref.eval_end = f.eval + f.eval_size + bias;
+	ref.exec_id = st->exec_id;
+	ref.version = f.version;
+	if (bpf_map_update_elem(pp->map_fd, &p->pid, &ref, BPF_ANY)) {
+		pp->st.map_full++;
+		return;
+	}
+	p->in_map = true;
+	pp->st.processes++;
+	if (pp->verbose)
+		fprintf(stderr, "ctxprof: pid %u: Python %u.%u, its frames read\n", st->pid,
+			f.version >> 24, f.version >> 16 & 0xff);
+}
+
+/* take @p's layout out of the sampler's map, unless another image put its own there */
+static void unmap(struct python_proc *p)
+{
+	struct python_proc_ref ref;
+
+	if (!p->in_map)
+		return;
+	if (!bpf_map_lookup_elem(p->pp->map_fd, &p->pid, &ref) && ref.exec_id == p->exec_id)
+		bpf_map_delete_elem(p->pp->map_fd, &p->pid);
+	p->in_map = false;
+}
+
+void python_procs__poll(struct python_procs *pp)
+{
+	struct python_proc *p;
+	bool retired;
+
+	for (p = pp->procs; p; p = p->next) {
+		if (!p->in_map)
+			continue;
+		pthread_mutex_lock(&p->st->lock);
+		retired = p->st->retired;
+		pthread_mutex_unlock(&p->st->lock);
+		if (retired)
+			unmap(p);
+	}
+}
+
+/* python_code's reader: @p's memory, its maps read again when a range is outside them */
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct python_proc *p = ctx;
+	struct proc_maps *fresh;
+	uint64_t now;
+	int err;
+
+	if (p->gone)
+		return -ESRCH;
+	if (!p->mem) {
+		p->mem = proc_mem__open((pid_t)p->pid);
+		if (!p->mem) {
+			p->gone = true;
+			return -errno;
+		}
+	}
+	err = p->maps ? proc_mem__read(p->mem, p->maps, addr, buf, len) : -EACCES;
+	if (err != -EACCES)
+		return err;
+	now = now_ns();
+	if (p->maps && now - p->maps_read_ns < PY_MAPS_REREAD_NS)
+		return err;
+	fresh = proc_maps__read((pid_t)p->pid);
+	if (!fresh)
+		return -errno;
+	proc_maps__free(p->maps);
+	p->maps = fresh;
+	p->maps_read_ns = now;
+	return proc_mem__read(p->mem, p->maps, addr, buf, len);
+}
+
+static size_t slot_of(const struct python_proc *p, uint64_t code, uint32_t check)
+{
+	uint64_t h = (code ^ ((uint64_t)check << 32)) * 0x9E3779B97F4A7C15ull;
+
+	return (size_t)(h >> 17) & (p->cap - 1);
+}
+
+static int cache_grow(struct python_proc *p)
+{
+	struct py_entry *old = p->cache, *e;
+	size_t old_cap = p->cap, i, j;
+
+	p->cap = old_cap ? old_cap * 2 : 256;
+	p->cache = calloc(p->cap, sizeof(*p->cache));
+	if (!p->cache) {
+		p->cache = old;
+		p->cap = old_cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old_cap; i++) {
+		if (!old[i].code)
+			continue;
+		for (j = slot_of(p, old[i].code, old[i].check); p->cache[j].code;
+		     j = (j + 1) & (p->cap - 1))
+			;
+		e = &p->cache[j];
+		*e = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* the cached entry of (@code, @check), or where it goes (code 0); NULL: no room */
+static struct py_entry *cache_find(struct python_proc *p, uint64_t code, uint32_t check)
+{
+	size_t j;
+
+	if (p->nr >= PY_CACHE_MAX)
+		goto full;
+	if ((p->nr + 1) * 4 > p->cap * 3 && cache_grow(p))
+		goto full;
+	for (j = slot_of(p, code, check); p->cache[j].code; j = (j + 1) & (p->cap - 1))
+		if (p->cache[j].code == code && p->cache[j].check == check)
+			return &p->cache[j];
+	return &p->cache[j];
+full:
+	/* look without adding */
+	if (!p->cap)
+		return NULL;
+	for (j = slot_of(p, code, check); p->cache[j].code; j = (j + 1) & (p->cap - 1))
+		if (p->cache[j].code == code && p->cache[j].check == check)
+			return &p->cache[j];
+	return NULL;
+}
+
+static size_t entry_bytes(const struct py_entry *e)
+{
+	size_t n = sizeof(*e) + e->name.linetable_len;
+
+	if (e->name.qualname)
+		n += strlen(e->name.qualname) + 1;
+	if (e->name.filename)
+		n += strlen(e->name.filename) + 1;
+	return n;
+}
+
+/* read and name (@code, @check) into @e */
+static void name_entry(struct python_procs *pp, struct python_proc *p, uint64_t code,
+		       uint32_t check, struct py_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->code = code;
+	e->check = check;
+	e->err =
+		python_code__name(p->layout, read_mem, p, p->types.code_type, p->types.unicode_type,
+				  p->types.bytes_type, code, check, &e->name);
+	if (!e->err)
+		pp->st.named++;
+	else if (e->err == -ESTALE)
+		pp->st.stale++;
+	else if (e->err == -EINVAL)
+		pp->st.malformed++;
+	else
+		pp->st.unreadable_code++;
+}
+
+static const char *reason(int err)
+{
+	switch (err) {
+	case -ESTALE:
+		return "[python: code object changed since the sample]";
+	case -EINVAL:
+		return "[python: malformed code object]";
+	default:
+		return "[python: code object unreadable]";
+	}
+}
+
+/* the entry of (@code, @check), named when new: cached, or the scratch entry */
+static struct py_entry *lookup(struct python_procs *pp, struct python_proc *p, uint64_t code,
+			       uint32_t check)
+{
+	struct py_entry *e = code ? cache_find(p, code, check) : NULL;
+
+	if (e && e->code)
+		return e;
+	if (e) {
+		name_entry(pp, p, code, check, e);
+		e->bytes = entry_bytes(e);
+		if (!pp->sym || !symbolizer__charge(pp->sym, e->bytes)) {
+			p->nr++;
+			p->charged += e->bytes;
+			return e;
+		}
+		/* not kept: named once more from the scratch entry */
+		pp->st.over_budget++;
+		python_code_name__free(&pp->scratch.name);
+		pp->scratch = *e;
+		memset(e, 0, sizeof(*e));
+		return &pp->scratch;
+	}
+	python_code_name__free(&pp->scratch.name);
+	e = &pp->scratch;
+	memset(e, 0, sizeof(*e));
+	if (code)
+		name_entry(pp, p, code, check, e);
+	else
+		e->err = -EINVAL;
+	return e;
+}
+
+void python_proc__prefetch(struct python_procs *pp, struct python_proc *p, uint64_t w1, uint64_t w2)
+{
+	if (p)
+		lookup(pp, p, PYTHON_FRAME_CODE(w1), PYTHON_FRAME_CHECK(w2));
+}
+
+void python_proc__frame(struct python_procs *pp, struct python_proc *p, uint64_t w1, uint64_t w2,
+			struct python_frame *out)
+{
+	struct py_entry *e;
+	int line;
+
+	memset(out, 0, sizeof(*out));
+	if (!p) {
+		out->function = "[python: interpreter unknown]";
+		return;
+	}
+	e = lookup(pp, p, PYTHON_FRAME_CODE(w1), PYTHON_FRAME_CHECK(w2));
+	if (e->err) {
+		out->function = reason(e->err);
+		return;
+	}
+	out->named = true;
+	out->function = e->name.qualname;
+	out->file = e->name.filename;
+	out->start_line = e->name.firstlineno;
+	line = python_code__line(e->name.linetable, e->name.linetable_len, e->name.firstlineno,
+				 PYTHON_FRAME_INSTR(w2));
+	out->line = line > 0 ? line : 0;
+}
+
+void python_proc__release(struct python_proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	unmap(p);
+	*p->pprev = p->next;
+	if (p->next)
+		p->next->pprev = p->pprev;
+	p->st->python = NULL;
+	for (i = 0; i < p->cap; i++)
+		if (p->cache[i].code)
+			python_code_name__free(&p->cache[i].name);
+	if (p->pp->sym && p->charged)
+		symbolizer__uncharge(p->pp->sym, p->charged);
+	free(p->cache);
+	proc_mem__free(p->mem);
+	proc_maps__free(p->maps);
+	free(p);
+}
+
+void python_procs__stats(const struct python_procs *pp, struct python_procs_stats *st)
+{
+	*st = pp->st;
+}
+
+void python_procs__free(struct python_procs *pp)
+{
+	if (!pp)
+		return;
+	python_code_name__free(&pp->scratch.name);
+	free(pp);
+}
