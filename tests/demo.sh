@@ -24,15 +24,33 @@ echo
 echo "Profile: $out"
 echo "Explore it:  $PPROF -http=: $out   or   $PPROF -traces $out"
 
-# a program built without frame pointers, as distributions ship them: its
-# stacks come whole from the CFI unwinder
-out2=$OUTPUT/demo-nofp.pb.gz
+# a Python program on Debian's python3, built without frame pointers: its
+# native stacks come whole from the CFI unwinder, and the Python functions
+# stand where the interpreter ran them
+out2=$OUTPUT/demo-python.pb.gz
+app=$OUTPUT/demo_app.py
 if [ -x /usr/bin/python3 ]; then
-	/usr/bin/python3 -c 'import time
-def fib(n): return n if n < 2 else fib(n - 1) + fib(n - 2)
+	cat > "$app" <<'PY'
+import json, time
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def render(rows):
+    return json.dumps(rows, default=lambda o: fib(12))
+
+def handle_request(i):
+    rows = [{"id": k, "value": object()} for k in range(20)]
+    return fib(18) + len(render(rows))
+
 end = time.time() + 6
-while time.time() < end: fib(20)' &
-	what="Debian's python3 (built without frame pointers) running fib()"
+i = 0
+while time.time() < end:
+    handle_request(i)
+    i += 1
+PY
+	/usr/bin/python3 "$app" &
+	what="Debian's python3 (built without frame pointers) running $app"
 else
 	"$OUTPUT/workloads/unw_qsort" --seconds 6 >/dev/null &
 	what="a -fomit-frame-pointer program sorting through glibc's qsort"
@@ -40,10 +58,13 @@ fi
 wl=$!
 echo
 echo "demo: profiling $what (pid $wl)"
-"$ROOT/collector" --pid "$wl" --duration 3 --frequency 999 --output "$out2" 2>"$OUTPUT/demo-nofp.log"
-grep -E "user stacks|unwinding" "$OUTPUT/demo-nofp.log"
+"$ROOT/collector" --pid "$wl" --duration 3 --frequency 999 --output "$out2" 2>"$OUTPUT/demo-python.log"
+grep -E "user stacks|python:" "$OUTPUT/demo-python.log"
 echo
-echo "Its hottest stack, leaf first (pprof -traces):"
-"$PPROF" -traces "$out2" 2>/dev/null | awk '/^-+\+-+$/ { n++; next } n == 1 && /^ +[0-9.]+m?s +/ { p = 1 } n == 1 && p' | head -40
+echo "Its hottest stacks, leaf first (pprof -traces):"
+"$PPROF" -traces "$out2" 2>/dev/null | awk '/^-+\+-+$/ { n++; next } n >= 1 && n <= 2 && /^ +[0-9.]+m?s +/ { p = 1 } n >= 1 && n <= 2 && p' | head -60
+echo
+echo "Python functions with their files and lines (pprof -top -lines):"
+"$PPROF" -top -lines -nodecount=8 "$out2" 2>/dev/null | sed -n '/flat%/,$p'
 echo
 echo "Profile: $out2"

@@ -26,16 +26,11 @@
 py_summary() { grep '^ctxprof: python: ' "$1" | tail -1; }
 # "N samples with Python frames": N, empty when the line or the count is missing
 py_samples() { py_summary "$1" | grep -o '[0-9]* samples with Python frames' | grep -o '^[0-9]*'; }
-# the failures, by reason: every number after the first "fail" of the line, summed
+# the failed walks and names: read errors, bad code objects, loops, cut walks,
+# unplaced frames, code objects unreadable or malformed, summed
 py_failures() {
-	py_summary "$1" | awk '{
-		s = substr($0, index($0, "fail"))
-		if (index($0, "fail"))
-			while (match(s, /[0-9]+/)) {
-				t += substr(s, RSTART, RLENGTH)
-				s = substr(s, RSTART + RLENGTH)
-			}
-	} END { print t + 0 }'
+	py_summary "$1" | grep -o 'python_\(read_error\|bad_code\|loop\|truncated\|unplaced\)=[0-9]*\|[0-9]* \(malformed\|unreadable\)' |
+		grep -o '[0-9]*' | awk '{ t += $1 } END { print t + 0 }'
 }
 
 # pprof -traces -> count<TAB>pid<TAB>tid<TAB>frames (";"-joined, leaf first)
@@ -222,7 +217,9 @@ check_lines() {
 		}
 		if (!inr)
 			why = why " line " $3 " outside" range[$1]
-		if ($5 != "=")
+		# the same as the name, or none (the collector writes none: the pprof
+		# tool "demangles" a name equal to its system name, "<module>" to "")
+		if ($5 != "=" && $5 != "")
 			why = why " system_name " $5
 		if (why != "")
 			print $1 ":" why
@@ -353,7 +350,7 @@ EOF
 	expect "check_lines passes a right profile" "$(verdict check_lines t "$tmp/raw2" "$tmp/funcs" fib)" passes
 	expect "check_lines: one line only fails" "$(verdict check_lines t "$tmp/raw2" "$tmp/funcs" "<lambda>")" fails
 
-	printf 'ctxprof: samples: 1 taken\nctxprof: python: 2 processes read, 1234 samples with Python frames, 5000 Python frames, 40 code objects named; failures by reason: read=3 not_code=4 loop=0\n' >"$tmp/log"
+	printf 'ctxprof: samples: 1 taken\nctxprof: python: read in 2 Python processes; 1234 samples with Python frames, 5000 Python frames; python_no_thread_state=9 python_read_error=3 python_bad_code=4 python_loop=0 python_stale=5; code objects named 40, 0 changed since sampled, 0 unreadable, 0 malformed\n' >"$tmp/log"
 	expect "py_samples" "$(py_samples "$tmp/log")" 1234
 	expect "py_failures" "$(py_failures "$tmp/log")" 7
 	expect "py_samples without the line" "$(py_samples "$tmp/raw")" ""
