@@ -57,6 +57,37 @@ done
 med() { printf '%s\n' $1 | median; }
 diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
+# the collector's CPU per code object it names: a script with NAMES distinct
+# functions, each run in turn, profiled --python on and off in the same run
+NAMES=${BENCH_PY_NAMES:-3000}
+cat > "$B/many_codes.py" <<'PY'
+import sys, time
+n = int(sys.argv[2])
+ns = {}
+exec("".join("def f%d(k):\n    s = 0\n    for i in range(k):\n        s += i\n    return s\n" % i
+             for i in range(n)), ns)
+fs = [ns["f%d" % i] for i in range(n)]
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    for f in fs:
+        f(300)
+PY
+cpu_of() { sed -n 's/^ctxprof: collector CPU: \([0-9.]*\) s in all.*/\1/p' "$1"; }
+named_of() { grep -o 'code objects named [0-9]*' "$1" | grep -o '[0-9]*$'; }
+naming() { # on|off -> the log in $B/python_names_$1.log
+	"$PY" "$B/many_codes.py" $((SECS + 2)) "$NAMES" & local wl=$!
+	sleep 1
+	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration "$SECS" --python "$1" \
+		-o "$B/python_names.pb.gz" 2> "$B/python_names_$1.log" || true
+	kill $wl 2> /dev/null || true
+	wait $wl 2> /dev/null || true
+}
+naming on
+naming off
+cpu_on=$(cpu_of "$B/python_names_on.log")
+cpu_off=$(cpu_of "$B/python_names_off.log")
+named=$(named_of "$B/python_names_on.log")
+
 cat <<EOT
 
 | sampler run (shares.py, 999 Hz, $SECS s, $REPS interleaved runs each) | ns per sample, median (runs) | --python off, median (runs) | ratio on / off | the walk costs (median of paired differences) |
@@ -65,4 +96,10 @@ cat <<EOT
 
 last --python on run: $(grep '^ctxprof: python: ' "$B/python_on.log" || echo "no 'ctxprof: python: ' line")
 $(grep '^ctxprof: user stacks by how they end' "$B/python_on.log" || true)
+EOT
+cat <<EOT
+
+| naming ($NAMES distinct functions, 999 Hz, $SECS s) | collector CPU --python on | --python off | code objects named | CPU per code object named |
+|---|---|---|---|---|
+| many_codes.py | ${cpu_on:-?} s | ${cpu_off:-?} s | ${named:-?} | $(awk -v a="${cpu_on:-0}" -v b="${cpu_off:-0}" -v n="${named:-0}" 'BEGIN { if (n > 0) printf "%.1f us", (a - b) * 1e6 / n; else print "n/a" }') |
 EOT
