@@ -278,4 +278,32 @@ n=$(grep -c "naïve_π_work $SRC/hostile.py" "$TMP/hostile.raw")
 	echo "note: naïve_π_work not named (allowed: the check above found no wrong name for it)"
 n=$(sed -n '/^Locations/,/^Mappings/p' "$TMP/hostile.raw" | grep -o ' long_x*' | awk '{ print length($1) }' | sort -n | tail -1)
 echo "note: the 100000-character qualname: ${n:-no} characters of it named"
+# ---- span context (libctxprof, through ctypes) on the samples with Python frames
+LIBCTXPROF=$OUTPUT/libctxprof.so
+if [ -r "$LIBCTXPROF" ]; then
+	start_bg "$PY" "$SRC/spans.py" "$LIBCTXPROF" 6
+	wl=$!
+	sleep 0.7
+	collect spans --pid "$wl" --frequency 999 --duration 4 "${PYOPT[@]}"
+	# the share of span SPAN's samples (all of which run under <module>) that hold FN
+	span_share() {
+		"$PPROF" -top -nodecount=200 -sample_index=samples -tagfocus="span_id=^0*$1\$" \
+			"$TMP/spans.pb.gz" 2>/dev/null |
+			awk -v fn="$2" '$NF == fn { f = $4 } $NF == "<module>" { m = $4 }
+				END { printf "%.1f\n", m ? 100 * f / m : 0 }'
+	}
+	for pair in a:a1a1:b b:b2b2:a; do
+		IFS=: read -r h span other <<<"$pair"
+		got=$(span_share "$span" "handler_$h")
+		bad=$(span_share "$span" "handler_$other")
+		if awk -v g="$got" -v b="$bad" 'BEGIN { exit !(g >= 95 && b == 0) }'; then
+			ok "spans: samples of span $span: handler_$h in $got %, handler_$other in none"
+		else
+			fail "spans: samples of span $span: handler_$h in $got % (want >= 95), handler_$other in $bad % (want 0)"
+		fi
+	done
+else
+	fail "spans: $LIBCTXPROF not built"
+fi
+
 finish
