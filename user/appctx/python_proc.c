@@ -300,7 +300,6 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 	l = python_layout__find(f.version);
 	if (!l) {
 		pp->st.unsupported_version++;
-		pp->st.last_unsupported = f.version;
 		/* once a run, and each time with -v: the profile has no Python names for it */
 		if (pp->verbose || pp->st.unsupported_version == 1)
 			fprintf(stderr,

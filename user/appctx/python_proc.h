@@ -48,7 +48,6 @@ struct python_procs_stats {
 	uint64_t unsupported_build;   /* of a known version, missing a symbol the walk needs */
 	uint64_t unreadable;	      /* interpreter files that could not be opened or read */
 	uint64_t map_full;	      /* the sampler's map had no room */
-	uint32_t last_unsupported;    /* Py_Version of the last unsupported one */
 	/* naming, at export */
 	uint64_t named;		  /* code objects read and named */
 	uint64_t stale;		  /* frames whose code object changed since the sample */

@@ -180,6 +180,9 @@ FAMILY(f_py_walks, "ctxprof_python_walks_total", COUNTER,
        "Python frame walks that ended short or found none, by reason.", "result");
 FAMILY(f_py_names, "ctxprof_python_code_objects_total", COUNTER,
        "Code objects read at export, by result.", "result");
+FAMILY(f_py_written, "ctxprof_last_profile_python_frames", GAUGE,
+       "Python frames in the last profile written: all, and those named by a reason only.",
+       "frames");
 /* the profile and its symbols */
 FAMILY(f_stacks, "ctxprof_profile_stacks_total", COUNTER,
        "Distinct stacks written, summed over profiles.", NULL);
@@ -577,6 +580,10 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_py_names, "malformed", COUNTERS_PYTHON, "malformed", python.malformed),
 	ONE(f_py_names, "over_budget", COUNTERS_PYTHON, "not kept (symbol memory)",
 	    python.over_budget),
+	ONE(f_py_written, "all", COUNTERS_PYTHON, "in the last profile: {} Python frames",
+	    last.python_frames, .flags = COUNTER_GROUP),
+	ONE(f_py_written, "unnamed", COUNTERS_PYTHON, "{} named by a reason only",
+	    last.python_unnamed),
 
 	/* the profile */
 	ONE(f_stacks, NULL, COUNTERS_PROFILE, "unique stacks", traces_exported),
