@@ -137,8 +137,7 @@ static __always_inline struct python_walk *scratch_py(void)
 }
 
 /* the kernel's frame-pointer walk of the user stack into frames[@nk...] */
-static __always_inline __u32 fp_stack(struct bpf_perf_event_data *ctx, struct sample_record *rec,
-				      __u32 nk, __u32 *nu)
+static __always_inline __u32 fp_stack(void *ctx, struct sample_record *rec, __u32 nk, __u32 *nu)
 {
 	long len;
 
@@ -157,9 +156,10 @@ static __always_inline __u32 fp_stack(struct bpf_perf_event_data *ctx, struct sa
 	return *nu == SAMPLER_MAX_USTACK ? UNWIND_STOP_TRUNCATED : UNWIND_STOP_FP;
 }
 
-/* the interrupted user registers: the sample's own, or the task's saved
- * ones when the tick came in the kernel; false for a kernel thread */
-static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct ustack_walk *st)
+/* the interrupted user registers: a CPU sample's own (@pctx), or the
+ * task's saved ones when the tick came in the kernel or the task is
+ * switching out (no @pctx); false for a kernel thread */
+static __always_inline bool user_regs(struct bpf_perf_event_data *pctx, struct ustack_walk *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
@@ -167,10 +167,10 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct us
 	if (!BPF_CORE_READ(task, mm))
 		return false;
 	/* the perf_event context allows 8-byte reads of its registers only */
-	if ((ctx->regs.csx & 3) == 3) {
-		st->pc = ctx->regs.ip;
-		st->sp = ctx->regs.sp;
-		st->bp = ctx->regs.bp;
+	if (pctx && (pctx->regs.csx & 3) == 3) {
+		st->pc = pctx->regs.ip;
+		st->sp = pctx->regs.sp;
+		st->bp = pctx->regs.bp;
 		return true;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -181,7 +181,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct us
 }
 
 /* the user stack by the collector's tables (native_unwind.bpf.h) */
-static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
+static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data *pctx,
 					  struct sample_record *rec, __u32 nk, __u32 *nu)
 {
 	struct ustack_walk *st = scratch_walk();
@@ -192,7 +192,7 @@ static __always_inline __u32 native_stack(struct bpf_perf_event_data *ctx,
 	__builtin_memset(st, 0, sizeof(*st));
 	st->base = nk;
 	st->exact = 1;
-	if (!user_regs(ctx, st))
+	if (!user_regs(pctx, st))
 		return UNWIND_STOP_NO_USER;
 	proc = bpf_map_lookup_elem(&unwind_procs, &rec->pid);
 	/* none, or read from the image this process had before an exec */
@@ -372,46 +372,22 @@ _Static_assert(SAMPLER_NR_TAGS == CTXPROF_MAX_TAGS, "a sample carries every tag 
 _Static_assert(CTXPROF_SLOT_SAMPLER_READ <= SAMPLER_MAX_FRAMES * sizeof(__u64),
 	       "the slot copy fits in the scratch frames");
 
-SEC("perf_event")
-int sample(struct bpf_perf_event_data *ctx)
+/*
+ * The current task's stacks and trace context into the scratch record
+ * @rec: kernel frames from bpf_get_stack(@ctx), user frames by the walk the
+ * mode asks (a CPU sample's registers from @pctx; NULL: the task's saved
+ * ones), CPython's frames in place, the libctxprof slot.
+ * Return: the bytes of the record so far (header and frames).
+ */
+static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *pctx,
+					 struct sample_record *rec, __u32 tgid, __u32 tid)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct sample_record *rec;
-	__u32 cpu, nk = 0, nu = 0, stop;
-	__u64 flags = BPF_RB_NO_WAKEUP, size;
+	__u32 nk = 0, nu = 0, stop;
 	long len;
-	void *ring;
 
-	/* tid 0 is the idle task: not a thread of anything; counted apart, as
-	 * the effective rate is measured over the CPUs' busy time */
-	if (tid == 0) {
-		inc_stat(SAMPLER_STAT_IDLE);
-		return 0;
-	}
-	if ((target_tgid && tgid != target_tgid) ||
-	    (filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid))) {
-		inc_stat(SAMPLER_STAT_FILTERED);
-		return 0;
-	}
-	inc_stat(SAMPLER_STAT_SAMPLES);
-
-	rec = scratch_record();
-	if (!rec) {
-		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
-		return 0;
-	}
-	cpu = bpf_get_smp_processor_id();
-	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!ring) {
-		inc_stat(SAMPLER_STAT_DROP_NO_RING);
-		return 0;
-	}
-
-	rec->time_ns = bpf_ktime_get_ns();
 	rec->pid = tgid;
 	rec->tid = tid;
-	rec->cpu = cpu;
+	rec->cpu = bpf_get_smp_processor_id();
 	rec->flags = 0;
 	rec->exec_id = BPF_CORE_READ(bpf_get_current_task_btf(), self_exec_id);
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
@@ -434,7 +410,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (unwind_mode == UNWIND_MODE_FP)
 		stop = fp_stack(ctx, rec, nk, &nu);
 	else
-		stop = native_stack(ctx, rec, nk, &nu);
+		stop = native_stack(ctx, pctx, rec, nk, &nu);
 	if (nu > SAMPLER_MAX_USTACK)
 		nu = SAMPLER_MAX_USTACK;
 	if (stop == UNWIND_STOP_TRUNCATED)
@@ -450,7 +426,59 @@ int sample(struct bpf_perf_event_data *ctx)
 
 	rec->nr_kframes = nk;
 	rec->nr_uframes = nu;
-	size = sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
+	return sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
+}
+
+/* a thread of a profiled process? (tid 0, the idle task, never is) */
+static __always_inline bool profiled(__u32 tgid)
+{
+	return !(target_tgid && tgid != target_tgid) &&
+	       !(filter_pids && !bpf_map_lookup_elem(&target_pids, &tgid));
+}
+
+static __always_inline __u64 ring_flags(void *ring, __u64 size)
+{
+	if (wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct sample_record *rec;
+	__u32 cpu;
+	__u64 size;
+	void *ring;
+
+	/* tid 0 is the idle task: not a thread of anything; counted apart, as
+	 * the effective rate is measured over the CPUs' busy time */
+	if (tid == 0) {
+		inc_stat(SAMPLER_STAT_IDLE);
+		return 0;
+	}
+	if (!profiled(tgid)) {
+		inc_stat(SAMPLER_STAT_FILTERED);
+		return 0;
+	}
+	inc_stat(SAMPLER_STAT_SAMPLES);
+
+	rec = scratch_record();
+	if (!rec) {
+		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
+		return 0;
+	}
+	cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		inc_stat(SAMPLER_STAT_DROP_NO_RING);
+		return 0;
+	}
+
+	rec->time_ns = bpf_ktime_get_ns();
+	size = fill_record(ctx, ctx, rec, tgid, tid);
 	if (read_context)
 		size += read_otel(rec, size);
 	if (read_go)
@@ -458,12 +486,12 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (size > SAMPLE_RECORD_FULL_MAX_SIZE) /* for the verifier */
 		size = SAMPLE_RECORD_FULL_MAX_SIZE;
 
-	if (wakeup_bytes && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(ring, rec, size, flags)) {
+	if (bpf_ringbuf_output(ring, rec, size, ring_flags(ring, size))) {
 		inc_stat(SAMPLER_STAT_DROP_RING_FULL);
 		return 0;
 	}
 	inc_stat(SAMPLER_STAT_EMITTED);
 	return 0;
 }
+
+#include "offcpu.bpf.h"

@@ -36,6 +36,8 @@
 #define SAMPLE_F_OTEL	      (1u << 4) /* an OpenTelemetry thread record follows the frames */
 #define SAMPLE_F_GO_LABELS    (1u << 5) /* the goroutine's labels follow (go_abi.h) */
 #define SAMPLE_F_PYTHON	      (1u << 6) /* Python frames among the user frames (python_abi.h) */
+/* not a CPU sample: a wait, its struct offcpu_trailer ends the record */
+#define SAMPLE_F_OFFCPU (1u << 7)
 /* the flags that describe the stack (a stored trace's), not the context */
 #define SAMPLE_STACK_FLAGS(f)                                                                      \
 	((f) & ~(SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE | SAMPLE_F_OTEL | SAMPLE_F_GO_LABELS))
@@ -111,6 +113,22 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
 #define SAMPLE_RECORD_FULL_MAX_SIZE (SAMPLE_RECORD_OTEL_MAX_SIZE + SAMPLE_GO_MAX_SIZE)
 
 /*
+ * With SAMPLE_F_OFFCPU the record is a wait, not a CPU sample: its stacks
+ * and context are the thread's as it left the CPU (they are taken then),
+ * time_ns when it came back, and the record's last bytes are this trailer
+ * (no OpenTelemetry record nor goroutine labels precede it).
+ */
+struct offcpu_trailer {
+	__u64 duration_ns; /* off the CPU, switch out to switch in */
+	__u32 weight;	   /* switches it stands for (1 unless sampled: the budget) */
+	__u32 state;	   /* the task's state as it left (TASK_INTERRUPTIBLE 1, ...) */
+};
+
+_Static_assert(sizeof(struct offcpu_trailer) == 16, "offcpu_trailer ABI");
+
+#define SAMPLE_RECORD_OFFCPU_MAX_SIZE (SAMPLE_RECORD_MAX_SIZE + sizeof(struct offcpu_trailer))
+
+/*
  * Per-CPU counters kept by the sampler, indexed by enum sampler_stat.
  * SAMPLER_STAT_SAMPLES counts every sample of a profiled task; each of those
  * either reaches a ring (SAMPLER_STAT_EMITTED) or is dropped with exactly one
@@ -180,6 +198,17 @@ enum sampler_stat {
 	SAMPLER_STAT_PY_UNPLACED,  /* frames with no evaluation frame left to stand for (kept at
 				    * the root end) */
 	SAMPLER_STAT_PY_STALE,	   /* the layout is from another image of the pid */
+	/* off-CPU waits (--off-cpu) of profiled threads: each voluntary switch
+	 * out is captured or sampled away; each capture, at the switch back in,
+	 * is emitted, below the threshold, or dropped with a reason (or still
+	 * waiting at the end) */
+	SAMPLER_STAT_OFF_SWITCHES,	 /* voluntary switches out */
+	SAMPLER_STAT_OFF_SAMPLED_AWAY,	 /* not captured: over the budget (the others weigh more) */
+	SAMPLER_STAT_OFF_CAPTURED,	 /* stacks and context taken at the switch out */
+	SAMPLER_STAT_OFF_EMITTED,	 /* records written into a ring */
+	SAMPLER_STAT_OFF_BELOW,		 /* back within --off-cpu-threshold: not recorded */
+	SAMPLER_STAT_OFF_DROP_RING_FULL, /* the ring was full */
+	SAMPLER_STAT_OFF_DROP_NO_STORAGE, /* no task storage for the capture */
 	SAMPLER_STAT_MAX,
 };
 

@@ -19,7 +19,8 @@
 #define ALL_HAVE                                                                                   \
 	(COUNTERS_HAVE_UNWINDER | COUNTERS_HAVE_TRACKER | COUNTERS_HAVE_CHILDREN |                 \
 	 COUNTERS_HAVE_APP | COUNTERS_HAVE_OTEL | COUNTERS_HAVE_TIMELINE | COUNTERS_HAVE_HTTP |    \
-	 COUNTERS_HAVE_MAPPING_EVENTS | COUNTERS_HAVE_GO | COUNTERS_HAVE_PYTHON)
+	 COUNTERS_HAVE_MAPPING_EVENTS | COUNTERS_HAVE_GO | COUNTERS_HAVE_PYTHON |                  \
+	 COUNTERS_HAVE_OFF_CPU)
 
 static unsigned int nr_values(const struct counter_desc *d)
 {
@@ -270,6 +271,8 @@ static const struct {
 	 "taken minus the BPF drops: shown as those"},
 	{offsetof(struct counter_values, sampler[SAMPLER_STAT_FILTERED]),
 	 "ticks on threads not profiled: nothing lost"},
+	{offsetof(struct counter_values, drains.off_received),
+	 "the waits the drains received: those recorded, less the ring's drops"},
 	{offsetof(struct counter_values, sampler[SAMPLER_STAT_IDLE]),
 	 "ticks on an idle CPU: nothing lost (the effective rate is measured without them)"},
 	{offsetof(struct counter_values, unwind.store.rows_used), "the store's fill: rows, tables"},

@@ -62,6 +62,28 @@ static void add__same_trace_and_thread__one_row_counted(void **state)
 	sample_table__free(t);
 }
 
+/* off-CPU waits: one row per (trace, thread), its count the waits, off_ns their time */
+static void off_ns_of(void *ctx, const struct sample_row *row)
+{
+	uint64_t *v = ctx;
+
+	v[0] += row->count;
+	v[1] += row->off_ns;
+}
+
+static void add_wait__two_waits__count_and_time_summed(void **state)
+{
+	struct sample_table *t = sample_table__new(16);
+	uint64_t v[2] = {0, 0};
+
+	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), 2000000), 0);
+	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), 3000000), 0);
+	assert_int_equal(sample_table__nr_rows(t), 1);
+	sample_table__for_each(t, off_ns_of, v);
+	assert_true(v[0] == 2 && v[1] == 5000000);
+	sample_table__free(t);
+}
+
 static void add__unterminated_comm__terminated(void **state)
 {
 	struct sample_table *t = sample_table__new(16);
@@ -265,6 +287,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(add__same_trace_and_thread__one_row_counted),
+		cmocka_unit_test(add_wait__two_waits__count_and_time_summed),
 		cmocka_unit_test(add__unterminated_comm__terminated),
 		cmocka_unit_test(add__full__enospc_existing_rows_still_count),
 		cmocka_unit_test(add__otel_records__rows_split_by_ids_and_attributes),

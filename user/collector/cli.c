@@ -22,6 +22,8 @@ enum {
 	OPT_CHILDREN,
 	OPT_UNWIND,
 	OPT_PYTHON,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESHOLD,
 	OPT_UNWIND_MEMORY,
 	OPT_SYMBOL_MEMORY,
 	OPT_TIMELINE,
@@ -46,6 +48,8 @@ static const struct option long_opts[] = {
 	{"no-context", no_argument, NULL, OPT_NO_CONTEXT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"python", required_argument, NULL, OPT_PYTHON},
+	{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+	{"off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
@@ -129,6 +133,20 @@ static void usage(FILE *f, const char *prog)
 		"                         go first, and a file that does not fit is named by\n"
 		"                         its mapping only (counted in the summary)\n"
 		"\n"
+		"Off-CPU time (what each request waited on):\n"
+		"      --off-cpu          also record the waits of profiled threads: each time\n"
+		"                         one blocks (a lock, a sleep, a read, fsync) for at\n"
+		"                         least --off-cpu-threshold, its stacks where it\n"
+		"                         blocked, its span and the time it was away, as\n"
+		"                         samples of a third type, off_cpu/nanoseconds, with\n"
+		"                         an off_cpu_class label (lock, sleep, io, network,\n"
+		"                         other); CPU stays the type shown first.  Off by\n"
+		"                         default: it adds a program on every context switch\n"
+		"                         (see bench/README.md), bounded to %d captures a\n"
+		"                         second per CPU (past it, sampled and scaled)\n"
+		"      --off-cpu-threshold USEC  shorter waits are counted, not recorded\n"
+		"                         (default %d)\n"
+		"\n"
 		"Timelines (what each request ran, in order):\n"
 		"      --timeline FILE    also write a Chrome trace-event JSON timeline (gzipped\n"
 		"                         when FILE ends in .gz) that Perfetto, chrome://tracing\n"
@@ -195,9 +213,9 @@ static void usage(FILE *f, const char *prog)
 		"Example:  sudo %s --pid $(pidof myserver) --duration 30 -o cpu.pb.gz\n"
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
-		CLI_DEFAULT_SYMBOL_MIB, CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES,
-		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB,
-		CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_SYMBOL_MIB, CLI_OFF_CPU_BUDGET, CLI_OFF_CPU_THRESHOLD_US,
+		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
+		CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -229,6 +247,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->kernel = true;
 	opts->context = true;
 	opts->python = true;
+	opts->off_cpu_threshold_us = CLI_OFF_CPU_THRESHOLD_US;
 	opts->ring_kib = CLI_DEFAULT_RING_KIB;
 	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
 	opts->status = -1;
@@ -327,6 +346,15 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_NO_CONTEXT:
 			opts->context = false;
+			break;
+		case OPT_OFF_CPU:
+			opts->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_THRESHOLD:
+			if (parse_ulong(optarg, 0, 10000000, &v))
+				return bad(err, prog, "--off-cpu-threshold", optarg,
+					   "microseconds between 0 and 10000000");
+			opts->off_cpu_threshold_us = v;
 			break;
 		case OPT_PYTHON:
 			if (!strcmp(optarg, "on"))

@@ -22,9 +22,11 @@
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
-#define CLI_DEFAULT_UNWIND_MIB	  32  /* BPF unwind tables, --unwind-memory */
-#define CLI_DEFAULT_SYMBOL_MIB	  128 /* parsed ELF symbols, --symbol-memory */
-#define CLI_DEFAULT_TIMELINE_MIB  64  /* per-thread trace parts, --timeline-memory */
+#define CLI_DEFAULT_UNWIND_MIB	  32   /* BPF unwind tables, --unwind-memory */
+#define CLI_DEFAULT_SYMBOL_MIB	  128  /* parsed ELF symbols, --symbol-memory */
+#define CLI_DEFAULT_TIMELINE_MIB  64   /* per-thread trace parts, --timeline-memory */
+#define CLI_OFF_CPU_THRESHOLD_US  1000 /* --off-cpu-threshold */
+#define CLI_OFF_CPU_BUDGET	  2000 /* off-CPU captures a second per CPU */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -40,19 +42,21 @@ struct collector_opts {
 	bool kernel;		    /* false with --no-kernel */
 	bool context;		    /* false with --no-context */
 	bool python;		    /* --python on|off: CPython frames */
-	enum unwind_mode unwind;    /* --unwind auto|dwarf|fp */
-	size_t unwind_mib;	    /* --unwind-memory, MiB of BPF unwind tables */
-	size_t symbol_mib;	    /* --symbol-memory, MiB of parsed ELF symbols */
-	const char *timeline;	    /* --timeline FILE; NULL: none */
-	bool timelines;		    /* --timelines: one per --interval file */
-	size_t timeline_mib;	    /* --timeline-memory, MiB of trace parts */
-	size_t ring_kib;	    /* --ring-size */
-	size_t max_stacks;	    /* --max-stacks */
-	const char *btf_path;	    /* --btf */
-	int verbose;		    /* -v, repeatable */
-	int status;		    /* --status / --no-status; -1: when stderr is a terminal */
-	const char *metrics_addr;   /* --metrics-addr HOST:PORT; NULL: no /metrics */
-	const char *health_addr;    /* --health-addr HOST:PORT; NULL: /healthz on the above only */
+	bool off_cpu;		    /* --off-cpu */
+	unsigned long off_cpu_threshold_us; /* --off-cpu-threshold */
+	enum unwind_mode unwind;	    /* --unwind auto|dwarf|fp */
+	size_t unwind_mib;		    /* --unwind-memory, MiB of BPF unwind tables */
+	size_t symbol_mib;		    /* --symbol-memory, MiB of parsed ELF symbols */
+	const char *timeline;		    /* --timeline FILE; NULL: none */
+	bool timelines;			    /* --timelines: one per --interval file */
+	size_t timeline_mib;		    /* --timeline-memory, MiB of trace parts */
+	size_t ring_kib;		    /* --ring-size */
+	size_t max_stacks;		    /* --max-stacks */
+	const char *btf_path;		    /* --btf */
+	int verbose;			    /* -v, repeatable */
+	int status;		  /* --status / --no-status; -1: when stderr is a terminal */
+	const char *metrics_addr; /* --metrics-addr HOST:PORT; NULL: no /metrics */
+	const char *health_addr;  /* --health-addr HOST:PORT; NULL: /healthz on the above only */
 };
 
 /* cli__parse() results besides 0 */

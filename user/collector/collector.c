@@ -389,6 +389,7 @@ static int export_profile(struct collector *c, const char *path, bool final)
 				    .node = c->node,
 				    .perf_maps = &c->perf_maps,
 				    .python = c->python,
+				    .off_cpu = c->opts.off_cpu,
 			    });
 	if (!e)
 		return -errno;
@@ -710,6 +711,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.nr_parts = o->drain_threads,
 		.read_context = o->context,
 		.read_python = o->python,
+		.off_cpu = o->off_cpu,
+		.off_cpu_threshold_ns = (uint64_t)o->off_cpu_threshold_us * 1000,
+		.off_cpu_budget = CLI_OFF_CPU_BUDGET,
 		.unwind = o->unwind,
 	};
 

@@ -183,6 +183,25 @@ FAMILY(f_py_names, "ctxprof_python_code_objects_total", COUNTER,
 FAMILY(f_py_written, "ctxprof_last_profile_python_frames", GAUGE,
        "Python frames in the last profile written: all, and those named by a reason only.",
        "frames");
+/* off-CPU waits */
+FAMILY(f_off_recorded, "ctxprof_off_cpu_waits_total", COUNTER,
+       "Off-CPU waits of profiled threads recorded (emitted by the sampler).", NULL);
+FAMILY(f_off_skipped, "ctxprof_off_cpu_waits_skipped_total", COUNTER,
+       "Voluntary switches out not recorded, by reason: back within the threshold, or "
+       "sampled away past the budget (the recorded ones weigh more).",
+       "reason");
+FAMILY(f_off_dropped, "ctxprof_off_cpu_waits_dropped_total", COUNTER,
+       "Off-CPU waits lost, by reason.", "reason");
+FAMILY(f_off_switches, "ctxprof_off_cpu_switches_total", COUNTER,
+       "Voluntary switches out of profiled threads seen.", NULL);
+FAMILY(f_off_captured, "ctxprof_off_cpu_captures_total", COUNTER,
+       "Stacks and context taken at a switch out (each a wait, recorded or below the "
+       "threshold).",
+       NULL);
+FAMILY(f_off_profile_waits, "ctxprof_last_profile_off_cpu_waits", GAUGE,
+       "Off-CPU waits in the last profile written.", NULL);
+FAMILY(f_off_profile, "ctxprof_last_profile_off_cpu_seconds", GAUGE,
+       "Off-CPU time in the last profile written (scaled by the waits' weights).", NULL);
 /* the profile and its symbols */
 FAMILY(f_stacks, "ctxprof_profile_stacks_total", COUNTER,
        "Distinct stacks written, summed over profiles.", NULL);
@@ -585,6 +604,31 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_py_written, "unnamed", COUNTERS_PYTHON, "{} named by a reason only",
 	    last.python_unnamed),
 
+	/* off-CPU: 120 waits recorded, 3000 below threshold, 0 sampled away, 0 dropped
+	 * (test_offcpu reads these words) */
+	ONE(f_off_recorded, NULL, COUNTERS_OFF_CPU, "{} waits recorded", S_(OFF_EMITTED)),
+	ONE(f_off_skipped, "below_threshold", COUNTERS_OFF_CPU, "{} below threshold",
+	    S_(OFF_BELOW)),
+	ONE(f_off_skipped, "sampled_away", COUNTERS_OFF_CPU, "{} sampled away",
+	    S_(OFF_SAMPLED_AWAY)),
+	{.kind = COUNTER_SUM,
+	 .family = &f_off_dropped,
+	 .section = COUNTERS_OFF_CPU,
+	 .words = "{} dropped"},
+	ONE(f_off_dropped, "ring_full", COUNTERS_OFF_CPU, "(ring full {}", S_(OFF_DROP_RING_FULL),
+	    .flags = COUNTER_JOIN),
+	ONE(f_off_dropped, "no_storage", COUNTERS_OFF_CPU, "no task storage {}",
+	    S_(OFF_DROP_NO_STORAGE)),
+	ONE(f_off_dropped, "collector", COUNTERS_OFF_CPU, "in the collector {})",
+	    drains.off_dropped),
+	ONE(f_off_switches, NULL, COUNTERS_OFF_CPU, "{} voluntary switches out", S_(OFF_SWITCHES),
+	    .flags = COUNTER_GROUP),
+	ONE(f_off_captured, NULL, COUNTERS_OFF_CPU, "{} captured", S_(OFF_CAPTURED)),
+	ONE(f_off_profile_waits, NULL, COUNTERS_OFF_CPU, "in the last profile: {} waits",
+	    last.off_waits, .flags = COUNTER_GROUP),
+	ONE(f_off_profile, NULL, COUNTERS_OFF_CPU, "{} s off the CPU", last.off_ns,
+	    .unit = COUNTER_NS),
+
 	/* the profile */
 	ONE(f_stacks, NULL, COUNTERS_PROFILE, "unique stacks", traces_exported),
 	ONE(f_locations, NULL, COUNTERS_PROFILE, "locations", last.locations),
@@ -788,6 +832,7 @@ static const struct {
 	[COUNTERS_OTEL_THREAD] = {"OpenTelemetry thread context", COUNTERS_HAVE_OTEL, true},
 	[COUNTERS_GO_LABELS] = {"Go goroutine labels", COUNTERS_HAVE_GO, true},
 	[COUNTERS_PYTHON] = {"python", COUNTERS_HAVE_PYTHON, true},
+	[COUNTERS_OFF_CPU] = {"off-CPU", COUNTERS_HAVE_OFF_CPU},
 	[COUNTERS_PROFILE] = {"profile"},
 	[COUNTERS_SYMBOLS] = {"symbols"},
 	[COUNTERS_PERF_MAPS] = {"perf maps (JIT code)", 0, true},
@@ -1036,7 +1081,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		  (o->all || o->children ? COUNTERS_HAVE_TRACKER : 0) |
 		  (o->children ? COUNTERS_HAVE_CHILDREN : 0) | (c->app ? COUNTERS_HAVE_APP : 0) |
 		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->go ? COUNTERS_HAVE_GO : 0) |
-		  (c->python ? COUNTERS_HAVE_PYTHON : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
+		  (c->python ? COUNTERS_HAVE_PYTHON : 0) |
+		  (o->off_cpu ? COUNTERS_HAVE_OFF_CPU : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
 		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
 	sampler__read_stats(c->sampler, v->sampler);
 	drains__counters(c->drains, &v->drains);

@@ -63,6 +63,7 @@ enum counter_have {
 	COUNTERS_HAVE_MAPPING_EVENTS = 1 << 7, /* the kernel reports new mappings (--all ...) */
 	COUNTERS_HAVE_GO = 1 << 8,	       /* goroutine labels read (not --no-context) */
 	COUNTERS_HAVE_PYTHON = 1 << 9,	       /* CPython frames read (--python on) */
+	COUNTERS_HAVE_OFF_CPU = 1 << 10,       /* off-CPU waits recorded (--off-cpu) */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -130,6 +131,7 @@ enum counter_section {
 	COUNTERS_OTEL_THREAD,
 	COUNTERS_GO_LABELS,
 	COUNTERS_PYTHON,
+	COUNTERS_OFF_CPU,
 	COUNTERS_PROFILE,
 	COUNTERS_SYMBOLS,
 	COUNTERS_PERF_MAPS,

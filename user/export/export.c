@@ -23,6 +23,7 @@ struct trace_locs {
 	size_t first; /* index into exporter.locs */
 	size_t nr;
 	struct process_state *ps; /* its process image, NULL when unknown */
+	const char *off_class;	  /* an off-CPU wait's class (off_cpu_class()); NULL: CPU */
 };
 
 struct exporter {
@@ -55,7 +56,7 @@ static bool trace_locs_eq(const void *ctx, uint32_t idx, const void *key)
 }
 
 static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t nr,
-		   struct process_state *ps)
+		   struct process_state *ps, const char *off_class)
 {
 	int err;
 
@@ -66,7 +67,8 @@ static int map_put(struct exporter *st, uint64_t trace_id, size_t first, size_t 
 	err = htable__insert(&st->trace_locs_idx, hash_u64(trace_id), st->nr_trace_locs);
 	if (err)
 		return err;
-	st->trace_locs[st->nr_trace_locs++] = (struct trace_locs){trace_id, first, nr, ps};
+	st->trace_locs[st->nr_trace_locs++] =
+		(struct trace_locs){trace_id, first, nr, ps, off_class};
 	return 0;
 }
 
@@ -327,8 +329,51 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 		st->err = push_marker(st, marker);
 }
 
+/*
+ * The class of a wait, from the innermost kernel function that tells (the
+ * frames leaf first: schedule() and the like come before what called
+ * them); NULL when @fn does not tell.
+ */
+static const char *off_cpu_class(const char *fn)
+{
+	static const struct {
+		const char *part, *class;
+	} kinds[] = {
+		{"futex", "lock"},
+		{"rwsem", "lock"},
+		{"mutex_lock", "lock"},
+		{"nanosleep", "sleep"},
+		{"msleep", "sleep"},
+		{"pipe_", "network"},
+		{"unix_stream", "network"},
+		{"sock", "network"},
+		{"tcp_", "network"},
+		{"udp_", "network"},
+		{"ep_poll", "network"},
+		{"do_select", "network"},
+		{"do_sys_poll", "network"},
+		{"fsync", "io"},
+		{"sync_file", "io"},
+		{"io_schedule", "io"},
+		{"blk_", "io"},
+		{"jbd2", "io"},
+		{"folio_wait", "io"},
+		{"wait_on_page", "io"},
+		{"filemap_", "io"},
+		{"wait_for_completion", "other"},
+		{"do_wait", "other"},
+	};
+	size_t i;
+
+	for (i = 0; fn && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strstr(fn, kinds[i].part))
+			return kinds[i].class;
+	return NULL;
+}
+
 static void add_trace(void *ctx, const struct calltrace *t)
 {
+	const char *off_class = NULL;
 	struct exporter *st = ctx;
 	size_t first = st->nr_locs;
 	struct process_state *ps;
@@ -341,6 +386,8 @@ static void add_trace(void *ctx, const struct calltrace *t)
 	for (i = 0; i < t->nr_kframes; i++) {
 		addr = t->frames[i];
 		symbolizer__kernel(st->sym, addr, i > 0, &f);
+		if ((t->flags & SAMPLE_F_OFFCPU) && !off_class)
+			off_class = off_cpu_class(f.function);
 		st->err = push_loc(st, frame_location(st, &f, addr));
 		if (st->err)
 			return;
@@ -351,12 +398,14 @@ static void add_trace(void *ctx, const struct calltrace *t)
 	add_user_frames(st, t, ps);
 	if (st->err)
 		return;
-	st->err = map_put(st, t->trace_id, first, st->nr_locs - first, ps);
+	if ((t->flags & SAMPLE_F_OFFCPU) && !off_class)
+		off_class = "other";
+	st->err = map_put(st, t->trace_id, first, st->nr_locs - first, ps, off_class);
 	st->res->traces++;
 }
 
 /* a row's labels at most: ours, libctxprof's, OpenTelemetry's, the goroutine's */
-#define ROW_MAX_LABELS (11 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS + GO_LABELS_MAX)
+#define ROW_MAX_LABELS (12 + SAMPLER_NR_TAGS + 2 * OTEL_CONTEXT_MAX_LABELS + GO_LABELS_MAX)
 
 /* add a string label unless one of that key is there (the first one wins) */
 static void add_str_label(struct pprof_label *labels, size_t *n, const char *key, const char *value)
@@ -459,7 +508,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	struct otel_label_buf obuf;
 	struct go_label_buf gbuf;
 	char hex[2][17];
-	int64_t values[2] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns)};
+	int64_t values[3] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns), 0};
 	size_t n;
 
 	if (st->err)
@@ -471,10 +520,21 @@ static void add_row(void *ctx, const struct sample_row *row)
 	}
 	tl = map_get(st, row->trace_id);
 	n = row_labels(st, row, tl->ps, labels, hex, &obuf, &gbuf);
+	if (tl->off_class) {
+		/* a wait: no CPU sample, its time in off_cpu/nanoseconds */
+		values[0] = values[1] = 0;
+		values[2] = (int64_t)row->off_ns;
+		labels[n++] = (struct pprof_label){.key = "off_cpu_class", .str = tl->off_class};
+	}
 	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
 	if (st->err)
 		return;
-	st->res->samples += row->count;
+	if (tl->off_class) {
+		st->res->off_waits += row->count;
+		st->res->off_ns += row->off_ns;
+	} else {
+		st->res->samples += row->count;
+	}
 	st->res->rows++;
 }
 
@@ -484,6 +544,7 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	static const struct pprof_value_type types[] = {
 		{"samples", "count"},
 		{"cpu", "nanoseconds"},
+		{"off_cpu", "nanoseconds"},
 	};
 	struct exporter *e;
 	const char *const *c;
@@ -503,11 +564,14 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->python = opts->python;
 	e->begin_ns = mono_ns();
 	e->res = &e->result;
-	e->p = pprof__new(types, 2, types[1], (int64_t)opts->period_ns);
+	/* the waits' type only when they are recorded: profiles without them are as before */
+	e->p = pprof__new(types, opts->off_cpu ? 3 : 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {
 		err = -errno;
 		goto err_free;
 	}
+	/* pprof shows the last type unless told: CPU stays what a profile opens on */
+	pprof__set_default_type(e->p, 1);
 	pprof__set_time(e->p, opts->time_nanos, opts->duration_nanos);
 	for (c = opts->comments; c && *c; c++) {
 		err = pprof__add_comment(e->p, *c);

@@ -61,6 +61,8 @@ struct export_opts {
 	/* names the Python frames of samples (appctx/python_proc.h); NULL:
 	 * they are named by their reason only */
 	struct python_procs *python;
+	/* --off-cpu: a third sample type, off_cpu/nanoseconds, for the waits */
+	bool off_cpu;
 };
 
 struct export_result {
@@ -75,6 +77,8 @@ struct export_result {
 	uint64_t frames_uncertain;
 	uint64_t python_frames;	 /* Python frames written (include/python_abi.h) */
 	uint64_t python_unnamed; /* of those, named by a reason: code object not read */
+	uint64_t off_waits;	 /* off-CPU waits written (not in @samples) */
+	uint64_t off_ns;	 /* their time, scaled by their weights */
 	size_t locations;
 	size_t locations_unnamed;  /* of those, user or kernel addresses without a function */
 	size_t locations_unmapped; /* of those, user addresses in no known mapping */

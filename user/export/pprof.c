@@ -40,6 +40,7 @@ enum {
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
 	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 
 	VALUE_TYPE_TYPE = 1,
 	VALUE_TYPE_UNIT = 2,
@@ -139,6 +140,7 @@ struct pprof {
 	uint32_t *types; /* nr_types (type, unit) string index pairs */
 	uint32_t period_type[2];
 	int64_t period;
+	int64_t default_type; /* the string of the type shown first; 0: the last */
 	int64_t time_nanos;
 	int64_t duration_nanos;
 
@@ -436,6 +438,12 @@ uint64_t pprof__mapping(struct pprof *p, const struct pprof_mapping *m)
 		return 0;
 	p->mappings[p->nr_mappings++] = key;
 	return p->nr_mappings;
+}
+
+void pprof__set_default_type(struct pprof *p, size_t idx)
+{
+	if (idx < p->nr_types)
+		p->default_type = p->types[2 * idx];
 }
 
 uint64_t pprof__function(struct pprof *p, const char *name, const char *system_name,
@@ -821,7 +829,8 @@ int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len)
 			pb_varint(&b, p->comments[i]);
 		pb_end(&b, PROFILE_COMMENT, run);
 	}
-	/* default_sample_type stays 0: pprof then shows the last sample type */
+	/* 0 (unset): pprof then shows the last sample type */
+	pb_int64(&b, PROFILE_DEFAULT_SAMPLE_TYPE, p->default_type);
 
 	if (b.err) {
 		free(b.data);

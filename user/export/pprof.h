@@ -86,6 +86,12 @@ uint64_t pprof__function(struct pprof *p, const char *name, const char *system_n
 			 const char *filename);
 
 /**
+ * pprof__set_default_type() - the sample type viewers show first: the
+ * @idx-th of pprof__new()'s (pprof shows the last one when none is set).
+ */
+void pprof__set_default_type(struct pprof *p, size_t idx);
+
+/**
  * pprof__function_at() - pprof__function() with the function's first
  * source line (0: unknown), as a Python code object has it.
  */

@@ -45,6 +45,9 @@ struct drain {
 	/* single writer (the drain); relaxed so status reads are race-free */
 	_Atomic uint64_t received;
 	_Atomic uint64_t drops[DRAIN_DROP_MAX];
+	/* off-CPU waits: records received, and dropped here (malformed, out
+	 * of the window, a table full) */
+	_Atomic uint64_t off_received, off_dropped;
 	_Atomic uint64_t heartbeat; /* bumped at each poll of its rings */
 	uint64_t cpu_ns;	    /* the thread's CPU time, set when it exits */
 	struct trace_writer *tw;    /* its per-thread traces; NULL: none kept */
@@ -211,6 +214,44 @@ static void announce_codes(struct drain *d, const struct sample_record *rec)
 	}
 }
 
+/*
+ * An off-CPU wait (SAMPLE_F_OFFCPU): counted apart from CPU samples, its
+ * time from the trailer that ends it, scaled by its weight; not in
+ * timelines (their slices are CPU samples).
+ */
+static void record_wait(struct drain *d, const struct sample_record *rec, size_t size)
+{
+	size_t frames = sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64);
+	struct offcpu_trailer tr;
+	struct sample_table *t;
+	uint64_t trace_id;
+	uint32_t gen;
+	bool due;
+
+	bump(&d->off_received);
+	if (size != frames + sizeof(tr)) {
+		bump(&d->off_dropped);
+		return;
+	}
+	memcpy(&tr, (const char *)rec + frames, sizeof(tr));
+	t = window_table(d, rec->time_ns);
+	if (!t) {
+		bump(&d->off_dropped);
+		return;
+	}
+	gen = maps_gen(d->set->reg, rec, &due);
+	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
+					  rec->nr_kframes, rec->nr_uframes,
+					  SAMPLE_STACK_FLAGS(rec->flags) |
+						  (gen & MAPPINGS_GEN_MASK)
+							  << PROCESS_STATE_GEN_SHIFT);
+	if (rec->flags & SAMPLE_F_PYTHON)
+		announce_codes(d, rec);
+	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
+	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns * (tr.weight ? tr.weight : 1)))
+		bump(&d->off_dropped);
+}
+
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 {
 	const struct otel_thread_record *otel = NULL;
@@ -222,6 +263,11 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	uint32_t gen;
 	bool due;
 
+	if (size >= sizeof(*rec) && (rec->flags & SAMPLE_F_OFFCPU) &&
+	    rec->nr_kframes <= SAMPLER_MAX_KSTACK && rec->nr_uframes <= SAMPLER_MAX_USTACK) {
+		record_wait(d, rec, size);
+		return;
+	}
 	bump(&d->received);
 	if (size < sizeof(*rec) || rec->nr_kframes > SAMPLER_MAX_KSTACK ||
 	    rec->nr_uframes > SAMPLER_MAX_USTACK ||
@@ -454,6 +500,10 @@ void drains__counters(const struct drains *set, struct drain_counters *out)
 		for (j = 0; j < DRAIN_DROP_MAX; j++)
 			out->drops[j] +=
 				atomic_load_explicit(&set->d[i].drops[j], memory_order_relaxed);
+		out->off_received +=
+			atomic_load_explicit(&set->d[i].off_received, memory_order_relaxed);
+		out->off_dropped +=
+			atomic_load_explicit(&set->d[i].off_dropped, memory_order_relaxed);
 	}
 }
 

@@ -60,6 +60,8 @@ struct drain_counters {
 	uint64_t received; /* records handed to the drains */
 	uint64_t cpu_ns;   /* drain threads' CPU time */
 	uint64_t drops[DRAIN_DROP_MAX];
+	uint64_t off_received; /* off-CPU waits handed to the drains (not in @received) */
+	uint64_t off_dropped;  /* of those, dropped: malformed, out of the window, a table full */
 };
 
 struct drains;

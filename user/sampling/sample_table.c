@@ -172,8 +172,9 @@ static const void *blob_intern(struct sample_table *t, const void *bytes, size_t
 	return t->pool + t->blobs[t->nr_blobs - 1].at;
 }
 
-int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
-		      const struct otel_thread_record *otel, const struct go_labels_record *go)
+static int add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
+	       const struct otel_thread_record *otel, const struct go_labels_record *go,
+	       uint64_t off_ns)
 {
 	struct row_key key = {trace_id, rec, rec->flags & SAMPLE_F_CONTEXT, NULL, NULL};
 	uint32_t hash, idx;
@@ -207,8 +208,21 @@ int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sa
 	memcpy(r->comm, rec->comm, n);
 	memset(r->comm + n, 0, sizeof(r->comm) - n);
 	r->count++;
+	r->off_ns += off_ns;
 	t->nr_samples++;
 	return 0;
+}
+
+int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
+		      const struct otel_thread_record *otel, const struct go_labels_record *go)
+{
+	return add(t, trace_id, rec, otel, go, 0);
+}
+
+int sample_table__add_wait(struct sample_table *t, uint64_t trace_id,
+			   const struct sample_record *rec, uint64_t off_ns)
+{
+	return add(t, trace_id, rec, NULL, NULL, off_ns);
 }
 
 void sample_table__for_each(const struct sample_table *t,

@@ -41,6 +41,9 @@ struct sample_row {
 	/* the samples' goroutine labels, their entries after them (in the
 	 * table's pool); NULL: none */
 	const struct go_labels_record *go;
+	/* an off-CPU row's (its trace has SAMPLE_F_OFFCPU): the time its
+	 * waits took, scaled by their weights; @count is then the waits */
+	uint64_t off_ns;
 };
 
 struct sample_table;
@@ -64,6 +67,15 @@ void sample_table__free(struct sample_table *t);
  */
 int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sample_record *rec,
 		      const struct otel_thread_record *otel, const struct go_labels_record *go);
+
+/**
+ * sample_table__add_wait() - count off-CPU wait @rec (SAMPLE_F_OFFCPU),
+ * whose stack is @trace_id and which took @off_ns (scaled): its row's
+ * count is then of waits, its off_ns their time.
+ * Return: as sample_table__add().
+ */
+int sample_table__add_wait(struct sample_table *t, uint64_t trace_id,
+			   const struct sample_record *rec, uint64_t off_ns);
 
 /** sample_table__for_each() - call @fn on every row, in the order of their first sample. */
 void sample_table__for_each(const struct sample_table *t,

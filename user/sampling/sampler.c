@@ -61,6 +61,7 @@ struct sampler {
 	size_t ring_bytes;
 	int nr_possible;
 	sampler_record_fn fn;
+	struct bpf_link *offcpu_link; /* --off-cpu: the sched_switch program; NULL: none */
 	/* sampler__check()'s: scratch masks and counters, the rate window */
 	bool *online;
 	uint64_t *percpu, *runs, *busy;
@@ -319,6 +320,8 @@ static int enable_events(struct sampler *s, bool on, char *err_msg, size_t err_l
 			return -errno;
 		}
 	s->enabled = on;
+	/* the off-CPU program runs with the events: a wait ends in the window */
+	s->skel->bss->off_cpu_running = on;
 	return 0;
 }
 
@@ -412,6 +415,13 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	/* the label map's walk is a bpf_loop: not read on a kernel without it */
 	s->skel->rodata->read_go = opts->read_context && sampler__can_unwind();
 	s->skel->rodata->read_py = opts->read_python && sampler__can_unwind();
+	s->skel->rodata->off_cpu = opts->off_cpu;
+	s->skel->rodata->off_cpu_threshold_ns = opts->off_cpu_threshold_ns;
+	if (opts->off_cpu_budget)
+		s->skel->rodata->off_cpu_budget = opts->off_cpu_budget;
+	/* not loaded at all without --off-cpu: nothing on the scheduler's path */
+	bpf_program__set_autoload(s->skel->progs.offcpu_switch, opts->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.offcpu_store, opts->off_cpu);
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
@@ -438,6 +448,19 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	err = register_rings(s, err_msg, err_len);
 	if (err)
 		goto err_free;
+	if (opts->off_cpu) {
+		/* attached now, while privileged; it records nothing until
+		 * the events are enabled (off_cpu_running) */
+		s->offcpu_link = bpf_program__attach(s->skel->progs.offcpu_switch);
+		if (!s->offcpu_link) {
+			err = -errno;
+			set_err(err_msg, err_len,
+				"cannot attach the off-CPU program to sched_switch: %s (run "
+				"without --off-cpu)",
+				strerror(errno));
+			goto err_free;
+		}
+	}
 	return s;
 
 err_free:
@@ -537,6 +560,7 @@ int sampler__stop(struct sampler *s)
 	for (i = 0; i < s->nr_possible; i++)
 		close_cpu(s, i);
 	s->enabled = false;
+	s->skel->bss->off_cpu_running = false;
 	/* closing a cpu-clock event cancels its hrtimer and waits for a running
 	 * handler; still, sweep until every record the BPF side counted as
 	 * emitted has arrived, so the counters reconcile (bounded: 1 s) */
@@ -802,6 +826,7 @@ void sampler__free(struct sampler *s)
 		for (i = 0; i < s->nr_possible; i++)
 			close_cpu(s, i);
 	perf_opener__stop(s->opener);
+	bpf_link__destroy(s->offcpu_link);
 	if (s->ring_pos)
 		for (i = 0; i < s->nr_possible; i++)
 			if (s->ring_pos[i])

@@ -42,16 +42,19 @@ struct sampler;
 typedef void (*sampler_record_fn)(void *ctx, const struct sample_record *rec, size_t size);
 
 struct sampler_opts {
-	pid_t pid;		 /* profile this process (all threads); 0: every process */
-	bool filter_pids;	 /* profile the processes in sampler__pid_map_fd() instead */
-	unsigned int frequency;	 /* samples per second per CPU */
-	bool kernel_stacks;	 /* capture kernel frames too */
-	size_t ring_bytes;	 /* per-CPU ring size; a power of two >= page size */
-	const char *btf_path;	 /* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
-	int nr_parts;		 /* ring consumers (drain threads); capped at the CPU count */
-	bool read_context;	 /* read libctxprof slots and OpenTelemetry thread records */
-	bool read_python;	 /* CPython frames for the processes in sampler__python_map_fd() */
-	enum unwind_mode unwind; /* how user stacks are walked */
+	pid_t pid;		/* profile this process (all threads); 0: every process */
+	bool filter_pids;	/* profile the processes in sampler__pid_map_fd() instead */
+	unsigned int frequency; /* samples per second per CPU */
+	bool kernel_stacks;	/* capture kernel frames too */
+	size_t ring_bytes;	/* per-CPU ring size; a power of two >= page size */
+	const char *btf_path;	/* kernel BTF if not /sys/kernel/btf/vmlinux; NULL: default */
+	int nr_parts;		/* ring consumers (drain threads); capped at the CPU count */
+	bool read_context;	/* read libctxprof slots and OpenTelemetry thread records */
+	bool read_python;	/* CPython frames for the processes in sampler__python_map_fd() */
+	bool off_cpu;		/* record waits (bpf/offcpu.bpf.h) */
+	uint64_t off_cpu_threshold_ns; /* shorter waits are counted, not recorded */
+	uint32_t off_cpu_budget;       /* captures per second per CPU; 0: the default */
+	enum unwind_mode unwind;       /* how user stacks are walked */
 	/* sizes of the unwinder's maps (unwind != UNWIND_MODE_FP) */
 	uint32_t unwind_rows, unwind_rules, unwind_mappings, unwind_procs;
 };

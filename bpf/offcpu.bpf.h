@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * offcpu - the waits of profiled threads (--off-cpu): where a thread left
+ * the CPU of its own accord, for how long, and in which span.
+ *
+ * One program on the sched_switch BTF tracepoint, which runs in the task
+ * leaving the CPU (prev is current) with interrupts off:
+ *   - prev, when it blocks (not preempted, its state not TASK_RUNNING):
+ *     its stacks and trace context are taken now, as a CPU sample's are
+ *     (fill_record(): the native walk from its saved user registers), into
+ *     its task storage with the time;
+ *   - next, when it has such a capture: it was away now - then; a wait of
+ *     --off-cpu-threshold or more goes to this CPU's ring as a sample
+ *     record with SAMPLE_F_OFFCPU and its struct offcpu_trailer.
+ * Why at sched_switch, both ends: the stacks must be taken in the task
+ * itself (bpf_get_stack and the user-memory reads of the walk act on
+ * current), and finish_task_switch, where the next task runs, needs a
+ * kprobe (not on every kernel: not on this one); the switch out is the
+ * last moment the blocked task is current.  With interrupts off, the
+ * cpu-clock sampler cannot run on this CPU meanwhile, so the two share the
+ * scratch record.
+ *
+ * The cost is one capture per voluntary switch, whatever the wait turns
+ * out to be: a budget bounds it.  Each CPU counts its switches out per
+ * OFFCPU_WINDOW_NS; past off_cpu_budget a second in the last window, one
+ * switch in `stride` is captured and its record weighs stride (the
+ * collector scales its duration), the others counted as sampled away.
+ * Included by sampler.bpf.c after its helpers.
+ */
+#ifndef CTXPROF_OFFCPU_BPF_H
+#define CTXPROF_OFFCPU_BPF_H
+
+/* load-time knobs, written by user/sampling/sampler.c before load */
+const volatile bool off_cpu = false;
+const volatile __u64 off_cpu_threshold_ns = 1000000;
+const volatile __u32 off_cpu_budget = 2000; /* captures per second per CPU */
+/* set by the collector while the events are enabled (.bss): no wait is
+ * recorded before the drains run nor after they stopped */
+volatile bool off_cpu_running = false;
+
+#define OFFCPU_WINDOW_NS 100000000ull /* 100 ms */
+/* include/linux/sched.h (a #define: not in BTF): a kernel thread's waits are
+ * not a request's */
+#define OFFCPU_PF_KTHREAD 0x00200000
+
+/* a blocked thread's capture, until it runs again */
+struct offcpu_pending {
+	__u64 start_ns; /* 0: none */
+	__u32 size;	/* bytes of @rec before the trailer */
+	__u32 weight;
+	__u32 state;
+	__u32 pad;
+	__u8 rec[SAMPLE_RECORD_OFFCPU_MAX_SIZE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_pending);
+} offcpu_store SEC(".maps");
+
+/* each CPU's switches out in the current window, and the stride it samples at */
+struct offcpu_budget {
+	__u64 window_start;
+	__u32 n;
+	__u32 stride;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_budget);
+} offcpu_budgets SEC(".maps");
+
+/* the weight of this switch out, 0: sampled away */
+static __always_inline __u32 offcpu_weight(__u64 now)
+{
+	__u32 zero = 0, per_window = off_cpu_budget / (1000000000ull / OFFCPU_WINDOW_NS);
+	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budgets, &zero);
+
+	if (!b)
+		return 1;
+	if (!per_window)
+		per_window = 1;
+	if (now - b->window_start >= OFFCPU_WINDOW_NS) {
+		/* the last window's rate sets this one's stride */
+		b->stride = b->n > per_window ? (b->n + per_window - 1) / per_window : 1;
+		b->window_start = now;
+		b->n = 0;
+	}
+	b->n++;
+	if (b->stride > 1 && b->n % b->stride)
+		return 0;
+	return b->stride ? b->stride : 1;
+}
+
+/* @prev blocks: take its stacks and context now */
+static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
+{
+	struct sample_record *rec;
+	struct offcpu_pending *p;
+	__u32 weight;
+	__u64 size;
+
+	inc_stat(SAMPLER_STAT_OFF_SWITCHES);
+	weight = offcpu_weight(now);
+	if (!weight) {
+		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
+		return;
+	}
+	p = bpf_task_storage_get(&offcpu_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		inc_stat(SAMPLER_STAT_OFF_DROP_NO_STORAGE);
+		return;
+	}
+	rec = scratch_record();
+	if (!rec)
+		return;
+	size = fill_record(ctx, NULL, rec, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid));
+	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
+		size = SAMPLE_RECORD_MAX_SIZE;
+	if (bpf_probe_read_kernel(p->rec, size, rec)) {
+		p->start_ns = 0;
+		return;
+	}
+	p->size = size;
+	p->weight = weight;
+	p->state = state;
+	p->start_ns = now;
+	inc_stat(SAMPLER_STAT_OFF_CAPTURED);
+}
+
+/* @next runs again: its wait, when long enough, goes to this CPU's ring */
+static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_trailer *t;
+	struct sample_record *rec;
+	struct offcpu_pending *p;
+	__u32 cpu, size;
+	__u64 d;
+	void *ring;
+
+	p = bpf_task_storage_get(&offcpu_store, next, 0, 0);
+	if (!p || !p->start_ns)
+		return;
+	d = now - p->start_ns;
+	p->start_ns = 0;
+	if (d < off_cpu_threshold_ns) {
+		inc_stat(SAMPLER_STAT_OFF_BELOW);
+		return;
+	}
+	size = p->size;
+	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
+		return;
+	rec = (struct sample_record *)p->rec;
+	rec->time_ns = now;
+	rec->flags |= SAMPLE_F_OFFCPU;
+	t = (struct offcpu_trailer *)(p->rec + size);
+	t->duration_ns = d;
+	t->weight = p->weight;
+	t->state = p->state;
+	cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring || bpf_ringbuf_output(ring, p->rec, size + sizeof(*t),
+					ring_flags(ring, size + sizeof(*t)))) {
+		inc_stat(SAMPLER_STAT_OFF_DROP_RING_FULL);
+		return;
+	}
+	inc_stat(SAMPLER_STAT_OFF_EMITTED);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now;
+	__u32 ptid;
+
+	if (!off_cpu || !off_cpu_running)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ptid = BPF_CORE_READ(prev, pid);
+	/* a block, not a preemption: the task gave the CPU up to wait
+	 * (TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE, with their variants:
+	 * not stopped, traced, or dying), by a user thread */
+	if (!preempt && (prev_state & 3) && ptid &&
+	    !(BPF_CORE_READ(prev, flags) & OFFCPU_PF_KTHREAD) &&
+	    profiled(BPF_CORE_READ(prev, tgid)))
+		offcpu_out(ctx, prev, prev_state & 0xff, now);
+	if (BPF_CORE_READ(next, pid))
+		offcpu_in(next, now);
+	return 0;
+}
+
+#endif /* CTXPROF_OFFCPU_BPF_H */
