@@ -153,11 +153,18 @@ $(PPROF): | $(OUTPUT)
 	$(Q)GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(abspath $(OUTPUT))/gocache \
 		$(GO) build -o $@ github.com/google/pprof
 
-# fuzz targets: clang + libFuzzer with ASan/UBSan over the whole collector library
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -fsanitize=fuzzer,address,undefined
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(USER_SRCS) $(SKELS) | $(OUTPUT)/fuzz
+# fuzz targets: clang + libFuzzer with ASan/UBSan over the whole collector
+# library, compiled once for all of them (fuzzer-no-link: coverage, no main)
+FUZZ_SAN := -g -O1 -std=gnu11 -D_GNU_SOURCE $(INCLUDES)
+FUZZ_CFLAGS := $(FUZZ_SAN) -fsanitize=fuzzer,address,undefined
+FUZZ_OBJS := $(patsubst user/%.c,$(OUTPUT)/fuzz/obj/%.o,$(USER_SRCS))
+$(OUTPUT)/fuzz/obj/%.o: user/%.c $(SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_SAN) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(USER_SRCS) $(LIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_OBJS) $(LIBS) -o $@
 
 include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 -include tests/unit/*.mk tests/workloads/*.mk
@@ -181,12 +188,15 @@ integration: all $(PPROF)
 fuzz: $(FUZZ_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
 
+# each fuzz target's smoke run in make test (make fuzz runs them longer)
+TEST_FUZZ_SECONDS ?= 5
+
 # the README's test command: everything, dependencies included
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
 	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/run.sh all \
-		$(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
+		tests/run.sh all $(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)
@@ -225,4 +235,4 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) collector
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/obj/*/*.d)

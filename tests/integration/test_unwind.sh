@@ -38,11 +38,13 @@ BAR=${UNWIND_BAR:-95}
 FLAT_POINTS=${UNWIND_FLAT_POINTS:-10}
 NAME_PCT=${UNWIND_NAME_PCT:-1}
 
-# Profile PID with the collector for SECONDS into OUT.pb.gz, folded to OUT.
+# Profile PID with the collector for SECONDS into OUT.pb.gz, folded to OUT:
+# native frames only (--python off), as perf sees them
 collector_folded() {
 	local pid=$1 secs=$2 out=$3
 	shift 3
-	if ! "$COLLECTOR" --pid "$pid" --duration "$secs" --frequency 999 "$@" -o "$out.pb.gz" \
+	if ! "$COLLECTOR" --pid "$pid" --duration "$secs" --frequency 999 --python off "$@" \
+		-o "$out.pb.gz" \
 		2>"$out.log"; then
 		cat "$out.log"
 		return 1
