@@ -171,7 +171,7 @@ include lib/ctxprof/ctxprof.mk bench/bench.mk deploy/deploy.mk
 
 # workloads instrumented with libctxprof link it statically
 CTXPROF_WORKLOADS := $(OUTPUT)/workloads/requests $(OUTPUT)/workloads/recycle \
-	$(OUTPUT)/workloads/phases $(OUTPUT)/workloads/bad_utf8
+	$(OUTPUT)/workloads/phases $(OUTPUT)/workloads/bad_utf8 $(OUTPUT)/workloads/offcpu_requests
 $(CTXPROF_WORKLOADS): $(LIBCTXPROF_A)
 $(CTXPROF_WORKLOADS): WORKLOAD_LIBS = $(LIBCTXPROF_A)
 

@@ -18,7 +18,10 @@
 #     under --all (rows, memory of the BPF maps and of the collector);
 #  6. the micro-benchmarks of the hot data structures, each with its baseline;
 #  7. bench/python.sh: the CPython 3.11 walk's BPF time per sample, --python
-#     on next to --python off on the same script.
+#     on next to --python off on the same script;
+#  8. bench/offcpu.sh: off-CPU profiling's BPF time per context switch (waits
+#     above and below the threshold) next to bcc's offcputime, and a switch
+#     storm's round trips per second with --off-cpu on and off.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -233,6 +236,11 @@ fi
 echo
 echo "== python: BPF ns per sample, --python on next to --python off (bench/python.sh)"
 OUTPUT=$OUTPUT "$ROOT/bench/python.sh" || echo "python: bench/python.sh failed"
+
+# off-CPU profiling: BPF time per context switch, a switch storm's round trips
+echo
+echo "== off-CPU: BPF ns per context switch, storm round trips with --off-cpu on and off (bench/offcpu.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/offcpu.sh" || echo "offcpu: bench/offcpu.sh failed"
 
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench trace_bench; do

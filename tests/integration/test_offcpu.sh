@@ -1,0 +1,529 @@
+#!/usr/bin/env bash
+# Off-CPU profiling per span (collector --off-cpu), end to end, on the
+# offcpu_requests workload (tests/workloads/offcpu_requests.c): a server
+# thread whose requests A-D each burn a known CPU time in a span and then
+# wait once in a known way (A a mutex a helper holds, B nanosleep, C a pipe
+# read, D write + fsync in $TMP), with a 10 ms sleep outside any span between
+# requests.  The workload measures every wait with its own clocks; the
+# collector runs for the workload's whole measured life (the workload waits
+# for SIGUSR1, sent once the collector is profiling; the collector stops when
+# the workload exits), so both count the same waits.  Checks:
+#  - without --off-cpu: two sample types (samples, cpu), no off_cpu label;
+#  - --off-cpu: three sample types, cpu the default; off-CPU samples have 0
+#    samples and 0 cpu, CPU samples 0 off_cpu;
+#  - per kind: off-CPU ns within 5 % of the time the workload was blocked in
+#    its wait (threshold 0 for D, whose fsync may block several times, some
+#    shorter than the default threshold); CPU within 10 % of its burn;
+#    CPU + off-CPU within 5 % of the span's wall time; the blocking kernel
+#    function (below schedule/__schedule) and the workload's wait function
+#    on >= 95 % of its off-CPU ns; off_cpu_class as expected_class says; the
+#    span's root, thread and pid labels; pprof -top -sample_index=off_cpu
+#    -tagfocus=span_id=... gives the same total as the samples;
+#  - the between-requests sleeps: off-CPU samples without span label, all;
+#  - --off-cpu-threshold 17000: B's 15 ms sleeps left out and counted below
+#    the threshold, A's 20 ms and C's 25 ms waits kept;
+#  - the summary line "ctxprof: off-CPU: " (offcpu_counts reads it);
+#  - storm (2 threads ping-ponging through pipes, --off-cpu-threshold 0):
+#    exit 0, waits sampled away (or all recorded, none dropped), the scaled
+#    off-CPU total within 10 % of the threads' blocked time.
+# Each check prints one ok/FAIL line.  Without --off-cpu in the collector
+# (collector --help) the test fails with one line saying so, after the checks
+# that need no off-CPU support.
+. "$(dirname "$0")/lib.sh"
+need_root
+WL=$WORKLOADS/offcpu_requests
+[ -x "$WL" ] || { echo "FAIL: $WL not built (make all)"; exit 1; }
+KINDS="A B C D"
+
+# --- what the off-CPU samples of each kind must show; adjust here only
+
+# off_cpu_class of each kind's waits (between: the sleeps between requests)
+expected_class() {
+	case $1 in
+	A) echo lock ;;		# futex
+	B) echo sleep ;;	# nanosleep
+	C) echo network ;;	# pipe (pipe, socket, epoll: network)
+	D) echo io ;;		# fsync (disk)
+	between) echo sleep ;;
+	esac
+}
+
+# kernel frames (an ERE matching one whole function name) where each kind
+# blocks; D: /tmp is ext4 here, the others in case $TMP is not
+blocking_frames() {
+	case $1 in
+	A) echo '^(futex_wait|__futex_wait|futex_wait_queue|futex_wait_queue_me)$' ;;
+	B) echo '^(hrtimer_nanosleep|do_nanosleep)$' ;;
+	C) echo '^pipe_read$' ;;
+	D) echo '^(vfs_fsync_range|do_fsync|ext4_sync_file|xfs_file_fsync|btrfs_sync_file|file_write_and_wait_range)$' ;;
+	esac
+}
+
+# the workload's function that waits, per kind
+wait_function() {
+	case $1 in A) echo wait_lock ;; B) echo wait_sleep ;; C) echo wait_pipe ;; D) echo wait_fsync ;; esac
+}
+
+# the high byte of each kind's span ids, as the labels write it
+span_prefix() {
+	case $1 in A) echo a1 ;; B) echo b2 ;; C) echo c3 ;; D) echo d4 ;; storm) echo 51 ;; esac
+}
+
+# "recorded below sampled dropped" from the summary line
+# "ctxprof: off-CPU: ... N waits recorded, N below threshold, N sampled away, N dropped ..."
+# ("?" for a count not found)
+offcpu_counts() {
+	local line k n out=
+	line=$(grep -m1 '^ctxprof: off-CPU: ' "$1") || { echo "? ? ? ?"; return 1; }
+	for k in 'waits recorded' 'below threshold' 'sampled away' 'dropped'; do
+		n=$(printf '%s\n' "$line" | grep -o "[0-9][0-9]* $k" | head -1 | grep -o '^[0-9]*')
+		out+="${n:-?} "
+	done
+	echo "${out% }"
+}
+
+# --- helpers
+
+# true when |$1 - $2| <= $3 % of $2
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * p / 100) }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a * 100 / b; else print "n/a" }'; }
+ms() { awk -v a="$1" 'BEGIN { printf "%.1f ms", a / 1e6 }'; }
+
+# a pprof value with its unit ("1.23s", "950ms") in ns; -1 when unreadable
+to_ns() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+		m = u == "ns" ? 1 : (u == "us" || u == "µs") ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : u == "mins" ? 60e9 : u == "hrs" ? 3600e9 : -1
+		printf "%.0f\n", (m < 0 || v == "") ? -1 : n * m }'
+}
+
+# field $3 of the workload's "kind $2 ..." line (or "between ..." / "storm ..."), 0 when absent
+wl_field() {
+	awk -v k="$2" -v f="$3" '
+		($1 == "kind" && $2 == k) || ($1 == k && k != "kind") {
+			for (i = 2; i < NF; i++) if ($i == f) { print $(i + 1); found = 1; exit } }
+		END { if (!found) print 0 }' "$1"
+}
+
+# wait until file $1 has a line matching $2, for $3 s at most, while pid $4 lives
+wait_for_line() {
+	local _
+	for _ in $(seq $(($3 * 10))); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# profile one whole workload run: NAME "WORKLOAD ARGS" COLLECTOR OPTIONS...
+# -> $TMP/NAME.{out,log,pb.gz}; returns the collector's exit status
+profile_run() {
+	local name=$1 wargs=$2 wl col rc
+	shift 2
+	# shellcheck disable=SC2086
+	"$WL" --wait-signal $wargs >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	wl=$!
+	PIDS+=("$wl")
+	if ! wait_for_line "$TMP/$name.out" '^ready$' 10 "$wl"; then
+		echo "$name: workload never ready: $(cat "$TMP/$name.err")"
+		return 1
+	fi
+	timeout -k 10 -s INT 90 "$COLLECTOR" --pid "$wl" --no-status "$@" -o "$TMP/$name.pb.gz" \
+		2>"$TMP/$name.log" &
+	col=$!
+	if ! wait_for_line "$TMP/$name.log" '^ctxprof: profiling pid' 60 "$col"; then
+		kill -9 "$wl" 2>/dev/null
+		wait "$col"
+		rc=$?
+		echo "$name: the collector never started profiling (exit $rc):"
+		cat "$TMP/$name.log"
+		return $((rc ? rc : 1))
+	fi
+	# let the collector find the libctxprof region and the threads' slots
+	sleep 1
+	kill -USR1 "$wl"
+	wait "$col"
+	rc=$?
+	wait "$wl" 2>/dev/null
+	echo "--- $name: collector $*: exit $rc"
+	grep -E '^ctxprof: (samples|off-CPU|trace context|collector CPU)' "$TMP/$name.log"
+	cat "$TMP/$name.out"
+	return $rc
+}
+
+# pprof -raw of $1 -> $1.types (the sample types line) and $1.tsv, one line a
+# sample: count cpu off_cpu span root class tid pid frames (leaf first, ";"),
+# "-" for an absent label
+samples_tsv() {
+	"$PPROF" -raw "$1" >"$1.raw" 2>/dev/null || return 1
+	awk -v types="$1.types" '
+		function flush(   i, k, v, s, rest) {
+			if (!have) return
+			for (k in lab) delete lab[k]
+			s = labels
+			while (match(s, /[A-Za-z_.]+:\[[^]]*\]/)) {
+				rest = substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH)
+				k = rest; sub(/:\[.*/, "", k); v = rest; sub(/^[^[]*\[/, "", v); sub(/\]$/, "", v)
+				lab[k] = v
+			}
+			nsamples[++n] = val[ci] "\t" val[pi] "\t" (oi ? val[oi] : 0) "\t" L("span_id") "\t" \
+				L("local_root_span_id") "\t" L("off_cpu_class") "\t" L("thread_id") "\t" L("pid")
+			locs[n] = locline
+			have = 0
+		}
+		function L(k) { return (k in lab) && lab[k] != "" ? lab[k] : "-" }
+		/^Samples:/ { sec = "s"; next }
+		/^Locations/ { flush(); sec = "l"; next }
+		/^Mappings/ { sec = "m"; next }
+		sec == "s" && /^[a-z_]+\/[a-z]+/ {
+			print > types
+			for (i = 1; i <= NF; i++) {
+				if ($i == "samples/count") ci = i
+				if ($i == "cpu/nanoseconds") pi = i
+				if ($i == "off_cpu/nanoseconds") oi = i
+			}
+			next
+		}
+		sec == "s" && /^ *[0-9]+( +[0-9]+)*:/ {
+			flush()
+			split($0, parts, ":"); nv = split(parts[1], val, " ")
+			locline = parts[2]; labels = ""; have = 1
+			next
+		}
+		sec == "s" { labels = labels " " $0; next }
+		sec == "l" && /^ +[0-9]+: / {
+			id = $1; sub(/:$/, "", id); r = $0
+			sub(/^ +[0-9]+: +(0x[0-9a-f]+ +)?(M=[0-9]+ +)?/, "", r)
+			split(r, w, " "); fn[id] = w[1] == "" ? "?" : w[1]
+			next
+		}
+		sec == "l" && NF { fn[id] = fn[id] ";" $1 }
+		END {
+			for (i = 1; i <= n; i++) {
+				m = split(locs[i], ids, " "); f = ""
+				for (j = 1; j <= m; j++) f = f (f == "" ? "" : ";") fn[ids[j]]
+				print nsamples[i] "\t" f
+			}
+		}' "$1.raw" >"$1.tsv"
+}
+
+# facts about the samples of $1.tsv, one "key value" per line:
+#   <kind> off|cpu|stack_ok|root_bad|tid_bad|pid_bad|class=<c> NS
+#   between labeled|unlabeled NS, between class=<c> NS, none off NS
+#   mixed N (samples with off-CPU and samples/cpu values both)
+# (kind from the span id's high byte; "none": no span label)
+span_facts() {
+	local tid=$2 pid=$3
+	awk -F'\t' -v tid="$tid" -v pid="$pid" \
+		-v fa="$(blocking_frames A)" -v fb="$(blocking_frames B)" \
+		-v fc="$(blocking_frames C)" -v fd="$(blocking_frames D)" \
+		-v ua="$(wait_function A)" -v ub="$(wait_function B)" \
+		-v uc="$(wait_function C)" -v ud="$(wait_function D)" '
+		BEGIN {
+			kind["a1"] = "A"; kind["b2"] = "B"; kind["c3"] = "C"; kind["d4"] = "D"; kind["51"] = "storm"
+			kf["A"] = fa; kf["B"] = fb; kf["C"] = fc; kf["D"] = fd
+			uf["A"] = ua; uf["B"] = ub; uf["C"] = uc; uf["D"] = ud
+		}
+		# the blocking frame below a schedule frame, and the wait function
+		function stack_ok(k, frames,   n, f, i, sched, blk, user) {
+			n = split(frames, f, ";")
+			for (i = 1; i <= n; i++) {
+				if (f[i] ~ /^(__schedule|schedule)$/ && !blk) sched = 1
+				if (f[i] ~ kf[k] && sched) blk = 1
+				if (f[i] == uf[k]) user = 1
+			}
+			return blk && user
+		}
+		{
+			cnt = $1; cpu = $2; off = $3; span = $4; root = $5; class = $6
+			if (off > 0 && (cnt > 0 || cpu > 0)) mixed++
+			k = span == "-" ? "none" : ((substr(span, 1, 2) in kind) ? kind[substr(span, 1, 2)] : "other")
+			v[k " cpu"] += cpu
+			if (off <= 0) next
+			v[k " off"] += off
+			v[k " class=" class] += off
+			if (k ~ /^[ABCD]$/) {
+				if (stack_ok(k, $9)) v[k " stack_ok"] += off
+				if (root != substr(span, 1, 2) "f" substr(span, 4)) v[k " root_bad"] += off
+				if ($7 != tid) v[k " tid_bad"] += off
+				if ($8 != pid) v[k " pid_bad"] += off
+			}
+			if ((";" $9 ";") ~ /;between_requests;/) {
+				v["between " (span == "-" ? "unlabeled" : "labeled")] += off
+				v["between class=" class] += off
+			}
+		}
+		END {
+			print "mixed", mixed + 0
+			for (x in v) printf "%s %.0f\n", x, v[x]
+		}' "$1.tsv"
+}
+
+# a fact from span_facts' output $1, 0 when absent
+fact() { awk -v k="$2" '{ key = $1; for (i = 2; i < NF; i++) key = key " " $i; if (key == k) { print $NF; f = 1 } } END { if (!f) print 0 }' "$1"; }
+
+# the workload's own consistency: in each span, CPU + wait = wall (nothing
+# else took the thread off the CPU), within 5 %
+check_workload() {
+	local out=$1 k wall cpu wait wcpu runq
+	for k in $KINDS; do
+		wall=$(wl_field "$out" "$k" wall_ns) cpu=$(wl_field "$out" "$k" cpu_ns)
+		wait=$(wl_field "$out" "$k" wait_ns) wcpu=$(wl_field "$out" "$k" wait_cpu_ns)
+		runq=$(wl_field "$out" "$k" runq_ns)
+		if [ "$(wl_field "$out" "$k" count)" = 0 ]; then
+			fail "workload: no requests of kind $k"
+		elif within $((cpu + wait - wcpu)) "$wall" 5; then
+			ok "workload: kind $k: cpu $(ms "$cpu") + wait $(ms "$wait") = span wall $(ms "$wall") within 5 % (runqueue $(ms "$runq"))"
+		else
+			fail "workload: kind $k: cpu $(ms "$cpu") + wait $(ms "$wait") != span wall $(ms "$wall") (runqueue $(ms "$runq"): preempted inside its spans; a busy machine?)"
+		fi
+	done
+}
+
+# the default profile (no --off-cpu): still two sample types, no off-CPU label
+check_default_profile() {
+	profile_run default "--seconds 3 --dir $TMP" --frequency 999
+	local rc=$?
+	[ $rc -eq 0 ] || { fail "default run: collector exited $rc"; return; }
+	samples_tsv "$TMP/default.pb.gz" || { fail "default run: pprof -raw failed"; return; }
+	if [ "$(cat "$TMP/default.pb.gz.types")" = "samples/count cpu/nanoseconds" ]; then
+		ok "without --off-cpu: sample types samples/count cpu/nanoseconds"
+	else
+		fail "without --off-cpu: sample types are '$(cat "$TMP/default.pb.gz.types")', want 'samples/count cpu/nanoseconds'"
+	fi
+	if grep -q 'off_cpu' "$TMP/default.pb.gz.raw"; then
+		fail "without --off-cpu: the profile mentions off_cpu: $(grep -m1 off_cpu "$TMP/default.pb.gz.raw")"
+	else
+		ok "without --off-cpu: no off_cpu sample type or label"
+	fi
+}
+
+# per-kind accuracy of run $1 (facts file $2) for the kinds $3, with what
+# the workload printed in $TMP/$1.out
+check_accuracy() {
+	local run=$1 facts=$2 kinds=$3 out=$TMP/$1.out k off cpu wall wcpu wait blocked burn
+	for k in $kinds; do
+		off=$(fact "$facts" "$k off") cpu=$(fact "$facts" "$k cpu")
+		wall=$(wl_field "$out" "$k" wall_ns) burn=$(wl_field "$out" "$k" cpu_ns)
+		wait=$(wl_field "$out" "$k" wait_ns) wcpu=$(wl_field "$out" "$k" wait_cpu_ns)
+		blocked=$((wait - wcpu))
+		if within "$off" "$blocked" 5; then
+			ok "$run: kind $k: off-CPU $(ms "$off") = the workload's blocked time $(ms "$blocked") within 5 % ($(pct "$off" "$blocked") %)"
+		else
+			fail "$run: kind $k: off-CPU $(ms "$off") is $(pct "$off" "$blocked") % of the workload's blocked time $(ms "$blocked") (want 95-105 %; $(wl_field "$out" "$k" count) waits, shortest $(ms "$(wl_field "$out" "$k" min_wait_ns)"))"
+		fi
+		if within $((cpu + off)) "$wall" 5; then
+			ok "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") = span wall $(ms "$wall") within 5 %"
+		else
+			fail "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") is $(pct $((cpu + off)) "$wall") % of the span wall time $(ms "$wall") (want 95-105 %; runqueue inside the spans $(ms "$(wl_field "$out" "$k" runq_ns)"))"
+		fi
+	done
+}
+
+# CPU per kind, stacks, classes and labels of run $1 (facts $2)
+check_samples() {
+	local run=$1 facts=$2 out=$TMP/$1.out k off cpu burn good c want bad
+	for k in $KINDS; do
+		off=$(fact "$facts" "$k off") cpu=$(fact "$facts" "$k cpu") burn=$(wl_field "$out" "$k" cpu_ns)
+		if within "$cpu" "$burn" 10; then
+			ok "$run: kind $k: CPU samples $(ms "$cpu") = the workload's CPU in the span $(ms "$burn") within 10 %"
+		else
+			fail "$run: kind $k: CPU samples $(ms "$cpu") are $(pct "$cpu" "$burn") % of the workload's CPU in the span $(ms "$burn") (want 90-110 %)"
+		fi
+		[ "$off" -gt 0 ] || { fail "$run: kind $k: no off-CPU samples with its span ids"; continue; }
+		good=$(fact "$facts" "$k stack_ok")
+		if [ $((good * 100)) -ge $((off * 95)) ]; then
+			ok "$run: kind $k: $(pct "$good" "$off") % of its off-CPU ns in $(wait_function "$k") blocked in $(blocking_frames "$k") under schedule"
+		else
+			fail "$run: kind $k: only $(pct "$good" "$off") % of its off-CPU ns have $(wait_function "$k") and $(blocking_frames "$k") below schedule/__schedule (want >= 95 %): $(sort_stacks "$TMP/$run.pb.gz.tsv" "$k")"
+		fi
+		want=$(expected_class "$k")
+		c=$(fact "$facts" "$k class=$want")
+		if [ $((c * 100)) -ge $((off * 95)) ]; then
+			ok "$run: kind $k: off_cpu_class=$want on $(pct "$c" "$off") % of its off-CPU ns"
+		else
+			fail "$run: kind $k: off_cpu_class=$want on only $(pct "$c" "$off") % of its off-CPU ns: $(grep "^$k class=" "$facts" | tr '\n' ' ')"
+		fi
+		bad=$(($(fact "$facts" "$k root_bad") + $(fact "$facts" "$k tid_bad") + $(fact "$facts" "$k pid_bad")))
+		if [ "$bad" -eq 0 ]; then
+			ok "$run: kind $k: off-CPU samples carry the span's local_root_span_id, the server's thread_id and pid"
+		else
+			fail "$run: kind $k: off-CPU ns with a wrong root $(fact "$facts" "$k root_bad"), thread_id $(fact "$facts" "$k tid_bad"), pid $(fact "$facts" "$k pid_bad")"
+		fi
+	done
+	local lab unl bc
+	lab=$(fact "$facts" "between labeled") unl=$(fact "$facts" "between unlabeled")
+	if [ "$unl" -gt 0 ] && [ "$lab" -eq 0 ]; then
+		ok "$run: between requests: $(ms "$unl") off-CPU in between_requests, none with a span label"
+	else
+		fail "$run: between requests: $(ms "$unl") off-CPU without span label, $(ms "$lab") with one (want > 0 and 0)"
+	fi
+	bc=$(fact "$facts" "between class=$(expected_class between)")
+	if [ "$unl" -gt 0 ] && [ $((bc * 100)) -ge $(((unl + lab) * 95)) ]; then
+		ok "$run: between requests: off_cpu_class=$(expected_class between)"
+	else
+		fail "$run: between requests: off_cpu_class=$(expected_class between) on $(ms "$bc") of $(ms $((unl + lab)))"
+	fi
+}
+
+# the heaviest off-CPU stacks of kind $2 in $1 (for failure messages)
+sort_stacks() {
+	awk -F'\t' -v p="$(span_prefix "$2")" '$3 > 0 && substr($4, 1, 2) == p { w[$9] += $3 }
+		END { for (s in w) printf "%.1f ms %s\n", w[s] / 1e6, s }' "$1" | sort -rn | head -3 | tr '\n' '|'
+}
+
+# pprof's own view agrees: -top -sample_index=off_cpu -tagfocus on one kind
+check_pprof_view() {
+	local run=$1 facts=$2 k=$3 total off
+	total=$("$PPROF" -top -sample_index=off_cpu -tagfocus="span_id=^$(span_prefix "$k")" \
+		"$TMP/$run.pb.gz" 2>/dev/null | sed -n 's/.* of \([0-9.]*[a-zµ]*\) total.*/\1/p' | head -1)
+	off=$(fact "$facts" "$k off")
+	if within "$(to_ns "$total")" "$off" 1; then
+		ok "$run: pprof -top -sample_index=off_cpu -tagfocus=span_id=^$(span_prefix "$k"): $total, as the samples say"
+	else
+		fail "$run: pprof -top -sample_index=off_cpu -tagfocus=span_id=^$(span_prefix "$k") says '${total:-nothing}', the samples $(ms "$off")"
+	fi
+	if "$PPROF" -top "$TMP/$run.pb.gz" 2>/dev/null | grep -q '^Type: cpu$'; then
+		ok "$run: the default sample type is cpu"
+	else
+		fail "$run: the default sample type is not cpu: $("$PPROF" -top "$TMP/$run.pb.gz" 2>&1 | grep -m1 '^Type')"
+	fi
+}
+
+# sample types and the zeros of the other types
+check_types() {
+	local run=$1 facts=$2 types
+	types=$(cat "$TMP/$run.pb.gz.types")
+	if [ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds" ]; then
+		ok "$run: sample types samples/count cpu/nanoseconds off_cpu/nanoseconds"
+	else
+		fail "$run: sample types '$types', want 'samples/count cpu/nanoseconds off_cpu/nanoseconds'"
+	fi
+	if [ "$(fact "$facts" mixed)" -eq 0 ]; then
+		ok "$run: off-CPU samples have 0 samples and 0 cpu"
+	else
+		fail "$run: $(fact "$facts" mixed) samples have an off_cpu value and a samples or cpu value"
+	fi
+}
+
+# run $1's summary line: waits recorded >= $2
+check_summary() {
+	local run=$1 least=$2 rec below sampled dropped
+	read -r rec below sampled dropped <<<"$(offcpu_counts "$TMP/$run.log")"
+	if [ "$rec" = "?" ]; then
+		fail "$run: no 'ctxprof: off-CPU: ... waits recorded' in the summary: $(grep -m1 'off-CPU' "$TMP/$run.log")"
+	elif [ "$rec" -ge "$least" ]; then
+		ok "$run: summary: $rec waits recorded (>= $least the workload made), $below below threshold, $sampled sampled away, $dropped dropped"
+	else
+		fail "$run: summary: $rec waits recorded, fewer than the $least the workload made"
+	fi
+}
+
+# --- the run with what needs no off-CPU support
+check_default_profile
+
+if ! "$COLLECTOR" --help 2>&1 | grep -q -- '--off-cpu'; then
+	fail "collector --help has no --off-cpu option: off-CPU profiling is not in this collector; every off-CPU check needs it"
+	check_workload "$TMP/default.out"
+	finish
+fi
+
+# --- 1. default threshold (1000 us)
+profile_run main "--seconds 6 --dir $TMP" --off-cpu --frequency 999
+rc=$?
+[ $rc -eq 0 ] && ok "main: collector --off-cpu exit 0" || fail "main: collector --off-cpu exited $rc"
+check_workload "$TMP/main.out"
+tid=$(sed -n 's/^server_tid //p' "$TMP/main.out")
+wlpid=$(grep -o 'profiling pid [0-9]*' "$TMP/main.log" | grep -o '[0-9]*$')
+if samples_tsv "$TMP/main.pb.gz"; then
+	span_facts "$TMP/main.pb.gz" "$tid" "$wlpid" >"$TMP/main.facts"
+	check_types main "$TMP/main.facts"
+	check_accuracy main "$TMP/main.facts" "A B C"
+	# D's fsync may block several times, some below the threshold: at most its blocked time
+	off=$(fact "$TMP/main.facts" "D off")
+	blocked=$(($(wl_field "$TMP/main.out" D wait_ns) - $(wl_field "$TMP/main.out" D wait_cpu_ns)))
+	if [ "$off" -gt 0 ] && [ $((off * 100)) -le $((blocked * 105)) ]; then
+		ok "main: kind D: off-CPU $(ms "$off"), $(pct "$off" "$blocked") % of its blocked time $(ms "$blocked") (waits below 1 ms left out)"
+	else
+		fail "main: kind D: off-CPU $(ms "$off") for a blocked time of $(ms "$blocked") (want > 0 and <= 105 %)"
+	fi
+	check_samples main "$TMP/main.facts"
+	check_pprof_view main "$TMP/main.facts" A
+	check_reconciled "$TMP/main.log" "$TMP/main.pb.gz"
+else
+	fail "main: pprof -raw failed"
+fi
+least=0
+for k in A B C; do least=$((least + $(wl_field "$TMP/main.out" "$k" count))); done
+least=$((least + $(wl_field "$TMP/main.out" between count)))
+check_summary main "$least"
+
+# --- 2. threshold 0: every wait, D's short ones too
+profile_run all_waits "--seconds 6 --dir $TMP" --off-cpu --off-cpu-threshold 0 --frequency 999
+rc=$?
+[ $rc -eq 0 ] && ok "all_waits: collector exit 0" || fail "all_waits: collector exited $rc"
+if samples_tsv "$TMP/all_waits.pb.gz"; then
+	span_facts "$TMP/all_waits.pb.gz" "$(sed -n 's/^server_tid //p' "$TMP/all_waits.out")" \
+		"$(grep -o 'profiling pid [0-9]*' "$TMP/all_waits.log" | grep -o '[0-9]*$')" >"$TMP/all_waits.facts"
+	check_accuracy all_waits "$TMP/all_waits.facts" "$KINDS"
+else
+	fail "all_waits: pprof -raw failed"
+fi
+read -r _ below _ _ <<<"$(offcpu_counts "$TMP/all_waits.log")"
+[ "$below" = 0 ] && ok "all_waits: 0 below threshold with --off-cpu-threshold 0" ||
+	fail "all_waits: '$below' below threshold with --off-cpu-threshold 0"
+
+# --- 3. threshold 17 ms: B's 15 ms sleeps and the 10 ms ones between requests left out
+profile_run threshold "--seconds 4 --dir $TMP" --off-cpu --off-cpu-threshold 17000 --frequency 999
+rc=$?
+[ $rc -eq 0 ] && ok "threshold: collector exit 0" || fail "threshold: collector exited $rc"
+if samples_tsv "$TMP/threshold.pb.gz"; then
+	span_facts "$TMP/threshold.pb.gz" 0 0 >"$TMP/threshold.facts"
+	b=$(fact "$TMP/threshold.facts" "B off")
+	[ "$b" -eq 0 ] && ok "threshold: no off-CPU for B's 15 ms sleeps under a 17 ms threshold" ||
+		fail "threshold: $(ms "$b") off-CPU for B's 15 ms sleeps under a 17 ms threshold"
+	for k in A C; do
+		off=$(fact "$TMP/threshold.facts" "$k off")
+		blocked=$(($(wl_field "$TMP/threshold.out" "$k" wait_ns) - $(wl_field "$TMP/threshold.out" "$k" wait_cpu_ns)))
+		within "$off" "$blocked" 5 && ok "threshold: kind $k's waits (>= 20 ms) kept: $(ms "$off") of $(ms "$blocked")" ||
+			fail "threshold: kind $k: off-CPU $(ms "$off") for $(ms "$blocked") blocked in waits above the threshold"
+	done
+else
+	fail "threshold: pprof -raw failed"
+fi
+read -r _ below _ _ <<<"$(offcpu_counts "$TMP/threshold.log")"
+least=$(($(wl_field "$TMP/threshold.out" B count) + $(wl_field "$TMP/threshold.out" between count)))
+if [ "$below" != "?" ] && [ "$below" -ge "$least" ]; then
+	ok "threshold: $below waits below threshold (>= the $least sleeps of 10 and 15 ms)"
+else
+	fail "threshold: '$below' waits below threshold, want >= $least (B's sleeps and the sleeps between requests)"
+fi
+
+# --- 4. the switch storm, every wait recorded or sampled
+profile_run storm "--storm --seconds 5" --off-cpu --off-cpu-threshold 0 --frequency 999
+rc=$?
+[ $rc -eq 0 ] && ok "storm: collector exit 0" || fail "storm: collector exited $rc"
+rt=$(wl_field "$TMP/storm.out" storm round_trips)
+echo "storm: $rt round trips, $(wl_field "$TMP/storm.out" storm per_second)/s; $(grep '^ctxprof: collector CPU' "$TMP/storm.log")"
+read -r rec below sampled dropped <<<"$(offcpu_counts "$TMP/storm.log")"
+if [ "$sampled" != "?" ] && [ "$sampled" -gt 0 ]; then
+	ok "storm: $sampled waits sampled away ($rec recorded, $dropped dropped, ${rt:-?} round trips)"
+elif [ "$rec" != "?" ] && [ "$dropped" = 0 ] && [ "$rec" -ge $((${rt:-0} * 2 * 9 / 10)) ]; then
+	ok "storm: every wait recorded: $rec for ${rt:-?} round trips (2 waits each), none dropped or sampled away"
+else
+	fail "storm: $rec recorded, $below below threshold, $sampled sampled away, $dropped dropped for ${rt:-?} round trips (2 waits each): neither sampled nor all recorded"
+fi
+if samples_tsv "$TMP/storm.pb.gz"; then
+	span_facts "$TMP/storm.pb.gz" 0 0 >"$TMP/storm.facts"
+	off=$(fact "$TMP/storm.facts" "storm off")
+	blocked=$(wl_field "$TMP/storm.out" storm blocked_ns)
+	if within "$off" "${blocked:-0}" 10; then
+		ok "storm: scaled off-CPU $(ms "$off") = the threads' blocked time $(ms "$blocked") within 10 %"
+	else
+		fail "storm: scaled off-CPU $(ms "$off") is $(pct "$off" "${blocked:-0}") % of the threads' blocked time (wall - cpu) $(ms "${blocked:-0}") (want 90-110 %; involuntary switches: $(grep -o 'involuntary [0-9]*' "$TMP/storm.out" | tr '\n' ' '))"
+	fi
+else
+	fail "storm: pprof -raw failed"
+fi
+finish
