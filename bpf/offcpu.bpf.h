@@ -23,8 +23,14 @@
  * The cost is one capture per voluntary switch, whatever the wait turns
  * out to be: a budget bounds it.  Each CPU counts its switches out per
  * OFFCPU_WINDOW_NS; past off_cpu_budget a second in the last window, one
- * switch in `stride` is captured and its record weighs stride (the
- * collector scales its duration), the others counted as sampled away.
+ * switch in `stride` is captured, the others counted as sampled away but
+ * still timed (a timestamp in the task's storage): the time of a thread's
+ * sampled-away waits goes with its next recorded wait, whose record says
+ * how many waits it stands for.  So the totals are every wait's; only
+ * their stacks are sampled.  (Scaling a captured wait by the stride
+ * instead read 150 % of a ping-pong's blocked time: the capture itself
+ * slows the next few microseconds, and a sample that always lands there
+ * is not a fair one.)
  * Included by sampler.bpf.c after its helpers.
  */
 #ifndef CTXPROF_OFFCPU_BPF_H
@@ -45,11 +51,12 @@ volatile bool off_cpu_running = false;
 
 /* a blocked thread's capture, until it runs again */
 struct offcpu_pending {
-	__u64 start_ns; /* 0: none */
-	__u32 size;	/* bytes of @rec before the trailer */
-	__u32 weight;
+	__u64 start_ns;	  /* 0: none */
+	__u64 pending_ns; /* waits sampled away since the last recorded one: their time */
+	__u32 pending_n;  /* and their number */
+	__u32 size;	  /* bytes of @rec before the trailer */
 	__u32 state;
-	__u32 pad;
+	__u32 captured; /* @rec is this wait's (not sampled away) */
 	__u8 rec[SAMPLE_RECORD_OFFCPU_MAX_SIZE];
 };
 
@@ -101,18 +108,20 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 {
 	struct sample_record *rec;
 	struct offcpu_pending *p;
-	__u32 weight;
 	__u64 size;
 
 	inc_stat(SAMPLER_STAT_OFF_SWITCHES);
-	weight = offcpu_weight(now);
-	if (!weight) {
-		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
-		return;
-	}
 	p = bpf_task_storage_get(&offcpu_store, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
 		inc_stat(SAMPLER_STAT_OFF_DROP_NO_STORAGE);
+		return;
+	}
+	/* sampled away: timed all the same, its time goes with the thread's
+	 * next recorded wait (so the totals are every wait's, not a guess) */
+	if (!offcpu_weight(now)) {
+		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
+		p->captured = 0;
+		p->start_ns = now;
 		return;
 	}
 	rec = scratch_record();
@@ -126,9 +135,11 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 		return;
 	}
 	p->size = size;
-	p->weight = weight;
 	p->state = state;
-	p->start_ns = now;
+	p->captured = 1;
+	/* from now: the capture's own time is the profiler's, not a wait of
+	 * the thread (a ping-pong's waits are a few microseconds) */
+	p->start_ns = bpf_ktime_get_ns();
 	inc_stat(SAMPLER_STAT_OFF_CAPTURED);
 }
 
@@ -151,6 +162,11 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 		inc_stat(SAMPLER_STAT_OFF_BELOW);
 		return;
 	}
+	if (!p->captured) {
+		p->pending_ns += d;
+		p->pending_n++;
+		return;
+	}
 	size = p->size;
 	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
 		return;
@@ -158,9 +174,11 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	rec->time_ns = now;
 	rec->flags |= SAMPLE_F_OFFCPU;
 	t = (struct offcpu_trailer *)(p->rec + size);
-	t->duration_ns = d;
-	t->weight = p->weight;
+	t->duration_ns = d + p->pending_ns;
+	t->weight = 1 + p->pending_n;
 	t->state = p->state;
+	p->pending_ns = 0;
+	p->pending_n = 0;
 	cpu = bpf_get_smp_processor_id();
 	ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (!ring || bpf_ringbuf_output(ring, p->rec, size + sizeof(*t),

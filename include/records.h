@@ -119,9 +119,11 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
  * (no OpenTelemetry record nor goroutine labels precede it).
  */
 struct offcpu_trailer {
-	__u64 duration_ns; /* off the CPU, switch out to switch in */
-	__u32 weight;	   /* switches it stands for (1 unless sampled: the budget) */
-	__u32 state;	   /* the task's state as it left (TASK_INTERRUPTIBLE 1, ...) */
+	/* off the CPU, switch out to switch in: this wait's, and those of the
+	 * thread's waits sampled away since its last recorded one */
+	__u64 duration_ns;
+	__u32 weight; /* the waits it stands for (1 unless some were sampled away) */
+	__u32 state;  /* the task's state as it left (TASK_INTERRUPTIBLE 1, ...) */
 };
 
 _Static_assert(sizeof(struct offcpu_trailer) == 16, "offcpu_trailer ABI");

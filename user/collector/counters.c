@@ -626,7 +626,7 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_off_captured, NULL, COUNTERS_OFF_CPU, "{} captured", S_(OFF_CAPTURED)),
 	ONE(f_off_profile_waits, NULL, COUNTERS_OFF_CPU, "in the last profile: {} waits",
 	    last.off_waits, .flags = COUNTER_GROUP),
-	ONE(f_off_profile, NULL, COUNTERS_OFF_CPU, "{} s off the CPU", last.off_ns,
+	ONE(f_off_profile, NULL, COUNTERS_OFF_CPU, "{} off the CPU", last.off_ns,
 	    .unit = COUNTER_NS),
 
 	/* the profile */

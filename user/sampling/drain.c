@@ -216,8 +216,8 @@ static void announce_codes(struct drain *d, const struct sample_record *rec)
 
 /*
  * An off-CPU wait (SAMPLE_F_OFFCPU): counted apart from CPU samples, its
- * time from the trailer that ends it, scaled by its weight; not in
- * timelines (their slices are CPU samples).
+ * time from the trailer that ends it (with the thread's waits sampled away
+ * before it); not in timelines (their slices are CPU samples).
  */
 static void record_wait(struct drain *d, const struct sample_record *rec, size_t size)
 {
@@ -248,7 +248,7 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	if (rec->flags & SAMPLE_F_PYTHON)
 		announce_codes(d, rec);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
-	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns * (tr.weight ? tr.weight : 1)))
+	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns))
 		bump(&d->off_dropped);
 }
 
