@@ -45,6 +45,9 @@ const volatile __u32 off_cpu_budget = 2000; /* captures per second per CPU */
 volatile bool off_cpu_running = false;
 
 #define OFFCPU_WINDOW_NS 100000000ull /* 100 ms */
+/* the kernel stack from sched_switch starts in this program and
+ * bpf_trace_run4: the wait's own starts at __schedule, as perf shows it */
+#define OFFCPU_KSKIP 2
 /* include/linux/sched.h (a #define: not in BTF): a kernel thread's waits are
  * not a request's */
 #define OFFCPU_PF_KTHREAD 0x00200000
@@ -127,7 +130,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 	rec = scratch_record();
 	if (!rec)
 		return;
-	size = fill_record(ctx, NULL, rec, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid));
+	size = fill_record(ctx, NULL, rec, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid),
+			   OFFCPU_KSKIP);
 	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
 		size = SAMPLE_RECORD_MAX_SIZE;
 	if (bpf_probe_read_kernel(p->rec, size, rec)) {

@@ -376,11 +376,13 @@ _Static_assert(CTXPROF_SLOT_SAMPLER_READ <= SAMPLER_MAX_FRAMES * sizeof(__u64),
  * The current task's stacks and trace context into the scratch record
  * @rec: kernel frames from bpf_get_stack(@ctx), user frames by the walk the
  * mode asks (a CPU sample's registers from @pctx; NULL: the task's saved
- * ones), CPython's frames in place, the libctxprof slot.
+ * ones), CPython's frames in place, the libctxprof slot.  @kskip: kernel
+ * frames left out at the leaf (a tracepoint's own).
  * Return: the bytes of the record so far (header and frames).
  */
 static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *pctx,
-					 struct sample_record *rec, __u32 tgid, __u32 tid)
+					 struct sample_record *rec, __u32 tgid, __u32 tid,
+					 __u64 kskip)
 {
 	__u32 nk = 0, nu = 0, stop;
 	long len;
@@ -395,7 +397,8 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 		read_ctx(rec, tid);
 
 	if (kernel_stacks) {
-		len = bpf_get_stack(ctx, rec->frames, SAMPLER_MAX_KSTACK * sizeof(__u64), 0);
+		len = bpf_get_stack(ctx, rec->frames, SAMPLER_MAX_KSTACK * sizeof(__u64),
+				    kskip & BPF_F_SKIP_FIELD_MASK);
 		if (len < 0)
 			inc_stat(SAMPLER_STAT_KSTACK_ERR);
 		else
@@ -478,7 +481,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 
 	rec->time_ns = bpf_ktime_get_ns();
-	size = fill_record(ctx, ctx, rec, tgid, tid);
+	size = fill_record(ctx, ctx, rec, tgid, tid, 0);
 	if (read_context)
 		size += read_otel(rec, size);
 	if (read_go)
