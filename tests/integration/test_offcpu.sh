@@ -304,22 +304,25 @@ check_default_profile() {
 # per-kind accuracy of run $1 (facts file $2) for the kinds $3, with what
 # the workload printed in $TMP/$1.out
 check_accuracy() {
-	local run=$1 facts=$2 kinds=$3 out=$TMP/$1.out k off cpu wall wcpu wait blocked burn tol
+	local run=$1 facts=$2 kinds=$3 out=$TMP/$1.out k off cpu wall wcpu wait blocked burn tol lo
 	for k in $kinds; do
 		off=$(fact "$facts" "$k off") cpu=$(fact "$facts" "$k cpu")
 		wall=$(wl_field "$out" "$k" wall_ns) burn=$(wl_field "$out" "$k" cpu_ns)
 		wait=$(wl_field "$out" "$k" wait_ns) wcpu=$(wl_field "$out" "$k" wait_cpu_ns)
 		blocked=$((wait - wcpu))
-		# D, fsync: sub-millisecond waits, several per call; measured at
-		# 81-97 % of the workload's figure (a known gap: see the notes)
+		# a wait runs from the switch out to the switch back in: it holds
+		# the wake-up's run delay, not a preemption's (runqueue time the
+		# thread spent runnable, which wall - cpu holds): the truth lies
+		# between blocked - runqueue and blocked (the span's runqueue time,
+		# from schedstat: a bound on the wait's)
+		lo=$((blocked - $(wl_field "$out" "$k" runq_ns)))
 		tol=5
-		[ "$k" = D ] && tol=20
-		if within "$off" "$blocked" $tol; then
-			ok "$run: kind $k: off-CPU $(ms "$off") = the workload's blocked time $(ms "$blocked") within $tol % ($(pct "$off" "$blocked") %)"
+		if [ $((off * 100)) -ge $((lo * (100 - tol))) ] && [ $((off * 100)) -le $((blocked * (100 + tol))) ]; then
+			ok "$run: kind $k: off-CPU $(ms "$off") = the workload's blocked time within $tol % ($(ms "$lo") to $(ms "$blocked"))"
 		else
-			fail "$run: kind $k: off-CPU $(ms "$off") is $(pct "$off" "$blocked") % of the workload's blocked time $(ms "$blocked") (want within $tol %; $(wl_field "$out" "$k" count) waits, shortest $(ms "$(wl_field "$out" "$k" min_wait_ns)"))"
+			fail "$run: kind $k: off-CPU $(ms "$off") not within $tol % of the workload's blocked time ($(ms "$lo") to $(ms "$blocked"); $(wl_field "$out" "$k" count) waits, shortest $(ms "$(wl_field "$out" "$k" min_wait_ns)"))"
 		fi
-		if within $((cpu + off)) "$wall" $tol; then
+		if [ $(((cpu + off) * 100)) -ge $(((wall - blocked + lo) * (100 - tol))) ] && [ $(((cpu + off) * 100)) -le $((wall * (100 + tol))) ]; then
 			ok "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") = span wall $(ms "$wall") within $tol %"
 		else
 			fail "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") is $(pct $((cpu + off)) "$wall") % of the span wall time $(ms "$wall") (want within $tol %; runqueue inside the spans $(ms "$(wl_field "$out" "$k" runq_ns)"))"
@@ -491,8 +494,11 @@ rc=$?
 if samples_tsv "$TMP/threshold.pb.gz"; then
 	span_facts "$TMP/threshold.pb.gz" 0 0 >"$TMP/threshold.facts"
 	b=$(fact "$TMP/threshold.facts" "B off")
-	[ "$b" -eq 0 ] && ok "threshold: no off-CPU for B's 15 ms sleeps under a 17 ms threshold" ||
-		fail "threshold: $(ms "$b") off-CPU for B's 15 ms sleeps under a 17 ms threshold"
+	# a 15 ms sleep that a busy scheduler woke 2 ms late is a 17 ms wait:
+	# rare, so under 5 % of B's sleeps
+	bb=$(($(wl_field "$TMP/threshold.out" B wait_ns) - $(wl_field "$TMP/threshold.out" B wait_cpu_ns)))
+	[ $((b * 100)) -le $((bb * 5)) ] && ok "threshold: B's 15 ms sleeps under a 17 ms threshold: $(ms "$b") of $(ms "$bb") kept (late wake-ups only)" ||
+		fail "threshold: $(ms "$b") off-CPU of B's $(ms "$bb") of 15 ms sleeps under a 17 ms threshold (want under 5 %)"
 	for k in A C; do
 		off=$(fact "$TMP/threshold.facts" "$k off")
 		blocked=$(($(wl_field "$TMP/threshold.out" "$k" wait_ns) - $(wl_field "$TMP/threshold.out" "$k" wait_cpu_ns)))
