@@ -329,10 +329,20 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	struct python_walk *w = scratch_py();
 	const struct python_proc_ref *pp;
 	__u64 tstate, cframe = 0;
+	__u32 ppid;
 
-	pp = bpf_map_lookup_elem(&python_procs, &rec->pid);
-	if (!pp || !w || nk > SAMPLER_MAX_KSTACK || nu > SAMPLER_MAX_USTACK)
+	if (!w || nk > SAMPLER_MAX_KSTACK || nu > SAMPLER_MAX_USTACK)
 		return nu;
+	pp = bpf_map_lookup_elem(&python_procs, &rec->pid);
+	if (!pp) {
+		/* a child forked since, not read yet: its parent's layout holds
+		 * while it runs the image it was forked with (fork copies the
+		 * exec id and the address space) */
+		ppid = BPF_CORE_READ(bpf_get_current_task_btf(), real_parent, tgid);
+		pp = bpf_map_lookup_elem(&python_procs, &ppid);
+		if (!pp || !pp->exec_id || pp->exec_id != rec->exec_id)
+			return nu;
+	}
 	if (pp->exec_id && pp->exec_id != rec->exec_id) {
 		inc_stat(SAMPLER_STAT_PY_STALE);
 		return nu;

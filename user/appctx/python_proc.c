@@ -281,6 +281,7 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 	pthread_mutex_unlock(&st->lock);
 	if (st->python || retired || !all)
 		return;
+	st->python_looked = true;
 	err = find_interpreter((pid_t)st->pid, all, &f, &bias);
 	if (err == -ENOENT)
 		return;
@@ -332,6 +333,20 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 	if (pp->verbose)
 		fprintf(stderr, "ctxprof: pid %u: Python %u.%u, its frames read\n", st->pid,
 			f.version >> 24, f.version >> 16 & 0xff);
+}
+
+void python_procs__look(struct python_procs *pp, struct process_state *st)
+{
+	struct proc_maps *all;
+
+	if (st->python || st->python_looked)
+		return;
+	st->python_looked = true;
+	all = proc_maps__read((pid_t)st->pid);
+	if (!all)
+		return;
+	python_procs__changed(pp, st, NULL, all);
+	proc_maps__free(all);
 }
 
 /* take @p's layout out of the sampler's map, unless another image put its own there */

@@ -81,6 +81,14 @@ struct python_procs *python_procs__new(int map_fd, struct symbolizer *sym, int v
 void python_procs__changed(void *ctx, struct process_state *st, struct mappings *snap,
 			   const struct proc_maps *all);
 
+/**
+ * python_procs__look() - look at @st's mappings now (read from /proc),
+ * unless it was looked at: for an image with Python frames in its samples
+ * whose first read did not come (a forked child inherits its parent's
+ * mappings, and the sampler its parent's layout meanwhile).
+ */
+void python_procs__look(struct python_procs *pp, struct process_state *st);
+
 /** python_procs__poll() - once a second: the retired images' entries leave the map. */
 void python_procs__poll(struct python_procs *pp);
 

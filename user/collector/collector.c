@@ -485,6 +485,8 @@ static void name_recent_code(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t
 	struct collector *c = ctx;
 	struct process_state *st = process_states__find(c->states, c->reg, pid, exec_id);
 
+	if (st && !st->python)
+		python_procs__look(c->python, st);
 	if (st && st->python)
 		python_proc__prefetch(c->python, st->python, w1, w2);
 }

@@ -238,6 +238,8 @@ static uint64_t python_location(struct exporter *st, struct process_state *ps, u
 	struct python_frame pf;
 	struct pprof_line line;
 
+	if (ps && !ps->python && st->python)
+		python_procs__look(st->python, ps);
 	python_proc__frame(st->python, ps ? ps->python : NULL, w1, w2, &pf);
 	/* no system name: the pprof tool "demangles" a function whose system
 	 * name is its name, and strips "<module>" to nothing as a C++ template */

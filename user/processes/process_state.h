@@ -116,6 +116,7 @@ struct process_state {
 	struct go_proc *go;	   /* its goroutine labels' reader, NULL when none (main thread) */
 	/* its CPython interpreter's reader, NULL when none (main thread) */
 	struct python_proc *python;
+	bool python_looked; /* its mappings were looked at for one (main thread) */
 	/* set once, when the registry let the image go */
 	uint64_t retired_ns;
 	struct process_state *next_retired;
