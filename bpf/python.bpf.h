@@ -243,6 +243,19 @@ static __always_inline bool py_put(struct sample_record *rec, struct python_walk
 	return true;
 }
 
+/* Python frame @p's two words, and the walk past it; false: no room for both */
+static __always_inline bool py_put_frame(struct sample_record *rec, struct python_walk *w, __u32 p)
+{
+	if (w->out + 2 > SAMPLER_MAX_USTACK) {
+		w->truncated = 1;
+		return false;
+	}
+	py_put(rec, w, w->py[(2 * p) & (2 * PYTHON_MAX_FRAMES - 1)]);
+	py_put(rec, w, w->py[(2 * p + 1) & (2 * PYTHON_MAX_FRAMES - 1)]);
+	w->p = p + 1;
+	return true;
+}
+
 /* one output frame: native, or the next Python frame of a group */
 static long py_merge_step(__u32 k, void *ctx)
 {
@@ -261,13 +274,8 @@ static long py_merge_step(__u32 k, void *ctx)
 			w->i = i + 1;
 			return 0;
 		}
-		if (w->out + 2 > SAMPLER_MAX_USTACK) {
-			w->truncated = 1;
+		if (!py_put_frame(rec, w, p))
 			return 1;
-		}
-		py_put(rec, w, w->py[(2 * p) & (2 * PYTHON_MAX_FRAMES - 1)]);
-		py_put(rec, w, w->py[(2 * p + 1) & (2 * PYTHON_MAX_FRAMES - 1)]);
-		w->p = p + 1;
 		if (w->entry[p & (PYTHON_MAX_FRAMES - 1)]) {
 			w->in_group = 0;
 			w->i = i + 1;
@@ -287,13 +295,8 @@ static long py_merge_step(__u32 k, void *ctx)
 	/* the native walk ended first: the rest of the chain at the root end */
 	if (p >= w->np || p >= PYTHON_MAX_FRAMES)
 		return 1;
-	if (w->out + 2 > SAMPLER_MAX_USTACK) {
-		w->truncated = 1;
+	if (!py_put_frame(rec, w, p))
 		return 1;
-	}
-	py_put(rec, w, w->py[(2 * p) & (2 * PYTHON_MAX_FRAMES - 1)]);
-	py_put(rec, w, w->py[(2 * p + 1) & (2 * PYTHON_MAX_FRAMES - 1)]);
-	w->p = p + 1;
 	w->unplaced++;
 	return 0;
 }
