@@ -181,6 +181,7 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	rec->flags |= SAMPLE_F_OFFCPU;
 	t = (struct offcpu_trailer *)(p->rec + size);
 	t->duration_ns = d + p->pending_ns;
+	t->wait_ns = d;
 	t->weight = 1 + p->pending_n;
 	t->state = p->state;
 	p->pending_ns = 0;

@@ -122,11 +122,13 @@ struct offcpu_trailer {
 	/* off the CPU, switch out to switch in: this wait's, and those of the
 	 * thread's waits sampled away since its last recorded one */
 	__u64 duration_ns;
+	/* this wait's alone (what a timeline draws: it ended at time_ns) */
+	__u64 wait_ns;
 	__u32 weight; /* the waits it stands for (1 unless some were sampled away) */
 	__u32 state;  /* the task's state as it left (TASK_INTERRUPTIBLE 1, ...) */
 };
 
-_Static_assert(sizeof(struct offcpu_trailer) == 16, "offcpu_trailer ABI");
+_Static_assert(sizeof(struct offcpu_trailer) == 24, "offcpu_trailer ABI");
 
 #define SAMPLE_RECORD_OFFCPU_MAX_SIZE (SAMPLE_RECORD_MAX_SIZE + sizeof(struct offcpu_trailer))
 

@@ -9,7 +9,9 @@
  * first NUL.
  *
  * The input: up to NR_THREADS names of TRACE_EV_NAME_LEN bytes each (the
- * last one shorter), thread i named by the i-th, one span each.
+ * last one shorter), thread i named by the i-th, one span each.  Written in
+ * both formats: in speedscope's, thread i's profile is named
+ * "pid 4242 (pid 4242), NAME (tid T)", NAME as above.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +37,20 @@ static void put(struct trace_writer *w, uint32_t tid, const uint64_t *ev, unsign
 
 	if (!t || trace__append(w, t, ev, nw))
 		abort();
+}
+
+/* thread i named names[i], one span each */
+static void put_threads(struct trace_writer *w, const char names[][TRACE_EV_NAME_LEN], size_t nr)
+{
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t tid = 100 + (uint32_t)i;
+
+		put(w, tid, ev, trace_ev_thread_name(ev, T0, names[i]));
+		put(w, tid, ev, trace_ev_span_begin(ev, T0 + (i + 1) * MS, i + 1, i + 1));
+		put(w, tid, ev, trace_ev_span_end(ev, T0 + (i + 2) * MS, i + 1));
+	}
 }
 
 static unsigned char *slurp(size_t *len)
@@ -73,12 +89,41 @@ static const struct json *thread_name(const struct json *doc, uint32_t tid)
 	return NULL;
 }
 
-static void check(const struct json *doc, const char names[][TRACE_EV_NAME_LEN], size_t nr)
+/* speedscope's profile of thread @tid: its name, NULL when none */
+static const struct json *profile_name(const struct json *doc, uint32_t tid)
 {
-	char want[3 * TRACE_EV_NAME_LEN + 1], tid_name[32];
+	const struct json *profiles = json_get(doc, "profiles");
+	char end[32];
+	int n = snprintf(end, sizeof(end), " (tid %u)", tid);
+
+	for (size_t i = 0; profiles && i < profiles->nr; i++) {
+		const struct json *name = json_get(&profiles->items[i], "name");
+
+		if (name && name->type == JSON_STRING && name->len >= (size_t)n &&
+		    !memcmp(name->text + name->len - n, end, (size_t)n))
+			return name;
+	}
+	return NULL;
+}
+
+/* " (tid T)" */
+static const char *tid_name_of(size_t tid)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), " (tid %zu)", tid);
+	return buf;
+}
+
+static void check(const struct json *doc, const char names[][TRACE_EV_NAME_LEN], size_t nr,
+		  bool speedscope)
+{
+	char want[3 * TRACE_EV_NAME_LEN + 64], tid_name[32];
+	const char *head = "pid 4242 (pid 4242), ";
 
 	for (size_t i = 0; i < nr; i++) {
-		const struct json *got = thread_name(doc, 100 + (uint32_t)i);
+		const struct json *got = speedscope ? profile_name(doc, 100 + (uint32_t)i)
+						    : thread_name(doc, 100 + (uint32_t)i);
 		size_t len = strnlen(names[i], TRACE_EV_NAME_LEN);
 
 		if (!got || got->type != JSON_STRING)
@@ -90,6 +135,13 @@ static void check(const struct json *doc, const char names[][TRACE_EV_NAME_LEN],
 			len = (size_t)snprintf(tid_name, sizeof(tid_name), "tid %zu", 100 + i);
 			memcpy(want, tid_name, len + 1);
 		}
+		if (speedscope) {
+			if (got->len != strlen(head) + len + strlen(tid_name_of(100 + i)) ||
+			    memcmp(got->text, head, strlen(head)) ||
+			    memcmp(got->text + strlen(head), want, len))
+				abort();
+			continue;
+		}
 		if (got->len != len || memcmp(got->text, want, len))
 			abort();
 	}
@@ -100,7 +152,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char names[NR_THREADS][TRACE_EV_NAME_LEN] = {{0}}, err[128];
 	struct timeline_opts o = {.period_ns = MS, .begin_ns = T0, .end_ns = T0 + 100 * MS};
 	struct timeline_result res;
-	uint64_t ev[TRACE_EV_MAX_WORDS];
 	struct trace_writer *w;
 	struct timeline *tl;
 	struct traces *ts;
@@ -119,26 +170,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tl = timeline__new();
 	if (!ts || !tl || !(w = traces__writer(ts)))
 		abort();
-	for (size_t i = 0; i < nr; i++) {
-		uint32_t tid = 100 + (uint32_t)i;
-
-		put(w, tid, ev, trace_ev_thread_name(ev, T0, names[i]));
-		put(w, tid, ev, trace_ev_span_begin(ev, T0 + (i + 1) * MS, i + 1, i + 1));
-		put(w, tid, ev, trace_ev_span_end(ev, T0 + (i + 2) * MS, i + 1));
+	/* a replay consumes the events: each format gets them anew */
+	for (int speedscope = 0; speedscope < 2; speedscope++) {
+		put_threads(w, names, nr);
+		traces__cut(ts, UINT64_MAX);
+		o.format = speedscope ? TIMELINE_SPEEDSCOPE : TIMELINE_CHROME;
+		if (timeline__write(tl, ts, path, &o, &res) || res.threads != nr)
+			abort();
+		text = slurp(&len);
+		doc = json_parse(text, len, err, sizeof(err));
+		if (!doc) {
+			fprintf(stderr, "not strict JSON: %s\n", err);
+			abort();
+		}
+		check(doc, names, nr, speedscope);
+		json_free(doc);
+		free(text);
+		unlink(path);
 	}
-	traces__cut(ts, UINT64_MAX);
-	if (timeline__write(tl, ts, path, &o, &res) || res.threads != nr)
-		abort();
-	text = slurp(&len);
-	doc = json_parse(text, len, err, sizeof(err));
-	if (!doc) {
-		fprintf(stderr, "not strict JSON: %s\n", err);
-		abort();
-	}
-	check(doc, names, nr);
-	json_free(doc);
-	free(text);
-	unlink(path);
 	timeline__free(tl);
 	traces__free(ts);
 	return 0;

@@ -20,6 +20,10 @@
 #    span's root, thread and pid labels; pprof -top -sample_index=off_cpu
 #    -tagfocus=span_id=... gives the same total as the samples;
 #  - the between-requests sleeps: off-CPU samples without span label, all;
+#  - its timeline (--timeline): every wait a slice inside its span, of its
+#    class, with the stack it blocked in; per kind, the same total as the
+#    profile; whole spans drawn >= 90 % as CPU samples and waits; the
+#    server thread sorted first (offcpu_timeline_check.py);
 #  - --off-cpu-threshold 17000: B's 15 ms sleeps left out and counted below
 #    the threshold, A's 20 ms and C's 25 ms waits kept;
 #  - the summary line "ctxprof: off-CPU: " (offcpu_counts reads it);
@@ -442,8 +446,26 @@ if ! "$COLLECTOR" --help 2>&1 | grep -q -- '--off-cpu'; then
 	finish
 fi
 
+# the timeline of run $1 (facts $2, pid $3, server thread $4): waits inside
+# their spans (offcpu_timeline_check.py; test_viewer.sh opens one in a browser)
+check_timeline() {
+	local run=$1 facts=$2 pid=$3 tid=$4 file=$TMP/$1.timeline.json.gz k args=()
+	for k in A B C; do
+		args+=(--kind "$(span_prefix "$k"):$(expected_class "$k"):$(wait_function "$k"):$(fact "$facts" "$k off")")
+	done
+	if python3 "$(dirname "$0")/offcpu_timeline_check.py" "$file" --pid "$pid" --tid "$tid" \
+		"${args[@]}" --outside "between_requests:$(expected_class between)" >"$TMP/$run.tlcheck" 2>&1; then
+		sed 's/^/   /' "$TMP/$run.tlcheck"
+		ok "$run: the timeline draws every wait inside its span"
+	else
+		cat "$TMP/$run.tlcheck"
+		fail "$run: offcpu_timeline_check.py"
+	fi
+}
+
 # --- 1. default threshold (1000 us)
-profile_run main "--seconds 6 --dir $TMP" --off-cpu --frequency 999
+profile_run main "--seconds 6 --dir $TMP" --off-cpu --frequency 999 \
+	--timeline "$TMP/main.timeline.json.gz"
 rc=$?
 [ $rc -eq 0 ] && ok "main: collector --off-cpu exit 0" || fail "main: collector --off-cpu exited $rc"
 check_workload "$TMP/main.out"
@@ -464,6 +486,7 @@ if samples_tsv "$TMP/main.pb.gz"; then
 	check_samples main "$TMP/main.facts"
 	check_pprof_view main "$TMP/main.facts" A
 	check_reconciled "$TMP/main.log" "$TMP/main.pb.gz"
+	check_timeline main "$TMP/main.facts" "$wlpid" "$tid"
 else
 	fail "main: pprof -raw failed"
 fi

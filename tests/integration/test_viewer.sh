@@ -4,13 +4,21 @@
 # show the workload's function names (viewer.sh, viewer.mjs).
 #
 # 1. The collector profiles the requests workload (tests/workloads/
-#    requests.c) for 3 s; speedscope opens its gzipped pprof file and the
+#    requests.c; --main-work: its main thread works outside spans) for 3 s; speedscope opens its gzipped pprof file and the
 #    same file gunzipped, and shows worker, handle_checkout, handle_search,
 #    handle_login, between_requests and burn.
 # 2. A Chrome trace-event timeline (JSON with "M" thread_name and "X"
 #    events) shows the same names, and thread names (profile:requests); the
 #    same file gzipped shows them too.
-# 3. The check can fail: the gzipped timeline is also searched for a name it
+# 3. The same workload's timeline in speedscope's own format
+#    (--timeline FILE.speedscope.json.gz) opens on a request thread
+#    (first:worker), not on the main thread (the lowest thread id, where a
+#    Chrome trace opens), and shows the same names.
+# 4. The offcpu_requests workload (tests/workloads/offcpu_requests.c) with
+#    --off-cpu: its Chrome timeline shows the waits ("waiting: lock", ...,
+#    nested in their spans: test_offcpu.sh checks where) and the functions
+#    they blocked in, with no nesting error.
+# 5. The check can fail: the gzipped timeline is also searched for a name it
 #    does not hold, and only that name may be reported missing; a trace whose
 #    begin/end events speedscope cannot nest (a slice starting where a slice
 #    of the same name ends, see below) must fail too.
@@ -41,7 +49,7 @@ ABSENT=ctxprof_no_such_function
 SECS=${VIEWER_SECONDS:-3}
 
 echo "== the collector on the requests workload ($SECS s, timeline from: $TIMELINE_FROM)"
-start_bg "$WORKLOADS/requests" --threads 2 --seconds $((SECS + 20)) >/dev/null
+start_bg "$WORKLOADS/requests" --threads 2 --main-work --seconds $((SECS + 20)) >/dev/null
 pid=$!
 sleep 0.3
 args=(--pid "$pid" --duration "$SECS" -o "$TMP/requests.pb.gz")
@@ -60,8 +68,30 @@ else
 	fail "the collector wrote no profile"
 	finish
 fi
+if "$COLLECTOR" --pid "$pid" --duration "$SECS" -o "$TMP/requests2.pb.gz" \
+	--timeline "$TMP/requests.speedscope.json.gz" 2>"$TMP/collector2.log" &&
+	[ -s "$TMP/requests.speedscope.json.gz" ]; then
+	ok "collector wrote $TMP/requests.speedscope.json.gz"
+else
+	cat "$TMP/collector2.log"
+	fail "the collector wrote no speedscope timeline"
+fi
 kill "$pid" 2>/dev/null
 [ -s "$timeline" ] || { fail "no timeline in $timeline"; finish; }
+
+echo "== the collector --off-cpu on the offcpu_requests workload ($SECS s)"
+start_bg "$WORKLOADS/offcpu_requests" --seconds $((SECS + 20)) --dir "$TMP" >/dev/null
+pid=$!
+sleep 0.3
+if "$COLLECTOR" --pid "$pid" --off-cpu --duration "$SECS" -o "$TMP/offcpu.pb.gz" \
+	--timeline "$TMP/offcpu.timeline.json" 2>"$TMP/collector3.log" &&
+	[ -s "$TMP/offcpu.timeline.json" ]; then
+	ok "collector --off-cpu wrote $TMP/offcpu.timeline.json"
+else
+	cat "$TMP/collector3.log"
+	fail "the collector --off-cpu wrote no timeline"
+fi
+kill "$pid" 2>/dev/null
 gunzip -c "$TMP/requests.pb.gz" >"$TMP/requests.pb"
 gzip -c "$timeline" >"$TMP/requests.timeline.json.gz"
 
@@ -86,6 +116,11 @@ viewer_run \
 	--job "$timeline" "$shots/timeline.png" time-ordered "${NAMES[@]}" profile:requests \
 	--job "$TMP/requests.timeline.json.gz" "$shots/timeline.json.gz.png" time-ordered \
 	"${NAMES[@]}" "$ABSENT" \
+	--job "$TMP/requests.speedscope.json.gz" "$shots/speedscope.png" time-ordered \
+	"${NAMES[@]}" first:worker \
+	--job "$TMP/offcpu.timeline.json" "$shots/offcpu.png" time-ordered "waiting: lock" \
+	"waiting: sleep" "waiting: network" wait_lock wait_sleep wait_pipe between_requests \
+	profile:server \
 	--job "$TMP/misnested.json" "$shots/misnested.png" time-ordered worker \
 	>"$TMP/viewer.out"
 rc=$?
@@ -105,12 +140,16 @@ expect() {
 		fail "$3: the check says ${got:-nothing}, want $2"
 	fi
 }
-# lines "viewer: [n/5 BASENAME] ..." of one job matching a pattern
+# lines "viewer: [n/N BASENAME] ..." of one job matching a pattern
 job_lines() { grep -E "^viewer: \[[0-9]+/[0-9]+ $1\] ${2:-}" "$TMP/viewer.out"; }
 
 expect "$TMP/requests.pb.gz" PASS "speedscope shows the gzipped pprof file's functions"
 expect "$TMP/requests.pb" PASS "speedscope shows the pprof file's functions, not gzipped"
 expect "$timeline" PASS "speedscope shows the timeline's functions and threads ($TIMELINE_FROM)"
+expect "$TMP/requests.speedscope.json.gz" PASS \
+	"speedscope's own format opens on a request thread and shows the functions"
+expect "$TMP/offcpu.timeline.json" PASS \
+	"the off-CPU timeline shows the waits and where they blocked, no nesting error"
 expect "$TMP/requests.timeline.json.gz" FAIL "a name absent from the file fails the check"
 missing=$(job_lines 'requests\.timeline\.json\.gz' MISSING | sed 's/.*MISSING \([^ ]*\).*/\1/')
 found=$(job_lines 'requests\.timeline\.json\.gz' found | wc -l)

@@ -26,6 +26,9 @@
 //    is how speedscope names a trace event that has args.  Every profile in
 //    the file is searched (a trace has one per thread, switched with the
 //    'n' key).  The unfiltered table goes to PNG with .sandwich.png;
+//  - a NAME written "first:TEXT" must be part of the name of the profile
+//    the page opens on (speedscope's format says which: activeProfileIndex;
+//    a Chrome trace opens on its lowest pid and tid);
 //  - a NAME written "profile:TEXT" must instead be part of a profile's name
 //    (for a trace, "THREAD_NAME (pid P, tid T)" from thread_name events);
 //  - speedscope's warnings that a trace's begin and end events do not nest
@@ -484,6 +487,14 @@ async function runJob(job, n) {
 		say(`screenshot of the Sandwich view: ${sandwichPng}`);
 
 		const count = Number(state.title?.match(/\((\d+)\/(\d+)\)$/)?.[2] ?? 1);
+		const opened = Number(state.title?.match(/\((\d+)\/(\d+)\)$/)?.[1] ?? 1);
+		const openedOn = state.title ? state.title.replace(/\s*\(\d+\/\d+\)$/, '') : '(no name shown)';
+		say(`opened on profile ${opened}/${count}: "${openedOn}"`);
+		// back to the first profile, then through them all
+		for (let index = opened - 1; index >= 1; index--) {
+			await page.evaluate(() => window.dispatchEvent(new KeyboardEvent('keypress', { key: 'p' })));
+			await page.waitFor(`profile ${index}/${count}`, s => s.title?.endsWith(`(${index}/${count})`));
+		}
 		const profiles = [];
 		const found = new Map();
 		const misses = new Map();
@@ -495,7 +506,7 @@ async function runJob(job, n) {
 			const title = (await page.evaluate(pageState)).title;
 			profiles.push(title ? title.replace(/\s*\(\d+\/\d+\)$/, '') : '(no name shown)');
 			for (const name of job.names) {
-				if (name.startsWith('profile:') || found.has(name))
+				if (/^(profile|first):/.test(name) || found.has(name))
 					continue;
 				await page.search(name);
 				const r = await page.evaluate(sandwichRows, name);
@@ -510,7 +521,15 @@ async function runJob(job, n) {
 		}
 		say(`${count} profile(s): ${profiles.map(p => `"${p}"`).join(', ')}`);
 		for (const name of job.names) {
-			if (name.startsWith('profile:')) {
+			if (name.startsWith('first:')) {
+				const part = name.slice('first:'.length);
+				if (openedOn.includes(part)) {
+					say(`opened on "${openedOn}", as wanted`);
+				} else {
+					say(`OPENED ON "${openedOn}", not on a profile named like "${part}"`);
+					failures.push(`opened on "${openedOn}", not on "${part}"`);
+				}
+			} else if (name.startsWith('profile:')) {
 				const part = name.slice('profile:'.length);
 				const p = profiles.find(t => t.includes(part));
 				if (p) {

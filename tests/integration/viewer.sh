@@ -19,7 +19,8 @@
 #
 # A NAME matches a row of speedscope's function table that is exactly NAME,
 # or NAME followed by " {...}" (a trace event with args); "profile:TEXT"
-# instead wants TEXT in the name of one of the file's profiles (threads).
+# instead wants TEXT in the name of one of the file's profiles (threads),
+# "first:TEXT" in the name of the profile the page opens on.
 # VIEW is time-ordered, left-heavy or sandwich: the view OUT_PNG shows;
 # viewer_check takes VIEWER_VIEW, else time-ordered for JSON, left-heavy
 # otherwise.  Screenshots: OUT_PNG and OUT_PNG's .sandwich.png, the table.

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include "collector/cli.h"
 
-static char out_buf[8192], err_buf[1024];
+static char out_buf[32768], err_buf[1024];
 
 /* parse a NULL-terminated argument list; stdout/stderr captured in buffers */
 static int parse(struct collector_opts *o, ...)

@@ -212,6 +212,25 @@ static void thread_name(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t 
 	append(f->tracker, pid, tid, ev, trace_ev_thread_name(ev, t, name));
 }
 
+/* a wait of thread @tid that ended at @end after @wait_ns, blocked in @stack (put_wait_stack()) */
+static void wait_ev(struct fixture *f, uint32_t tid, uint64_t end, uint64_t wait_ns, uint64_t stack,
+		    uint64_t span)
+{
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+
+	append(f->drain, PID, tid, ev, trace_ev_wait(ev, end, 1, true, stack, span, wait_ns));
+}
+
+/* an off-CPU stack of PID, as the drains store a wait's: root -> right */
+static uint64_t put_wait_stack(struct fixture *f)
+{
+	__u64 frames[2] = {addr_of(timeline_fixture_right) + 4, addr_of(timeline_fixture_root) + 4};
+	uint64_t id = calltrace_storage__put(f->storage, PID, EXEC, frames, 0, 2, SAMPLE_F_OFFCPU);
+
+	assert_int_not_equal(id, CALLTRACE_DROPPED_TRACE_ID);
+	return id;
+}
+
 /* ---- the document read back */
 
 /* one event of the document */
@@ -397,7 +416,7 @@ static void check_nesting(const struct doc *d, uint32_t pid, uint32_t tid)
 	free(open);
 }
 
-/* the metadata event @what ("thread_name", "process_name") of a thread, or NULL */
+/* the metadata event @what ("thread_name", "process_sort_index", ...) of a thread, or NULL */
 static const struct tev *meta(const struct doc *d, const char *what, uint32_t pid, uint32_t tid)
 {
 	const struct tev *hit = NULL;
@@ -405,14 +424,37 @@ static const struct tev *meta(const struct doc *d, const char *what, uint32_t pi
 	for (size_t i = 0; i < d->nr; i++) {
 		const struct tev *e = &d->ev[i];
 
+		bool per_thread = strncmp(what, "process_", 8);
+
 		if (e->ph != 'M' || strcmp(e->name->text, what) || e->pid != pid ||
-		    (!strcmp(what, "thread_name") && e->tid != tid))
+		    (per_thread && e->tid != tid))
 			continue;
-		if (hit && !strcmp(what, "thread_name"))
+		if (hit && per_thread)
 			fail_msg("%s: thread %u/%u named twice", d->path, pid, tid);
 		hit = e;
 	}
 	return hit;
+}
+
+/*
+ * A metadata event: a thread's or process's name (args.name), or its sort
+ * index (args.sort_index: 0 with spans, 1 without; see sort_indexes_agree())
+ */
+static void check_meta(const struct doc *d, const struct tev *t)
+{
+	const struct json *idx;
+
+	if (!strcmp(t->name->text, "thread_name") || !strcmp(t->name->text, "process_name")) {
+		if (!json_str(json_get(t->args, "name")))
+			fail_msg("%s: %s without args.name", d->path, t->name->text);
+		return;
+	}
+	if (strcmp(t->name->text, "thread_sort_index") &&
+	    strcmp(t->name->text, "process_sort_index"))
+		fail_msg("%s: metadata %s", d->path, t->name->text);
+	idx = json_get(t->args, "sort_index");
+	if (!idx || idx->type != JSON_NUMBER || (strcmp(idx->text, "0") && strcmp(idx->text, "1")))
+		fail_msg("%s: %s without a sort_index of 0 or 1", d->path, t->name->text);
 }
 
 /*
@@ -424,7 +466,7 @@ static const struct tev *meta(const struct doc *d, const char *what, uint32_t pi
 static void check_doc(struct doc *d, const struct timeline_result *res)
 {
 	const struct json *events = json_get(d->root, "traceEvents");
-	uint64_t spans = 0, slices = 0, threads = 0;
+	uint64_t spans = 0, slices = 0, threads = 0, waits = 0;
 
 	if (!events || events->type != JSON_ARRAY)
 		fail_msg("%s: no traceEvents array", d->path);
@@ -448,11 +490,7 @@ static void check_doc(struct doc *d, const struct timeline_result *res)
 		if (!json_str(t->name))
 			fail_msg("%s: event %zu has no name", d->path, i);
 		if (t->ph == 'M') {
-			if (strcmp(t->name->text, "thread_name") &&
-			    strcmp(t->name->text, "process_name"))
-				fail_msg("%s: metadata %s", d->path, t->name->text);
-			if (!json_str(json_get(t->args, "name")))
-				fail_msg("%s: %s without args.name", d->path, t->name->text);
+			check_meta(d, t);
 			threads += !strcmp(t->name->text, "thread_name");
 			continue;
 		}
@@ -460,10 +498,15 @@ static void check_doc(struct doc *d, const struct timeline_result *res)
 		if (t->ph == 'i')
 			continue;
 		t->dur = us_to_ns(json_get(e, "dur"), "dur");
-		if (!t->cat || (strcmp(t->cat, "span") && strcmp(t->cat, "stack")))
+		if (!t->cat || (strcmp(t->cat, "span") && strcmp(t->cat, "stack") &&
+				strcmp(t->cat, "off_cpu") && strcmp(t->cat, "off_cpu_stack")))
 			fail_msg("%s: slice %zu: cat %s", d->path, i, t->cat ? t->cat : "missing");
-		if (!strcmp(t->cat, "stack")) {
+		if (!strcmp(t->cat, "stack") || !strcmp(t->cat, "off_cpu_stack")) {
 			slices++;
+			continue;
+		}
+		if (!strcmp(t->cat, "off_cpu")) {
+			waits++;
 			continue;
 		}
 		spans++;
@@ -498,6 +541,8 @@ static void check_doc(struct doc *d, const struct timeline_result *res)
 	assert_int_equal(res->spans, spans);
 	assert_int_equal(res->slices, slices);
 	assert_int_equal(res->threads, threads);
+	/* every wait replayed is drawn when it ends inside the interval */
+	assert_true(waits <= res->waits);
 }
 
 /*
@@ -1181,6 +1226,229 @@ static void timeline__write__unopenable_path__interval_still_consumed(void **sta
 	doc_free(&d);
 }
 
+/* ---- (h) off-CPU waits (--off-cpu) */
+
+#define TID_W 4700
+
+static void timeline__write__waits__slices_in_their_spans_with_their_stacks(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t sp = 0x00a1000000000001, ws = put_wait_stack(f);
+	const struct tev *at[4], *st[4], *spn[2];
+	struct timeline_result res;
+	struct doc d;
+	size_t n;
+
+	/* one that began before the interval, outside spans: cut at its beginning */
+	wait_ev(f, TID_W, T0 + 500 * US, 2 * MS, ws, 0);
+	span_begin(f, PID, TID_W, T0 + 1 * MS, sp, sp);
+	sample(f, TID_W, T0 + 2 * MS, f->stack_l, true, sp);
+	/* off the CPU from 3 to 7 ms, in the span */
+	wait_ev(f, TID_W, T0 + 7 * MS, 4 * MS, ws, sp);
+	sample(f, TID_W, T0 + 7500 * US, f->stack_l, true, sp);
+	span_end(f, PID, TID_W, T0 + 9 * MS, sp);
+	/* between requests */
+	wait_ev(f, TID_W, T0 + 9900 * US, 600 * US, ws, 0);
+	write_interval(f, T0 + INTERVAL, T0 + INTERVAL, "h.json", &res, &d);
+	assert_int_equal(res.waits, 3);
+	assert_int_equal(res.no_stack, 0);
+
+	/* the span's wait: its extent, class and state, inside the span */
+	n = slices_at(&d, PID, TID_W, "off_cpu", T0 + 5 * MS, at, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(at[0]->name->text, "waiting: other");
+	assert_int_equal(at[0]->ts, T0 + 3 * MS);
+	assert_int_equal(at[0]->dur, 4 * MS);
+	assert_string_equal(json_str(json_get(at[0]->args, "class")), "other");
+	assert_string_equal(json_str(json_get(at[0]->args, "state")), "S");
+	assert_int_equal(slices_at(&d, PID, TID_W, "span", T0 + 5 * MS, spn, 2), 1);
+	assert_true(spn[0]->ts <= at[0]->ts && at[0]->ts + at[0]->dur <= spn[0]->ts + spn[0]->dur);
+	/* its stack nested in it, root first; no CPU stack meanwhile */
+	n = slices_at(&d, PID, TID_W, "off_cpu_stack", T0 + 5 * MS, st, 4);
+	assert_int_equal(n, 2);
+	assert_string_equal(st[0]->name->text, ROOT);
+	assert_string_equal(st[1]->name->text, RIGHT);
+	for (size_t i = 0; i < n; i++)
+		assert_true(st[i]->ts == at[0]->ts &&
+			    st[i]->ts + st[i]->dur <= at[0]->ts + at[0]->dur);
+	assert_int_equal(slices_at(&d, PID, TID_W, "stack", T0 + 5 * MS, st, 4), 0);
+	/* the sample before it is cut where the thread left the CPU */
+	assert_sample(&d, TID_W, T0 + 2 * MS, LS, sp, st);
+	assert_true(st[0]->ts + st[0]->dur < T0 + 3 * MS);
+	assert_sample(&d, TID_W, T0 + 7500 * US, LS, sp, NULL);
+
+	/* the waits outside spans stay outside */
+	assert_int_equal(slices_at(&d, PID, TID_W, "off_cpu", T0 + 9500 * US, at, 4), 1);
+	assert_int_equal(slices_at(&d, PID, TID_W, "span", T0 + 9500 * US, spn, 2), 0);
+	assert_int_equal(slices_at(&d, PID, TID_W, "off_cpu", T0 + 100 * US, at, 4), 1);
+	assert_int_equal(at[0]->ts, T0);
+	assert_int_equal(at[0]->dur, 500 * US);
+	assert_int_equal(slices_at(&d, PID, TID_W, "span", T0 + 100 * US, spn, 2), 0);
+	doc_free(&d);
+}
+
+/* ---- (i) which track a viewer opens on */
+
+#define TID_IDLE 4800 /* samples, no span: the lowest thread id */
+#define TID_REQ	 4801 /* spans */
+#define TID_REQ2 4802 /* fewer spans */
+
+/* a main thread working outside spans, a request thread, and one with fewer requests */
+static void busy_and_request_threads(struct fixture *f)
+{
+	const uint64_t ws = put_wait_stack(f);
+
+	thread_name(f, PID, TID_IDLE, T0, "main");
+	thread_name(f, PID, TID_REQ, T0, "worker-1");
+	thread_name(f, PID, TID_REQ2, T0, "worker-2");
+	for (uint64_t k = 0; k < 9; k++)
+		sample(f, TID_IDLE, T0 + (k + 1) * MS, f->stack_r, true, 0);
+	for (uint64_t r = 0; r < 3; r++) {
+		uint64_t t = T0 + r * 3 * MS, id = 0x00b1000000000000 | r;
+
+		span_begin(f, PID, TID_REQ, t + 100 * US, id, id);
+		sample(f, TID_REQ, t + 500 * US, f->stack_l, true, id);
+		wait_ev(f, TID_REQ, t + 2 * MS, 1 * MS, ws, id);
+		sample(f, TID_REQ, t + 2200 * US, f->stack_r, true, id);
+		span_end(f, PID, TID_REQ, t + 2900 * US, id);
+	}
+	span_begin(f, PID, TID_REQ2, T0 + 1 * MS, 0xc1, 0xc1);
+	sample(f, TID_REQ2, T0 + 1500 * US, f->stack_l, true, 0xc1);
+	span_end(f, PID, TID_REQ2, T0 + 2 * MS, 0xc1);
+}
+
+static int sort_index(const struct doc *d, const char *what, uint32_t tid)
+{
+	const struct tev *m = meta(d, what, PID, tid);
+
+	if (!m)
+		fail_msg("%s: no %s for %u", d->path, what, tid);
+	return atoi(json_get(m->args, "sort_index")->text);
+}
+
+static void timeline__write__chrome__threads_with_spans_sorted_first(void **state)
+{
+	struct fixture *f = *state;
+	struct timeline_result res;
+	struct doc d;
+
+	busy_and_request_threads(f);
+	write_interval(f, T0 + INTERVAL, T0 + INTERVAL, "i.json", &res, &d);
+	assert_int_equal(sort_index(&d, "thread_sort_index", TID_IDLE), 1);
+	assert_int_equal(sort_index(&d, "thread_sort_index", TID_REQ), 0);
+	assert_int_equal(sort_index(&d, "thread_sort_index", TID_REQ2), 0);
+	assert_int_equal(sort_index(&d, "process_sort_index", 0), 0);
+	doc_free(&d);
+}
+
+/* speedscope's format, read back: the profiles, their open/close events nest */
+static void check_speedscope(const char *path, const struct json *root, const char **active_name)
+{
+	const struct json *profiles = json_get(root, "profiles"), *frames, *active;
+	const struct json *shared = json_get(root, "shared");
+	size_t stack[64];
+
+	assert_string_equal(json_str(json_get(root, "$schema")),
+			    "https://www.speedscope.app/file-format-schema.json");
+	frames = json_get(shared, "frames");
+	if (!profiles || profiles->type != JSON_ARRAY || !frames || frames->type != JSON_ARRAY)
+		fail_msg("%s: no profiles or shared frames", path);
+	for (size_t i = 0; i < frames->nr; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(json_str(json_get(&frames->items[j], "name")),
+				    json_str(json_get(&frames->items[i], "name"))))
+				fail_msg("%s: frame %zu repeats frame %zu", path, i, j);
+	for (size_t p = 0; p < profiles->nr; p++) {
+		const struct json *pr = &profiles->items[p], *evs = json_get(pr, "events");
+		unsigned long long last = 0, at,
+				   end = strtoull(json_get(pr, "endValue")->text, NULL, 10);
+		size_t depth = 0, fr;
+
+		assert_string_equal(json_str(json_get(pr, "type")), "evented");
+		assert_string_equal(json_str(json_get(pr, "unit")), "nanoseconds");
+		assert_string_equal(json_get(pr, "startValue")->text, "0");
+		assert_true(evs && evs->type == JSON_ARRAY && evs->nr > 0);
+		for (size_t i = 0; i < evs->nr; i++) {
+			const char *type = json_str(json_get(&evs->items[i], "type"));
+
+			at = strtoull(json_get(&evs->items[i], "at")->text, NULL, 10);
+			fr = strtoull(json_get(&evs->items[i], "frame")->text, NULL, 10);
+			if (at < last || at > end || fr >= frames->nr)
+				fail_msg("%s: profile %zu event %zu: at %llu after %llu, end %llu, "
+					 "frame %zu of %zu",
+					 path, p, i, at, last, end, fr, frames->nr);
+			last = at;
+			if (!strcmp(type, "O")) {
+				assert_true(depth < 64);
+				stack[depth++] = fr;
+			} else if (!depth || stack[--depth] != fr) {
+				fail_msg("%s: profile %zu event %zu closes frame %zu, not the open "
+					 "one",
+					 path, p, i, fr);
+			}
+		}
+		assert_int_equal(depth, 0);
+	}
+	active = json_get(root, "activeProfileIndex");
+	assert_non_null(active);
+	assert_true(strtoull(active->text, NULL, 10) < profiles->nr);
+	*active_name =
+		json_str(json_get(&profiles->items[strtoull(active->text, NULL, 10)], "name"));
+}
+
+static void timeline__write__speedscope__opens_on_the_thread_with_most_span_time(void **state)
+{
+	struct fixture *f = *state;
+	struct export_opts eo = {.period_ns = PERIOD, .states = f->states, .reg = f->reg};
+	struct timeline_opts o = {.format = TIMELINE_SPEEDSCOPE,
+				  .period_ns = PERIOD,
+				  .begin_ns = T0,
+				  .end_ns = T0 + INTERVAL};
+	struct timeline_result res;
+	const char *active = NULL;
+	unsigned char *text;
+	char path[PATH_MAX], err[256], want[64];
+	struct json *root;
+	size_t len;
+
+	busy_and_request_threads(f);
+	snprintf(path, sizeof(path), "%s/i.speedscope.json", f->dir);
+	traces__cut(f->ts, T0 + INTERVAL);
+	o.names = exporter__begin(f->storage, f->sym, &eo);
+	assert_non_null(o.names);
+	o.reg = f->reg;
+	assert_int_equal(timeline__write(f->tl, f->ts, path, &o, &res), 0);
+	exporter__free(o.names);
+	text = slurp(path, &len);
+	assert_int_equal(res.bytes, len);
+	root = json_parse(text, len, err, sizeof(err));
+	if (!root)
+		fail_msg("%s: invalid JSON: %s", path, err);
+	free(text);
+	check_speedscope(path, root, &active);
+	assert_int_equal(json_get(root, "profiles")->nr, 3);
+	snprintf(want, sizeof(want), "worker-1 (tid %u)", TID_REQ);
+	if (!active || !strstr(active, want))
+		fail_msg("%s: opens on \"%s\", not on %s", path, active ? active : "-", want);
+	/* the span, the wait and the functions are frames */
+	{
+		static const char *const names[] = {"span 00b1000000000000", "waiting: other", ROOT,
+						    LEFT, RIGHT};
+		const struct json *frames = json_get(json_get(root, "shared"), "frames");
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			bool found = false;
+
+			for (size_t j = 0; j < frames->nr && !found; j++)
+				found = !strcmp(json_str(json_get(&frames->items[j], "name")),
+						names[i]);
+			if (!found)
+				fail_msg("%s: no frame named %s", path, names[i]);
+		}
+	}
+	json_free(root);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1194,6 +1462,9 @@ int main(void)
 		T(timeline__write__events_past_end__carried_to_next_write),
 		T(timeline__write__unopenable_path__interval_still_consumed),
 		T(timeline__write__many_threads__each_named_and_nested),
+		T(timeline__write__waits__slices_in_their_spans_with_their_stacks),
+		T(timeline__write__chrome__threads_with_spans_sorted_first),
+		T(timeline__write__speedscope__opens_on_the_thread_with_most_span_time),
 	};
 #undef T
 

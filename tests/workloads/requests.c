@@ -8,9 +8,15 @@
  * a profile can be checked without a log: a sample labeled with span X must
  * have X's handler on its stack.  Between requests a thread works outside
  * any span (between_requests), and those samples must carry no span label.
- * The endpoint is a tag: key "endpoint", value "/checkout" etc.
+ * The endpoint is a tag: key "endpoint", value "/checkout" etc.  Workers
+ * are named worker-1, worker-2, ...
  *
- * Usage: requests [--threads N] [--seconds S]   (default: 4 threads, forever)
+ * --main-work: the main thread works outside any span too (between_requests
+ * in a loop, as a service's housekeeping), instead of sleeping: the lowest
+ * thread id then has samples and no span (what a viewer must not open on).
+ *
+ * Usage: requests [--threads N] [--seconds S] [--main-work]
+ * (default: 4 threads, forever)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +35,10 @@ static void *worker(void *arg)
 {
 	uint64_t thread = (uintptr_t)arg, n, span, root;
 	unsigned int kind;
+	char name[16];
+
+	snprintf(name, sizeof(name), "worker-%u", (unsigned int)thread);
+	pthread_setname_np(pthread_self(), name);
 
 	for (n = 1; !done; n++) {
 		kind = 1 + n % 3;
@@ -48,7 +58,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	static const char *const endpoints[4] = {NULL, "/checkout", "/search", "/login"};
-	int threads = 4, i;
+	int threads = 4, main_work = 0, i;
 	pthread_t t[64];
 	double end;
 
@@ -57,8 +67,11 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--main-work"))
+			main_work = 1;
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--main-work]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -71,8 +84,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
 			return 1;
-	if (seconds > 0) {
-		end = now() + seconds;
+	end = seconds > 0 ? now() + seconds : 0;
+	while (main_work && (!end || now() < end))
+		between_requests();
+	if (end) {
 		while (now() < end) {
 			struct timespec ts = {0, 50000000};
 

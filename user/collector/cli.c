@@ -29,6 +29,7 @@ enum {
 	OPT_TIMELINE,
 	OPT_TIMELINES,
 	OPT_TIMELINE_MEMORY,
+	OPT_TIMELINE_FORMAT,
 	OPT_METRICS_ADDR,
 	OPT_HEALTH_ADDR,
 };
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"timeline-format", required_argument, NULL, OPT_TIMELINE_FORMAT},
 	{"timelines", no_argument, NULL, OPT_TIMELINES},
 	{"timeline-memory", required_argument, NULL, OPT_TIMELINE_MEMORY},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
@@ -155,6 +157,13 @@ static void usage(FILE *f, const char *prog)
 		"                         sampled stacks in time order\n"
 		"      --timelines        with --interval: one timeline per profile, named as\n"
 		"                         the profile with .timeline.json.gz\n"
+		"      --timeline-format chrome|speedscope  chrome (the default) is the above;\n"
+		"                         speedscope is speedscope's own format, which opens on\n"
+		"                         the thread with the most time in spans (speedscope\n"
+		"                         opens a Chrome trace on its lowest thread id, often\n"
+		"                         an idle main thread).  The default for a --timeline\n"
+		"                         FILE ending in .speedscope.json[.gz]; --timelines then\n"
+		"                         end in .speedscope.json.gz\n"
 		"      --timeline-memory MIB  memory for the per-thread event histories, 1-65536\n"
 		"                         (default %d); past it the oldest events are recycled,\n"
 		"                         and the summary counts them\n"
@@ -273,9 +282,24 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
+/* a file named for speedscope's format: NAME.speedscope.json, gzipped or not */
+static bool speedscope_name(const char *path)
+{
+	static const char *const ends[] = {".speedscope.json", ".speedscope.json.gz"};
+	size_t n = strlen(path), e;
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		e = strlen(ends[i]);
+		if (n > e && !strcmp(path + n - e, ends[i]))
+			return true;
+	}
+	return false;
+}
+
 int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FILE *err)
 {
 	const char *prog = "collector";
+	bool format_given = false;
 	unsigned long v;
 	int c;
 
@@ -394,6 +418,13 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 		case OPT_TIMELINES:
 			opts->timelines = true;
 			break;
+		case OPT_TIMELINE_FORMAT:
+			if (strcmp(optarg, "chrome") && strcmp(optarg, "speedscope"))
+				return bad(err, prog, "--timeline-format", optarg,
+					   "chrome or speedscope");
+			opts->timeline_speedscope = !strcmp(optarg, "speedscope");
+			format_given = true;
+			break;
 		case OPT_TIMELINE_MEMORY:
 			if (parse_ulong(optarg, 1, 65536, &v))
 				return bad(err, prog, "--timeline-memory", optarg,
@@ -485,6 +516,12 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			prog);
 		return -EINVAL;
 	}
+	if (format_given && !opts->timeline && !opts->timelines) {
+		fprintf(err, "%s: --timeline-format is for --timeline FILE or --timelines\n", prog);
+		return -EINVAL;
+	}
+	if (!format_given && opts->timeline)
+		opts->timeline_speedscope = speedscope_name(opts->timeline);
 	if (!opts->context && (opts->timeline || opts->timelines)) {
 		fprintf(err,
 			"%s: a timeline shows spans: it needs the trace context (drop "

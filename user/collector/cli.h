@@ -49,6 +49,7 @@ struct collector_opts {
 	size_t symbol_mib;		    /* --symbol-memory, MiB of parsed ELF symbols */
 	const char *timeline;		    /* --timeline FILE; NULL: none */
 	bool timelines;			    /* --timelines: one per --interval file */
+	bool timeline_speedscope;	    /* --timeline-format speedscope */
 	size_t timeline_mib;		    /* --timeline-memory, MiB of trace parts */
 	size_t ring_kib;		    /* --ring-size */
 	size_t max_stacks;		    /* --max-stacks */

@@ -297,6 +297,7 @@ static void write_timeline(struct collector *c, struct exporter *e, uint64_t end
 	const char *path = c->files ? outfiles__sibling(c->files) : c->opts.timeline;
 	struct output_keep keep;
 	struct timeline_opts to = {
+		.format = c->opts.timeline_speedscope ? TIMELINE_SPEEDSCOPE : TIMELINE_CHROME,
 		.period_ns = 1000000000ull / c->opts.frequency,
 		.begin_ns = c->interval_ns,
 		.end_ns = end_ns,
@@ -622,7 +623,8 @@ static int timeline_setup(struct collector *c, char *err_msg, size_t err_len)
 		return err;
 	}
 	if (c->files)
-		outfiles__set_sibling(c->files, ".timeline.json.gz");
+		outfiles__set_sibling(c->files, c->opts.timeline_speedscope ? ".speedscope.json.gz"
+									    : ".timeline.json.gz");
 	return 0;
 }
 

@@ -302,8 +302,10 @@ FAMILY(f_tl_slices, "ctxprof_timeline_stack_slices", GAUGE, "Stack slices in the
        NULL);
 FAMILY(f_tl_samples, "ctxprof_timeline_samples", GAUGE, "Samples replayed into the last timeline.",
        NULL);
+FAMILY(f_tl_waits, "ctxprof_timeline_waits", GAUGE,
+       "Off-CPU waits replayed into the last timeline (--off-cpu).", NULL);
 FAMILY(f_tl_no_stack, "ctxprof_timeline_samples_no_stack", GAUGE,
-       "Samples of the last timeline whose stack was no longer stored.", NULL);
+       "Samples and waits of the last timeline whose stack was no longer stored.", NULL);
 FAMILY(f_events, "ctxprof_trace_events_total", COUNTER, "Per-thread trace events recorded.", NULL);
 FAMILY(f_events_replayed, "ctxprof_trace_events_replayed_total", COUNTER,
        "Per-thread trace events written into timelines.", NULL);
@@ -728,6 +730,7 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_tl_slices, NULL, COUNTERS_TIMELINE, "stack slices", timeline.slices,
 	    .flags = COUNTER_GROUP),
 	ONE(f_tl_samples, NULL, COUNTERS_TIMELINE, "samples", timeline.samples),
+	ONE(f_tl_waits, NULL, COUNTERS_TIMELINE, "waits", timeline.waits),
 	ONE(f_tl_no_stack, NULL, COUNTERS_TIMELINE, "with their stack no longer stored",
 	    timeline.no_stack),
 	ONE(f_events, NULL, COUNTERS_TIMELINE, "events recorded", traces.events,

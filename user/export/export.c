@@ -619,6 +619,13 @@ int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t
 	return 0;
 }
 
+const char *exporter__trace_wait_class(const struct exporter *e, uint64_t trace_id)
+{
+	const struct trace_locs *tl = map_get(e, trace_id);
+
+	return tl ? tl->off_class : NULL;
+}
+
 const struct pprof *exporter__pprof(const struct exporter *e)
 {
 	return e->p;

@@ -117,6 +117,14 @@ int exporter__add_samples(struct exporter *e, const struct sample_table *samples
 int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t **locs,
 			   size_t *nr);
 
+/**
+ * exporter__trace_wait_class() - the class of off-CPU trace @trace_id's wait
+ * ("lock", "sleep", "io", "network", "other", as its off_cpu_class label),
+ * after exporter__trace_frames() found it; NULL for a CPU sample's trace or
+ * one not found.
+ */
+const char *exporter__trace_wait_class(const struct exporter *e, uint64_t trace_id);
+
 /** exporter__pprof() - the profile being built: pprof__location_frame() names its ids. */
 const struct pprof *exporter__pprof(const struct exporter *e);
 

@@ -20,8 +20,10 @@
 /* samples further apart than this many periods are not merged */
 #define GAP_PERIODS 1.5
 
+/* the order of slices that start and end together: parents first */
 enum slice_kind {
 	SLICE_SPAN,
+	SLICE_WAIT, /* off the CPU (--off-cpu): its stack's frames nest in it */
 	SLICE_FRAME,
 	SLICE_EXIT, /* an instant: the thread exited */
 };
@@ -30,10 +32,11 @@ enum slice_kind {
 #define SLICE_F_UNFINISHED (1u << 1) /* span still open at its end */
 #define SLICE_F_BEGIN_LOST (1u << 2) /* span known from samples: its begin event lost */
 #define SLICE_F_END_LOST   (1u << 3) /* span ended where the samples left it */
+#define SLICE_F_WAITING	   (1u << 4) /* frame: of a wait's stack */
 
 struct slice {
 	uint64_t start, end;
-	uint64_t a, b; /* span: id, local root; frame: location id */
+	uint64_t a, b; /* span: id, local root; frame: location id; wait: stack id, state */
 	uint32_t depth;
 	uint8_t kind;
 	uint8_t flags;
@@ -79,6 +82,29 @@ struct timeline {
 	unsigned int epoch;
 };
 
+struct named_process {
+	uint32_t pid;
+	bool has_spans;
+};
+
+/* speedscope's shared frames: each name once, in first-use order */
+struct frame_names {
+	char *text; /* the names, NUL-terminated, back to back */
+	size_t len, cap;
+	size_t *off; /* frame index -> its name's offset in @text */
+	size_t nr, off_cap;
+	struct htable idx;
+};
+
+/* a speedscope frame open while a thread's events are written */
+struct open_ss {
+	uint32_t frame;
+	uint64_t end;
+};
+
+/* slices open at once: spans, a wait, and its frames */
+#define SS_DEPTH (MAX_SPANS + MAX_DEPTH + 2)
+
 /* one write */
 struct writer {
 	struct timeline *tl;
@@ -97,9 +123,16 @@ struct writer {
 	size_t nr_slices, slices_cap;
 	uint64_t *defer; /* the thread's events past the end, for its carry */
 	size_t nr_defer, defer_cap;
-	/* processes named so far */
-	uint32_t *pids;
+	/* processes named so far, and whether one of their threads had spans */
+	struct named_process *pids;
 	size_t nr_pids, pids_cap;
+	bool has_spans; /* the thread being replayed */
+	/* speedscope's format (TIMELINE_SPEEDSCOPE) */
+	struct frame_names ss_frames;
+	struct open_ss ss_stack[SS_DEPTH];
+	unsigned int nr_profiles;
+	unsigned int active;	 /* the profile it opens on */
+	uint64_t active_span_ns; /* that profile's time in spans */
 };
 
 /* ---- JSON text */
@@ -292,6 +325,7 @@ static void span_slice(struct writer *w, const struct open_span *sp, uint64_t en
 				     .flags = flags | (sp->continued ? SLICE_F_CONTINUED : 0) |
 					      (sp->begin_lost ? SLICE_F_BEGIN_LOST : 0)});
 	w->res->spans++;
+	w->has_spans = true;
 }
 
 /*
@@ -379,6 +413,46 @@ static void on_sample(struct writer *w, const uint64_t *ev)
 	}
 }
 
+/*
+ * An off-CPU wait: a slice from when the thread left the CPU to when it
+ * came back, inside the span it was in (its context as it left), with the
+ * stack it blocked in nested under it as one frame slice per level.
+ */
+static void on_wait(struct writer *w, const uint64_t *ev)
+{
+	uint64_t end = ev[1], start = ev[1] > ev[4] ? ev[1] - ev[4] : 0;
+	const uint64_t *locs;
+	unsigned int depth;
+	size_t nr;
+
+	w->res->waits++;
+	if (end <= w->o->begin_ns)
+		return;
+	if (start < w->o->begin_ns)
+		start = w->o->begin_ns;
+	if (trace_ev_arg(ev[0]) & TRACE_EV_SAMPLE_CONTEXT)
+		reconcile_spans(w, start, ev[3]);
+	close_frames(w, 0, start);
+	add_slice(w, &(struct slice){.start = start,
+				     .end = end > start ? end : start + 1,
+				     .a = ev[2],
+				     .b = trace_ev_arg(ev[0]) & 0xff,
+				     .kind = SLICE_WAIT});
+	if (exporter__trace_frames(w->o->names, ev[2], &locs, &nr)) {
+		w->res->no_stack++;
+		return;
+	}
+	depth = nr < MAX_DEPTH ? (unsigned int)nr : MAX_DEPTH;
+	for (unsigned int d = 0; d < depth; d++)
+		add_slice(w, &(struct slice){.start = start,
+					     .end = end > start ? end : start + 1,
+					     .a = locs[nr - 1 - d],
+					     .depth = d + 1,
+					     .kind = SLICE_FRAME,
+					     .flags = SLICE_F_WAITING});
+	w->res->slices += depth;
+}
+
 static void on_span_begin(struct writer *w, const uint64_t *ev)
 {
 	close_frames(w, 0, ev[1]);
@@ -416,6 +490,9 @@ static void on_event(struct writer *w, const uint64_t *ev)
 	case TRACE_EV_SAMPLE:
 		on_sample(w, ev);
 		break;
+	case TRACE_EV_WAIT:
+		on_wait(w, ev);
+		break;
 	case TRACE_EV_SPAN_BEGIN:
 		on_span_begin(w, ev);
 		break;
@@ -448,28 +525,66 @@ static void event_head(struct writer *w, const char *ph, const char *cat)
 		  w->tid);
 }
 
-static void frame_name(struct writer *w, uint64_t loc)
+/* a wait's class, as the profile's off_cpu_class label says */
+static const char *wait_class(const struct writer *w, const struct slice *s)
+{
+	const char *class = exporter__trace_wait_class(w->o->names, s->a);
+
+	return class ? class : "unknown";
+}
+
+/*
+ * What a slice is called: a frame as pprof shows it (an unnamed one by its
+ * file), "waiting: CLASS", "span ID".  Returns @buf or the profile's own
+ * string (valid while the exporter lives).
+ */
+static const char *slice_name(const struct writer *w, const struct slice *s, char *buf, size_t len)
 {
 	struct pprof_frame f = {0};
 	const char *base;
-	char buf[256];
 
-	if (!loc || pprof__location_frame(exporter__pprof(w->o->names), loc, &f)) {
-		jb_puts(&w->j, "\"[stack unavailable]\"");
-	} else if (f.name) {
-		jb_str(&w->j, f.name, SIZE_MAX);
-	} else if (f.mapping_file && f.mapping_file[0]) {
-		/* as pprof shows an unnamed frame: its file */
-		base = strrchr(f.mapping_file, '/');
-		snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : f.mapping_file);
-		jb_str(&w->j, buf, sizeof(buf));
-	} else {
-		jb_puts(&w->j, "\"[unknown]\"");
+	switch (s->kind) {
+	case SLICE_SPAN:
+		snprintf(buf, len, "span %016llx", (unsigned long long)s->a);
+		return buf;
+	case SLICE_WAIT:
+		snprintf(buf, len, "waiting: %s", wait_class(w, s));
+		return buf;
+	default:
+		break;
 	}
+	if (!s->a || pprof__location_frame(exporter__pprof(w->o->names), s->a, &f))
+		return "[stack unavailable]";
+	if (f.name)
+		return f.name;
+	if (!f.mapping_file || !f.mapping_file[0])
+		return "[unknown]";
+	base = strrchr(f.mapping_file, '/');
+	snprintf(buf, len, "[%s]", base ? base + 1 : f.mapping_file);
+	return buf;
+}
+
+/*
+ * "waiting: lock" and the like, as pprof's off_cpu_class label says; the
+ * args say only what many waits share (speedscope names a slice by its
+ * name and args: alike waits make one frame in its aggregate views).
+ */
+static void write_wait(struct writer *w, const struct slice *s)
+{
+	event_head(w, "X", "off_cpu");
+	jb_printf(&w->j, ",\"name\":\"waiting: %s\"", wait_class(w, s));
+	jb_ts(&w->j, "ts", s->start);
+	jb_ts(&w->j, "dur", s->end - s->start);
+	/* ps's letters: S interruptible sleep, D uninterruptible */
+	jb_printf(&w->j, ",\"args\":{\"class\":\"%s\",\"state\":\"%s\"}}", wait_class(w, s),
+		  s->b & 2 ? "D" : "S");
 }
 
 static void write_slice(struct writer *w, const struct slice *s)
 {
+	char name[256];
+	uint64_t end;
+
 	switch (s->kind) {
 	case SLICE_SPAN:
 		event_head(w, "X", "span");
@@ -489,12 +604,22 @@ static void write_slice(struct writer *w, const struct slice *s)
 			jb_puts(&w->j, ",\"end_lost\":true");
 		jb_puts(&w->j, "}}");
 		break;
+	case SLICE_WAIT:
+		write_wait(w, s);
+		break;
 	case SLICE_FRAME:
-		event_head(w, "X", "stack");
+		/*
+		 * A frame ends its depth in ns before its own end: speedscope
+		 * takes a slice's end as ts + dur in floating point, so a frame
+		 * and its caller meant to end together could end in the wrong
+		 * order (its "Tried to end" error); these ends are exact.
+		 */
+		end = s->end > s->start + s->depth + 1 ? s->end - s->depth : s->start + 1;
+		event_head(w, "X", s->flags & SLICE_F_WAITING ? "off_cpu_stack" : "stack");
 		jb_puts(&w->j, ",\"name\":");
-		frame_name(w, s->a);
+		jb_str(&w->j, slice_name(w, s, name, sizeof(name)), SIZE_MAX);
 		jb_ts(&w->j, "ts", s->start);
-		jb_ts(&w->j, "dur", s->end - s->start);
+		jb_ts(&w->j, "dur", end - s->start);
 		jb_puts(&w->j, "}");
 		break;
 	default:
@@ -520,28 +645,52 @@ static int slice_order(const void *a, const void *b)
 	return (x->depth > y->depth) - (x->depth < y->depth);
 }
 
-static void name_process(struct writer *w)
+/* @comm (THREAD_REGISTRY_COMM_LEN + 1 bytes, zeroed): the process's name, when the registry has it
+ */
+static void process_comm(const struct writer *w, char *comm)
 {
 	const struct process_info *p;
 	const struct process_image *img;
+
+	if (!w->o->reg)
+		return;
+	thread_registry__read_lock();
+	p = thread_registry__lookup_process(w->o->reg, w->pid);
+	img = p ? process_info__image(p) : NULL;
+	if (img)
+		memcpy(comm, img->comm, THREAD_REGISTRY_COMM_LEN);
+	thread_registry__read_unlock();
+}
+
+/* w->name: the thread's name from its trace, else from the registry */
+static void thread_comm(struct writer *w)
+{
+	const struct thread_info *ti;
+
+	if (w->name[0] || !w->o->reg)
+		return;
+	thread_registry__read_lock();
+	ti = thread_registry__lookup(w->o->reg, w->tid);
+	if (ti && ti->pid == w->pid)
+		memcpy(w->name, ti->comm, TRACE_EV_NAME_LEN);
+	thread_registry__read_unlock();
+}
+
+static void name_process(struct writer *w)
+{
 	char comm[THREAD_REGISTRY_COMM_LEN + 1] = "";
 
 	for (size_t i = 0; i < w->nr_pids; i++)
-		if (w->pids[i] == w->pid)
+		if (w->pids[i].pid == w->pid) {
+			w->pids[i].has_spans |= w->has_spans;
 			return;
+		}
 	if (array_grow((void **)&w->pids, &w->pids_cap, w->nr_pids + 1, sizeof(*w->pids), 64)) {
 		w->j.err = -ENOMEM;
 		return;
 	}
-	w->pids[w->nr_pids++] = w->pid;
-	if (w->o->reg) {
-		thread_registry__read_lock();
-		p = thread_registry__lookup_process(w->o->reg, w->pid);
-		img = p ? process_info__image(p) : NULL;
-		if (img)
-			memcpy(comm, img->comm, THREAD_REGISTRY_COMM_LEN);
-		thread_registry__read_unlock();
-	}
+	w->pids[w->nr_pids++] = (struct named_process){w->pid, w->has_spans};
+	process_comm(w, comm);
 	event_head(w, "M", "__metadata");
 	jb_puts(&w->j, ",\"name\":\"process_name\",\"args\":{\"name\":");
 	if (comm[0]) {
@@ -554,15 +703,7 @@ static void name_process(struct writer *w)
 
 static void name_thread(struct writer *w)
 {
-	const struct thread_info *ti;
-
-	if (!w->name[0] && w->o->reg) {
-		thread_registry__read_lock();
-		ti = thread_registry__lookup(w->o->reg, w->tid);
-		if (ti && ti->pid == w->pid)
-			memcpy(w->name, ti->comm, TRACE_EV_NAME_LEN);
-		thread_registry__read_unlock();
-	}
+	thread_comm(w);
 	event_head(w, "M", "__metadata");
 	jb_puts(&w->j, ",\"name\":\"thread_name\",\"args\":{\"name\":");
 	if (w->name[0])
@@ -570,6 +711,21 @@ static void name_thread(struct writer *w)
 	else
 		jb_printf(&w->j, "\"tid %u\"", w->tid);
 	jb_puts(&w->j, "}}");
+	event_head(w, "M", "__metadata");
+	jb_printf(&w->j, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+		  w->has_spans ? 0 : 1);
+}
+
+/* processes with spans first (viewers that read the sort index: chrome://tracing) */
+static void sort_processes(struct writer *w)
+{
+	for (size_t i = 0; i < w->nr_pids && !w->j.err; i++) {
+		w->pid = w->pids[i].pid;
+		w->tid = w->pids[i].pid;
+		event_head(w, "M", "__metadata");
+		jb_printf(&w->j, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}",
+			  w->pids[i].has_spans ? 0 : 1);
+	}
 }
 
 /* keep @ev, past the interval's end, for the next timeline */
@@ -591,6 +747,139 @@ static void take_event(struct writer *w, const uint64_t *ev)
 		defer_event(w, ev);
 	else
 		on_event(w, ev);
+}
+
+/* ---- speedscope's own format */
+
+static bool frame_name_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct frame_names *f = ctx;
+
+	return !strcmp(f->text + f->off[idx], key);
+}
+
+/* the index of the shared frame named @name, added when new; UINT32_MAX: no memory */
+static uint32_t frame_index(struct frame_names *f, const char *name)
+{
+	size_t n = strlen(name);
+	uint32_t h = (uint32_t)hash_bytes(name, n), idx;
+
+	idx = htable__find(&f->idx, h, frame_name_eq, f, name);
+	if (idx != HTABLE_NONE)
+		return idx;
+	if (f->nr >= HTABLE_MAX_ENTRIES ||
+	    array_grow((void **)&f->text, &f->cap, f->len + n + 1, 1, 1 << 16) ||
+	    array_grow((void **)&f->off, &f->off_cap, f->nr + 1, sizeof(*f->off), 1024) ||
+	    htable__insert(&f->idx, h, (uint32_t)f->nr))
+		return UINT32_MAX;
+	memcpy(f->text + f->len, name, n + 1);
+	f->off[f->nr] = f->len;
+	f->len += n + 1;
+	return (uint32_t)f->nr++;
+}
+
+static void ss_event(struct writer *w, char type, uint32_t frame, uint64_t at, bool *first)
+{
+	jb_printf(&w->j, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%llu}", *first ? "" : ",", type,
+		  frame, (unsigned long long)at);
+	*first = false;
+	if (w->j.len >= JB_FLUSH_AT)
+		jb_flush(&w->j);
+}
+
+/* one thread's name as speedscope names a Chrome trace's: "PROCESS (pid P), THREAD (tid T)" */
+static void ss_profile_name(struct writer *w)
+{
+	char comm[THREAD_REGISTRY_COMM_LEN + 1] = "", name[THREAD_REGISTRY_COMM_LEN +
+							   TRACE_EV_NAME_LEN + 64];
+	char pid[16], tid[16];
+
+	/* unnamed: "pid P", "tid T", as the Chrome document's metadata says */
+	process_comm(w, comm);
+	thread_comm(w);
+	snprintf(pid, sizeof(pid), "pid %u", w->pid);
+	snprintf(tid, sizeof(tid), "tid %u", w->tid);
+	snprintf(name, sizeof(name), "%s (pid %u), %.*s (tid %u)", comm[0] ? comm : pid, w->pid,
+		 TRACE_EV_NAME_LEN, w->name[0] ? w->name : tid, w->tid);
+	jb_str(&w->j, name, sizeof(name));
+}
+
+/*
+ * The thread as an "evented" profile: its slices (sorted parents first, and
+ * nested) as open and close events, times in ns from the interval's
+ * beginning.  The thread with the most time in spans is the one the file
+ * opens on (activeProfileIndex).
+ */
+static void ss_thread(struct writer *w)
+{
+	uint64_t base = w->o->begin_ns, end = w->o->end_ns - base, span_ns = 0, st, en;
+	unsigned int depth = 0;
+	bool first = true;
+	char buf[256];
+	uint32_t frame;
+
+	if (!w->nr_slices)
+		return;
+	jb_puts(&w->j, w->nr_profiles ? ",\n{" : "\n{");
+	jb_puts(&w->j, "\"type\":\"evented\",\"unit\":\"nanoseconds\",\"name\":");
+	ss_profile_name(w);
+	for (size_t i = 0; i < w->nr_slices; i++)
+		if (w->slices[i].end - base > end)
+			end = w->slices[i].end - base;
+	jb_printf(&w->j, ",\"startValue\":0,\"endValue\":%llu,\"events\":[",
+		  (unsigned long long)end);
+	for (size_t i = 0; i < w->nr_slices && !w->j.err; i++) {
+		const struct slice *s = &w->slices[i];
+
+		if (s->kind == SLICE_EXIT)
+			continue;
+		st = s->start > base ? s->start - base : 0;
+		en = s->end > base ? s->end - base : 0;
+		while (depth && w->ss_stack[depth - 1].end <= st) {
+			depth--;
+			ss_event(w, 'C', w->ss_stack[depth].frame, w->ss_stack[depth].end, &first);
+		}
+		/* within its parent (so it is, as made; this keeps the file valid) */
+		if (depth && en > w->ss_stack[depth - 1].end)
+			en = w->ss_stack[depth - 1].end;
+		if (en <= st || depth == SS_DEPTH)
+			continue;
+		frame = frame_index(&w->ss_frames, slice_name(w, s, buf, sizeof(buf)));
+		if (frame == UINT32_MAX) {
+			w->j.err = -ENOMEM;
+			break;
+		}
+		if (s->kind == SLICE_SPAN && !depth)
+			span_ns += en - st;
+		ss_event(w, 'O', frame, st, &first);
+		w->ss_stack[depth++] = (struct open_ss){frame, en};
+	}
+	while (depth) {
+		depth--;
+		ss_event(w, 'C', w->ss_stack[depth].frame, w->ss_stack[depth].end, &first);
+	}
+	jb_puts(&w->j, "]}");
+	if (span_ns > w->active_span_ns) {
+		w->active_span_ns = span_ns;
+		w->active = w->nr_profiles;
+	}
+	w->nr_profiles++;
+}
+
+/* the shared frames and the profile to open on, after the profiles */
+static void ss_finish(struct writer *w)
+{
+	const struct frame_names *f = &w->ss_frames;
+
+	jb_puts(&w->j, "\n],\"shared\":{\"frames\":[");
+	for (size_t i = 0; i < f->nr && !w->j.err; i++) {
+		jb_puts(&w->j, i ? ",{\"name\":" : "\n{\"name\":");
+		jb_str(&w->j, f->text + f->off[i], SIZE_MAX);
+		jb_puts(&w->j, "}");
+		if (w->j.len >= JB_FLUSH_AT)
+			jb_flush(&w->j);
+	}
+	jb_printf(&w->j, "]},\"activeProfileIndex\":%u}\n", w->active);
 }
 
 /* the thread's slices; its open spans and its events past the end carried */
@@ -627,6 +916,11 @@ static void finish_thread(struct writer *w, struct carry *c)
 	}
 	w->nr_defer = 0;
 	qsort(w->slices, w->nr_slices, sizeof(*w->slices), slice_order);
+	w->res->threads++;
+	if (w->o->format == TIMELINE_SPEEDSCOPE) {
+		ss_thread(w);
+		return;
+	}
 	name_process(w);
 	name_thread(w);
 	for (size_t i = 0; i < w->nr_slices && !w->j.err; i++) {
@@ -634,7 +928,6 @@ static void finish_thread(struct writer *w, struct carry *c)
 		if (w->j.len >= JB_FLUSH_AT)
 			jb_flush(&w->j);
 	}
-	w->res->threads++;
 }
 
 /* a thread's spans carried from the last timeline, starting at this one's beginning */
@@ -649,6 +942,7 @@ static struct carry *start_thread(struct writer *w, uint32_t pid, uint32_t tid)
 	w->nr_slices = 0;
 	w->nr_spans = 0;
 	w->nr_defer = 0;
+	w->has_spans = false;
 	if (c) {
 		w->nr_spans = c->nr;
 		for (unsigned int i = 0; i < c->nr; i++) {
@@ -739,12 +1033,24 @@ static int replay_doc(struct writer *w, struct traces *ts)
 {
 	int err;
 
-	jb_puts(&w->j, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
-		       "\"traceEvents\":[");
+	if (w->o->format == TIMELINE_SPEEDSCOPE)
+		jb_puts(&w->j,
+			"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+			"\"exporter\":\"ctxprof\",\"name\":\"ctxprof timeline\",\"profiles\":[");
+	else
+		jb_puts(&w->j,
+			"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ctxprof\"},"
+			"\"traceEvents\":[");
 	err = traces__replay(ts, replay_thread, w);
 	if (!err)
 		replay_quiet(w);
-	jb_puts(&w->j, "\n]}\n");
+	if (w->o->format == TIMELINE_SPEEDSCOPE) {
+		ss_finish(w);
+	} else {
+		if (!err)
+			sort_processes(w);
+		jb_puts(&w->j, "\n]}\n");
+	}
 	jb_flush(&w->j);
 	return err ? err : w->j.err;
 }
@@ -790,6 +1096,9 @@ int timeline__write(struct timeline *tl, struct traces *ts, const char *path,
 	free(w.slices);
 	free(w.pids);
 	free(w.defer);
+	free(w.ss_frames.text);
+	free(w.ss_frames.off);
+	htable__destroy(&w.ss_frames.idx);
 	return err;
 }
 

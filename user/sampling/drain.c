@@ -122,9 +122,8 @@ static uint32_t maps_gen(struct thread_registry *reg, const struct sample_record
 	return gen;
 }
 
-/* the sample into this drain's trace of its thread, after the thread's name when new */
-static void trace_sample(struct trace_writer *tw, const struct sample_record *rec,
-			 uint64_t trace_id)
+/* this drain's trace of @rec's thread, the thread's name appended when new */
+static struct trace *thread_trace(struct trace_writer *tw, const struct sample_record *rec)
 {
 	struct trace *t = trace_writer__get(tw, rec->pid, rec->tid, true);
 	uint64_t ev[TRACE_EV_MAX_WORDS];
@@ -134,6 +133,17 @@ static void trace_sample(struct trace_writer *tw, const struct sample_record *re
 		n = trace_ev_thread_name(ev, rec->time_ns, rec->comm);
 		trace__append(tw, t, ev, n);
 	}
+	return t;
+}
+
+/* the sample into this drain's trace of its thread */
+static void trace_sample(struct trace_writer *tw, const struct sample_record *rec,
+			 uint64_t trace_id)
+{
+	struct trace *t = thread_trace(tw, rec);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	unsigned int n;
+
 	n = trace_ev_sample(ev, rec->time_ns, rec->cpu,
 			    rec->flags & (SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE), trace_id,
 			    rec->span_id);
@@ -214,10 +224,24 @@ static void announce_codes(struct drain *d, const struct sample_record *rec)
 	}
 }
 
+/* the wait into this drain's trace of its thread (timelines draw it inside its span) */
+static void trace_wait(struct trace_writer *tw, const struct sample_record *rec,
+		       const struct offcpu_trailer *tr, uint64_t trace_id)
+{
+	struct trace *t = thread_trace(tw, rec);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	unsigned int n;
+
+	n = trace_ev_wait(ev, rec->time_ns, tr->state,
+			  rec->flags & (SAMPLE_F_CONTEXT | SAMPLE_F_CONTEXT_NONE), trace_id,
+			  rec->span_id, tr->wait_ns);
+	trace__append(tw, t, ev, n);
+}
+
 /*
  * An off-CPU wait (SAMPLE_F_OFFCPU): counted apart from CPU samples, its
  * time from the trailer that ends it (with the thread's waits sampled away
- * before it); not in timelines (their slices are CPU samples).
+ * before it); into the thread's trace with its own length.
  */
 static void record_wait(struct drain *d, const struct sample_record *rec, size_t size)
 {
@@ -248,8 +272,12 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	if (rec->flags & SAMPLE_F_PYTHON)
 		announce_codes(d, rec);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
-	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns))
+	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns)) {
 		bump(&d->off_dropped);
+		return;
+	}
+	if (d->tw)
+		trace_wait(d->tw, rec, &tr, trace_id);
 }
 
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)

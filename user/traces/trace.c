@@ -540,7 +540,7 @@ void traces__cut(struct traces *ts, uint64_t before_ns)
 	}
 }
 
-/* the stack ids of @p's sample events in words [@from, @to) at or after @since_ns */
+/* the stack ids of @p's sample and wait events in words [@from, @to) at or after @since_ns */
 static void preserve_part(const struct trace_part *p, uint32_t from, uint32_t to, uint64_t since_ns,
 			  struct trace_id_set *preserve)
 {
@@ -550,7 +550,9 @@ static void preserve_part(const struct trace_part *p, uint32_t from, uint32_t to
 		w = trace_ev_words(p->words[i]);
 		if (!w || w > to - i)
 			break;
-		if (trace_ev_type(p->words[i]) == TRACE_EV_SAMPLE && p->words[i + 1] >= since_ns)
+		if ((trace_ev_type(p->words[i]) == TRACE_EV_SAMPLE ||
+		     trace_ev_type(p->words[i]) == TRACE_EV_WAIT) &&
+		    p->words[i + 1] >= since_ns)
 			trace_id_set__add(preserve, p->words[i + 2]);
 	}
 }

@@ -10,6 +10,7 @@
  *   SPAN_END     hdr       time  span id
  *   THREAD_NAME  hdr       time  name (16 bytes, NUL-padded)
  *   THREAD_EXIT  hdr       time
+ *   WAIT         hdr(state, context read)  time (back on a CPU)  stack id  span id  wait ns
  *
  * Inline encoders for the writers (no call, no allocation).
  *
@@ -29,12 +30,13 @@ enum trace_event_type {
 	TRACE_EV_SPAN_END,
 	TRACE_EV_THREAD_NAME,
 	TRACE_EV_THREAD_EXIT,
+	TRACE_EV_WAIT, /* an off-CPU wait (--off-cpu), timed at its end */
 	TRACE_EV_MAX,
 };
 
 #define TRACE_EV_NAME_LEN 16
 /* the longest event, in words */
-#define TRACE_EV_MAX_WORDS 4
+#define TRACE_EV_MAX_WORDS 5
 
 static inline uint64_t trace_ev_hdr(enum trace_event_type type, unsigned int nwords, uint64_t arg)
 {
@@ -61,7 +63,7 @@ static inline unsigned int trace_ev_expected_words(enum trace_event_type type)
 {
 	static const unsigned char words[TRACE_EV_MAX] = {
 		[TRACE_EV_SAMPLE] = 4,	    [TRACE_EV_SPAN_BEGIN] = 4,	[TRACE_EV_SPAN_END] = 3,
-		[TRACE_EV_THREAD_NAME] = 4, [TRACE_EV_THREAD_EXIT] = 2,
+		[TRACE_EV_THREAD_NAME] = 4, [TRACE_EV_THREAD_EXIT] = 2, [TRACE_EV_WAIT] = 5,
 	};
 
 	return type < TRACE_EV_MAX ? words[type] : 0;
@@ -79,6 +81,25 @@ static inline unsigned int trace_ev_sample(uint64_t *ev, uint64_t time_ns, uint3
 	ev[2] = stack_id;
 	ev[3] = span_id;
 	return 4;
+}
+
+/*
+ * A wait that ended at @end_ns after @wait_ns off the CPU, with the stack
+ * and span of the thread as it left; @state: the task's state then
+ * (TASK_INTERRUPTIBLE 1, TASK_UNINTERRUPTIBLE 2, ...).  Timed at its end:
+ * that is when the collector hears of it.
+ */
+static inline unsigned int trace_ev_wait(uint64_t *ev, uint64_t end_ns, uint32_t state,
+					 bool context, uint64_t stack_id, uint64_t span_id,
+					 uint64_t wait_ns)
+{
+	ev[0] = trace_ev_hdr(TRACE_EV_WAIT, 5,
+			     (state & 0xff) | (context ? TRACE_EV_SAMPLE_CONTEXT : 0));
+	ev[1] = end_ns;
+	ev[2] = stack_id;
+	ev[3] = span_id;
+	ev[4] = wait_ns;
+	return 5;
 }
 
 static inline unsigned int trace_ev_span_begin(uint64_t *ev, uint64_t time_ns, uint64_t span_id,
