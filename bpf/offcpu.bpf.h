@@ -57,10 +57,11 @@ struct offcpu_pending {
 	__u64 start_ns;	  /* 0: none */
 	__u64 pending_ns; /* waits sampled away since the last recorded one: their time */
 	__u32 pending_n;  /* and their number */
-	__u32 size;	  /* bytes of @rec before the trailer */
+	__u32 size;	  /* bytes of @rec: the header and frames */
 	__u32 state;
 	__u32 captured; /* @rec is this wait's (not sampled away) */
-	__u8 rec[SAMPLE_RECORD_OFFCPU_MAX_SIZE];
+	__u32 extra;	/* bytes of its offcpu_extra: 0, none */
+	__u8 rec[SAMPLE_RECORD_MAX_SIZE + sizeof(struct offcpu_trailer)];
 };
 
 struct {
@@ -69,6 +70,24 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_pending);
 } offcpu_store SEC(".maps");
+
+/*
+ * The OpenTelemetry record and goroutine labels of a capture, apart: only
+ * the threads of processes that publish them get this storage, so the
+ * others' (every blocking thread of a node, with --all) stays 1.6 KiB.
+ */
+#define OFFCPU_EXTRA_MAX (SAMPLE_RECORD_FULL_MAX_SIZE - SAMPLE_RECORD_MAX_SIZE)
+
+struct offcpu_extra {
+	__u8 bytes[OFFCPU_EXTRA_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_extra);
+} offcpu_extras SEC(".maps");
 
 /* each CPU's switches out in the current window, and the stride it samples at */
 struct offcpu_budget {
@@ -106,6 +125,37 @@ static __always_inline __u32 offcpu_weight(__u64 now)
 	return b->stride ? b->stride : 1;
 }
 
+/*
+ * The thread's OpenTelemetry record and goroutine labels, read as a CPU
+ * sample's are (after the frames of @rec, @size bytes), into its
+ * offcpu_extras storage.  Return: their bytes; 0 when there are none, or
+ * when there is no storage for them: then the wait goes without them (its
+ * flags say so) rather than not at all.
+ */
+static __always_inline __u32 offcpu_take_extra(struct task_struct *prev, struct sample_record *rec,
+					       __u32 size)
+{
+	struct offcpu_extra *x;
+	__u64 extra = 0; /* one register: a __u32 copy would escape the bound */
+
+	if (read_context)
+		extra += read_otel(rec, size);
+	if (read_go)
+		extra += read_go_labels(rec, size + extra);
+	if (!extra)
+		return 0;
+	x = bpf_task_storage_get(&offcpu_extras, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (extra > OFFCPU_EXTRA_MAX) /* for the verifier, which must see it bounded here */
+		extra = OFFCPU_EXTRA_MAX;
+	barrier_var(extra);
+	if (!x || size > SAMPLE_RECORD_MAX_SIZE ||
+	    bpf_probe_read_kernel(x->bytes, extra, (__u8 *)rec + size)) {
+		rec->flags &= ~(SAMPLE_F_OTEL | SAMPLE_F_GO_LABELS);
+		return 0;
+	}
+	return extra;
+}
+
 /* @prev blocks: take its stacks and context now */
 static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u32 state, __u64 now)
 {
@@ -134,6 +184,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 			   OFFCPU_KSKIP);
 	if (size > SAMPLE_RECORD_MAX_SIZE) /* for the verifier */
 		size = SAMPLE_RECORD_MAX_SIZE;
+	p->extra = offcpu_take_extra(prev, rec, size);
 	if (bpf_probe_read_kernel(p->rec, size, rec)) {
 		p->start_ns = 0;
 		return;
@@ -149,6 +200,38 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 	inc_stat(SAMPLER_STAT_OFF_CAPTURED);
 }
 
+/*
+ * The wait's record without its trailer, *@size bytes: the capture itself,
+ * or, when it has an OpenTelemetry record or labels, the capture and those
+ * put together in the scratch record (the CPU sampler cannot run here:
+ * interrupts are off).  NULL when the scratch record is missing.
+ */
+static __always_inline __u8 *offcpu_assemble(struct task_struct *next, struct offcpu_pending *p,
+					     __u32 *size)
+{
+	struct offcpu_extra *x;
+	__u32 extra = p->extra;
+	__u8 *buf;
+
+	if (!extra)
+		return p->rec;
+	x = bpf_task_storage_get(&offcpu_extras, next, 0, 0);
+	buf = (__u8 *)scratch_record();
+	if (!buf || *size > SAMPLE_RECORD_MAX_SIZE)
+		return NULL;
+	if (!x || extra > OFFCPU_EXTRA_MAX) {
+		/* gone (it cannot be, while the task lives): the wait goes without them */
+		((struct sample_record *)p->rec)->flags &= ~(SAMPLE_F_OTEL | SAMPLE_F_GO_LABELS);
+		return p->rec;
+	}
+	barrier_var(extra);
+	if (bpf_probe_read_kernel(buf, *size, p->rec) ||
+	    bpf_probe_read_kernel(buf + *size, extra, x->bytes))
+		return NULL;
+	*size += extra;
+	return buf;
+}
+
 /* @next runs again: its wait, when long enough, goes to this CPU's ring */
 static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 {
@@ -156,6 +239,7 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	struct sample_record *rec;
 	struct offcpu_pending *p;
 	__u32 cpu, size;
+	__u8 *out;
 	__u64 d;
 	void *ring;
 
@@ -179,7 +263,14 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	rec = (struct sample_record *)p->rec;
 	rec->time_ns = now;
 	rec->flags |= SAMPLE_F_OFFCPU;
-	t = (struct offcpu_trailer *)(p->rec + size);
+	out = offcpu_assemble(next, p, &size);
+	if (!out) {
+		inc_stat(SAMPLER_STAT_OFF_DROP_NO_STORAGE);
+		return;
+	}
+	if (size > SAMPLE_RECORD_FULL_MAX_SIZE) /* for the verifier */
+		return;
+	t = (struct offcpu_trailer *)(out + size);
 	t->duration_ns = d + p->pending_ns;
 	t->wait_ns = d;
 	t->weight = 1 + p->pending_n;
@@ -188,8 +279,8 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	p->pending_n = 0;
 	cpu = bpf_get_smp_processor_id();
 	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!ring || bpf_ringbuf_output(ring, p->rec, size + sizeof(*t),
-					ring_flags(ring, size + sizeof(*t)))) {
+	if (!ring ||
+	    bpf_ringbuf_output(ring, out, size + sizeof(*t), ring_flags(ring, size + sizeof(*t)))) {
 		inc_stat(SAMPLER_STAT_OFF_DROP_RING_FULL);
 		return;
 	}

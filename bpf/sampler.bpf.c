@@ -49,7 +49,7 @@ struct {
 
 /* the record is assembled here: too big for the 512-byte BPF stack */
 struct scratch {
-	__u8 buf[SAMPLE_RECORD_FULL_MAX_SIZE];
+	__u8 buf[SAMPLE_RECORD_OFFCPU_MAX_SIZE]; /* a CPU sample, or a wait with its trailer */
 	/*
 	 * The user stack walk's state.  In a map, not on the stack: the
 	 * verifier treats what it loads from a map as unknown, so it checks

@@ -114,9 +114,9 @@ _Static_assert(__builtin_offsetof(struct sample_record, frames) == 104, "sample_
 
 /*
  * With SAMPLE_F_OFFCPU the record is a wait, not a CPU sample: its stacks
- * and context are the thread's as it left the CPU (they are taken then),
- * time_ns when it came back, and the record's last bytes are this trailer
- * (no OpenTelemetry record nor goroutine labels precede it).
+ * and context (the OpenTelemetry record and goroutine labels too, as their
+ * flags say) are the thread's as it left the CPU (they are taken then),
+ * time_ns when it came back, and the record's last bytes are this trailer.
  */
 struct offcpu_trailer {
 	/* off the CPU, switch out to switch in: this wait's, and those of the
@@ -130,7 +130,7 @@ struct offcpu_trailer {
 
 _Static_assert(sizeof(struct offcpu_trailer) == 24, "offcpu_trailer ABI");
 
-#define SAMPLE_RECORD_OFFCPU_MAX_SIZE (SAMPLE_RECORD_MAX_SIZE + sizeof(struct offcpu_trailer))
+#define SAMPLE_RECORD_OFFCPU_MAX_SIZE (SAMPLE_RECORD_FULL_MAX_SIZE + sizeof(struct offcpu_trailer))
 
 /*
  * Per-CPU counters kept by the sampler, indexed by enum sampler_stat.

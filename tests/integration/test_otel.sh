@@ -10,7 +10,8 @@
 # for otel_thread_ctx_v1 in the executable's TLS (local-exec) and in a
 # -mtls-dialect=gnu2 shared library (TLSDESC), in --pid mode with a key
 # added to the key map while profiled, for a process started after the
-# collector under --children, and under --all.
+# collector under --children, and under --all; and with --off-cpu, the
+# waits a request makes in its span (--wait-ms) carry the same labels.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/otel_check.sh"
 need_root
@@ -70,4 +71,40 @@ sleep 0.3
 profile off --pid "$wl" --duration 2 --no-context
 grep -q -E '^ *(service.name|trace_id):' "$TMP/off.traces" && fail "--no-context: OTel labels" ||
 	ok "--no-context: no OpenTelemetry label"
+# 6. --off-cpu: a wait in a span carries the thread's OpenTelemetry context
+# as it blocked (ids and attributes), like the span's CPU samples
+start_bg "$WORKLOADS/otel_service" --threads 2 --seconds 8 --wait-ms 3
+wl=$!
+sleep 0.5
+profile waits --pid "$wl" --duration 3 --off-cpu
+"$PPROF" -traces -sample_index=off_cpu "$TMP/waits.pb.gz" >"$TMP/waits_off.traces" 2>/dev/null ||
+	fail "waits: pprof -traces -sample_index=off_cpu failed"
+read -r w_ok w_bad w_other <<<"$(awk '
+	function us(w) { if (w ~ /ms$/) return w * 1000; if (w ~ /us$/) return w + 0; if (w ~ /s$/) return w * 1e6; return w + 0 }
+	function flush(   kind) {
+		if (!n) return
+		if (index(funcs, " request_wait ")) {
+			kind = substr(lab["span_id"], 15, 2)
+			if (lab["span_id"] != "" && lab["trace_id"] == lab["span_id"] lab["span_id"] &&
+			    lab["http.route"] == (kind == "01" ? "/checkout" : kind == "02" ? "/search" : "/login") &&
+			    lab["service.name"] == "otel-shop" && lab["off_cpu_class"] == "sleep")
+				ok += wt
+			else
+				bad += wt
+		} else {
+			other += wt
+		}
+		n = 0; funcs = " "; for (k in lab) delete lab[k]
+	}
+	BEGIN { funcs = " " }
+	/^-+[+]-+$/ { flush(); next }
+	/^ *[a-z_.]+:  / && !n { k = $1; sub(/:$/, "", k); lab[k] = $2; next }
+	/^ +[0-9.]+[mun]?s +/ { n = 1; wt = us($1); funcs = funcs $NF " "; next }
+	n && NF { funcs = funcs $NF " " }
+	END { flush(); printf "%d %d %d\n", ok / 1000, bad / 1000, other / 1000 }' "$TMP/waits_off.traces")"
+if [ "${w_ok:-0}" -gt 0 ] && [ $((w_ok * 100)) -ge $(((w_ok + w_bad) * 95)) ]; then
+	ok "--off-cpu: $w_ok of $((w_ok + w_bad)) ms waited in request_wait carry the span's trace_id, http.route, service.name"
+else
+	fail "--off-cpu: only ${w_ok:-0} of $((${w_ok:-0} + ${w_bad:-0})) ms waited in request_wait carry the span's OpenTelemetry labels"
+fi
 finish

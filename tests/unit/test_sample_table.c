@@ -76,8 +76,8 @@ static void add_wait__two_waits__count_and_time_summed(void **state)
 	struct sample_table *t = sample_table__new(16);
 	uint64_t v[2] = {0, 0};
 
-	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), 2000000), 0);
-	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), 3000000), 0);
+	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), NULL, NULL, 2000000), 0);
+	assert_int_equal(sample_table__add_wait(t, 9, rec(100, "w", 0, 0), NULL, NULL, 3000000), 0);
 	assert_int_equal(sample_table__nr_rows(t), 1);
 	sample_table__for_each(t, off_ns_of, v);
 	assert_true(v[0] == 2 && v[1] == 5000000);

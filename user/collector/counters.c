@@ -49,7 +49,9 @@ FAMILY(f_dropped, "ctxprof_samples_dropped_total", COUNTER,
        "Samples lost, by reason (taken = in profile + dropped once exported).", "reason");
 FAMILY(f_stack_errors, "ctxprof_stack_errors_total", COUNTER,
        "Samples whose user or kernel stack could not be read (samples kept).", "stack");
-FAMILY(f_stack_ends, "ctxprof_user_stacks_total", COUNTER, "User stacks by how they end.", "end");
+FAMILY(f_stack_ends, "ctxprof_user_stacks_total", COUNTER,
+       "User stacks by how they end (CPU samples', and with --off-cpu waits' as they block).",
+       "end");
 FAMILY(f_frames, "ctxprof_user_frames_total", COUNTER,
        "User frames by how the unwinder found them.", "method");
 /* the sampling rate and the CPUs */
@@ -120,7 +122,9 @@ FAMILY(f_followed, "ctxprof_processes_followed_total", COUNTER,
        "Processes added to the profiled tree (--children).", NULL);
 /* libctxprof trace context */
 FAMILY(f_context, "ctxprof_trace_context_reads_total", COUNTER,
-       "libctxprof trace context reads by result.", "result");
+       "libctxprof trace context reads by result (CPU samples, and with --off-cpu waits as they "
+       "block).",
+       "result");
 FAMILY(f_regions, "ctxprof_context_regions_total", COUNTER,
        "libctxprof regions mapped and validated, or refused.", "result");
 FAMILY(f_ctx_threads, "ctxprof_context_threads", GAUGE,
@@ -153,7 +157,9 @@ FAMILY(f_otel_located, "ctxprof_otel_thread_context_located_total", COUNTER,
        "Process images' OpenTelemetry thread context variables, located or not, by result.",
        "result");
 FAMILY(f_otel_thread, "ctxprof_otel_thread_context_reads_total", COUNTER,
-       "OpenTelemetry thread context reads in samples, by result.", "result");
+       "OpenTelemetry thread context reads by result (CPU samples, and with --off-cpu waits as "
+       "they block).",
+       "result");
 FAMILY(f_otel_unknown_keys, "ctxprof_otel_unknown_keys_total", COUNTER,
        "OpenTelemetry thread attributes ignored: no name for their key index.", NULL);
 FAMILY(f_otel_key_refreshes, "ctxprof_otel_key_refreshes_total", COUNTER,

@@ -246,6 +246,8 @@ static void trace_wait(struct trace_writer *tw, const struct sample_record *rec,
 static void record_wait(struct drain *d, const struct sample_record *rec, size_t size)
 {
 	size_t frames = sizeof(*rec) + (size_t)(rec->nr_kframes + rec->nr_uframes) * sizeof(__u64);
+	const struct otel_thread_record *otel = NULL;
+	const struct go_labels_record *go = NULL;
 	struct offcpu_trailer tr;
 	struct sample_table *t;
 	uint64_t trace_id;
@@ -253,11 +255,14 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	bool due;
 
 	bump(&d->off_received);
-	if (size != frames + sizeof(tr)) {
+	/* the trailer ends the record; before it, what a CPU sample holds */
+	if (size < frames + sizeof(tr) ||
+	    otel_thread_ctx__from_sample(rec, size - sizeof(tr), &otel) < 0 ||
+	    go_labels__from_sample(rec, size - sizeof(tr), &go) < 0) {
 		bump(&d->off_dropped);
 		return;
 	}
-	memcpy(&tr, (const char *)rec + frames, sizeof(tr));
+	memcpy(&tr, (const char *)rec + size - sizeof(tr), sizeof(tr));
 	t = window_table(d, rec->time_ns);
 	if (!t) {
 		bump(&d->off_dropped);
@@ -272,7 +277,7 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	if (rec->flags & SAMPLE_F_PYTHON)
 		announce_codes(d, rec);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
-	    sample_table__add_wait(t, trace_id, rec, tr.duration_ns)) {
+	    sample_table__add_wait(t, trace_id, rec, otel, go, tr.duration_ns)) {
 		bump(&d->off_dropped);
 		return;
 	}

@@ -220,9 +220,10 @@ int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sa
 }
 
 int sample_table__add_wait(struct sample_table *t, uint64_t trace_id,
-			   const struct sample_record *rec, uint64_t off_ns)
+			   const struct sample_record *rec, const struct otel_thread_record *otel,
+			   const struct go_labels_record *go, uint64_t off_ns)
 {
-	return add(t, trace_id, rec, NULL, NULL, off_ns);
+	return add(t, trace_id, rec, otel, go, off_ns);
 }
 
 void sample_table__for_each(const struct sample_table *t,

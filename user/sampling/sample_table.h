@@ -70,12 +70,15 @@ int sample_table__add(struct sample_table *t, uint64_t trace_id, const struct sa
 
 /**
  * sample_table__add_wait() - count off-CPU wait @rec (SAMPLE_F_OFFCPU),
- * whose stack is @trace_id and which took @off_ns (scaled): its row's
- * count is then of waits, its off_ns their time.
+ * whose stack is @trace_id and which took @off_ns (with the waits sampled
+ * away before it): its row's count is then of waits, its off_ns their
+ * time.  @otel and @go: the thread's context as it blocked, as for
+ * sample_table__add().
  * Return: as sample_table__add().
  */
 int sample_table__add_wait(struct sample_table *t, uint64_t trace_id,
-			   const struct sample_record *rec, uint64_t off_ns);
+			   const struct sample_record *rec, const struct otel_thread_record *otel,
+			   const struct go_labels_record *go, uint64_t off_ns);
 
 /** sample_table__for_each() - call @fn on every row, in the order of their first sample. */
 void sample_table__for_each(const struct sample_table *t,

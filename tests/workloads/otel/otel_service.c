@@ -15,9 +15,12 @@
  *    clear its valid byte (the OTEP's two ways);
  *  - --late-key SEC: after SEC seconds the key map gains "user.tier"
  *    (index 2, an update of the process context) and checkout spans carry
- *    user.tier=gold from then on.
+ *    user.tier=gold from then on;
+ *  - --wait-ms MS: each request also sleeps MS ms in its span, after its
+ *    handler, in request_wait() (its off-CPU time, for --off-cpu).
  *
  * Usage: otel_service [--threads N] [--seconds S] [--late-key SEC] [--anon]
+ *                     [--wait-ms MS]
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,6 +35,15 @@
 static volatile int done;
 static volatile int late_key_on;
 static double seconds, late_key = -1;
+static long wait_ms;
+
+/* a request's wait: off the CPU in its span */
+static __attribute__((noinline)) void request_wait(void)
+{
+	struct timespec ts = {wait_ms / 1000, wait_ms % 1000 * 1000000};
+
+	nanosleep(&ts, NULL);
+}
 
 static const struct otel_sdk_attr resource[] = {
 	{"service.name", "otel-shop"},
@@ -82,6 +94,8 @@ static void *worker(void *arg)
 			otel_sdk_attach(&rec);
 		}
 		handlers[kind]();
+		if (wait_ms)
+			request_wait();
 		if (in_place)
 			otel_sdk_set_valid(&rec, 0);
 		else
@@ -107,12 +121,14 @@ int main(int argc, char **argv)
 			late_key = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--anon"))
 			o.anonymous = 1;
+		else if (!strcmp(argv[i], "--wait-ms") && i + 1 < argc)
+			wait_ms = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--schema") && i + 1 < argc)
 			o.schema = argv[++i];
 		else {
 			fprintf(stderr,
 				"usage: %s [--threads N] [--seconds S] [--late-key SEC] [--anon] "
-				"[--schema NAME]\n",
+				"[--schema NAME] [--wait-ms MS]\n",
 				argv[0]);
 			return 2;
 		}
