@@ -13,9 +13,10 @@
 #       - the collector without --off-cpu on the storm (what it runs per
 #         switch anyway);
 #     next to bcc's offcputime (offcputime-bpfcc, Debian's bpfcc-tools) when
-#     it is installed, else the same method in bpftrace (a kprobe on
-#     finish_task_switch, a start time per thread, stacks summed per wait
-#     >= 1 ms, as offcputime does);
+#     it is installed, else the same method in bpftrace on the sched_switch
+#     tracepoint (kprobes are not on every kernel): a start time and the
+#     stacks per thread as it blocks (bpftrace's own frame-pointer stacks,
+#     where ctxprof walks CFI), summed per wait >= 1 ms as offcputime does;
 #  2. the storm's round trips per second: no profiler, the collector without
 #     and with --off-cpu (default threshold, threshold 0), perf record -e
 #     sched:sched_switch -a, and the offcputime baseline; BENCH_REPS runs
@@ -55,21 +56,22 @@ wait_line() {
 
 # the baseline tool: bcc's offcputime, or the same in bpftrace
 OFFCPUTIME=$(command -v offcputime-bpfcc || true)
-BT_OFFCPU='kprobe:finish_task_switch* {
-	$prev = (struct task_struct *)arg0;
-	if ($prev->tgid == $1) { @start[$prev->pid] = nsecs; }
-	if (pid == $1) {
-		$s = @start[tid];
-		if ($s) {
-			delete(@start[tid]);
-			if (nsecs - $s >= 1000000) { @us[kstack, ustack] = sum((nsecs - $s) / 1000); }
+BT_OFFCPU='tracepoint:sched:sched_switch {
+	if (args->prev_state != 0 && pid == $1) {
+		@start[tid] = nsecs; @ks[tid] = kstack; @us[tid] = ustack;
+	}
+	$s = @start[args->next_pid];
+	if ($s) {
+		delete(@start[args->next_pid]);
+		if (nsecs - $s >= 1000000) {
+			@t[@ks[args->next_pid], @us[args->next_pid]] = sum((nsecs - $s) / 1000);
 		}
 	}
 }'
 if [ -n "$OFFCPUTIME" ]; then
 	BASELINE="bcc offcputime ($OFFCPUTIME -p PID -m 1000)"
 else
-	BASELINE="bpftrace kprobe:finish_task_switch, offcputime's method (bpfcc-tools not installed)"
+	BASELINE="bpftrace on sched_switch, offcputime's method (bpfcc-tools not installed)"
 fi
 
 # one run: TOOL WORKLOAD-ARGS -> "round_trips_per_s ns_per_prog_run ns_per_switch runs_per_s";
