@@ -401,6 +401,16 @@ check_pprof_view() {
 	else
 		fail "$run: pprof -top -sample_index=off_cpu -tagfocus=span_id=^$(span_prefix "$k") says '${total:-nothing}', the samples $(ms "$off")"
 	fi
+	# wall: the span's CPU and off-CPU time in one type
+	# (every node shown: the default count leaves some out)
+	total=$("$PPROF" -top -nodecount=100000 -nodefraction=0 -sample_index=wall \
+		-tagfocus="span_id=^$(span_prefix "$k")" "$TMP/$run.pb.gz" 2>/dev/null |
+		sed -n 's/.*accounting for \([0-9.]*[a-zµ]*\),.*/\1/p' | head -1)
+	if within "$(to_ns "$total")" $((off + $(fact "$facts" "$k cpu"))) 1; then
+		ok "$run: pprof -sample_index=wall for span $(span_prefix "$k"): $total = CPU $(ms "$(fact "$facts" "$k cpu")") + off-CPU $(ms "$off")"
+	else
+		fail "$run: pprof -sample_index=wall for span $(span_prefix "$k") says '${total:-nothing}', want CPU + off-CPU $(ms $((off + $(fact "$facts" "$k cpu"))))"
+	fi
 	if "$PPROF" -top "$TMP/$run.pb.gz" 2>/dev/null | grep -q '^Type: cpu$'; then
 		ok "$run: the default sample type is cpu"
 	else
@@ -412,10 +422,10 @@ check_pprof_view() {
 check_types() {
 	local run=$1 facts=$2 types
 	types=$(cat "$TMP/$run.pb.gz.types")
-	if [ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds" ]; then
-		ok "$run: sample types samples/count cpu/nanoseconds off_cpu/nanoseconds"
+	if [ "$types" = "samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds" ]; then
+		ok "$run: sample types samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds"
 	else
-		fail "$run: sample types '$types', want 'samples/count cpu/nanoseconds off_cpu/nanoseconds'"
+		fail "$run: sample types '$types', want 'samples/count cpu/nanoseconds off_cpu/nanoseconds wall/nanoseconds'"
 	fi
 	if [ "$(fact "$facts" mixed)" -eq 0 ]; then
 		ok "$run: off-CPU samples have 0 samples and 0 cpu"

@@ -510,7 +510,9 @@ static void add_row(void *ctx, const struct sample_row *row)
 	struct otel_label_buf obuf;
 	struct go_label_buf gbuf;
 	char hex[2][17];
-	int64_t values[3] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns), 0};
+	/* samples, cpu; with --off-cpu also off_cpu, and wall: the one of the two it has */
+	int64_t values[4] = {(int64_t)row->count, (int64_t)(row->count * st->period_ns), 0,
+			     (int64_t)(row->count * st->period_ns)};
 	size_t n;
 
 	if (st->err)
@@ -525,7 +527,7 @@ static void add_row(void *ctx, const struct sample_row *row)
 	if (tl->off_class) {
 		/* a wait: no CPU sample, its time in off_cpu/nanoseconds */
 		values[0] = values[1] = 0;
-		values[2] = (int64_t)row->off_ns;
+		values[2] = values[3] = (int64_t)row->off_ns;
 		labels[n++] = (struct pprof_label){.key = "off_cpu_class", .str = tl->off_class};
 	}
 	st->err = pprof__add_sample(st->p, locs, nr_locs, values, labels, n);
@@ -547,6 +549,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 		{"samples", "count"},
 		{"cpu", "nanoseconds"},
 		{"off_cpu", "nanoseconds"},
+		/* on the CPU (sampled) or off it (recorded waits): where a span's time went */
+		{"wall", "nanoseconds"},
 	};
 	struct exporter *e;
 	const char *const *c;
@@ -566,8 +570,8 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->python = opts->python;
 	e->begin_ns = mono_ns();
 	e->res = &e->result;
-	/* the waits' type only when they are recorded: profiles without them are as before */
-	e->p = pprof__new(types, opts->off_cpu ? 3 : 2, types[1], (int64_t)opts->period_ns);
+	/* the waits' types only when they are recorded: profiles without them are as before */
+	e->p = pprof__new(types, opts->off_cpu ? 4 : 2, types[1], (int64_t)opts->period_ns);
 	if (!e->p) {
 		err = -errno;
 		goto err_free;

@@ -61,7 +61,7 @@ struct export_opts {
 	/* names the Python frames of samples (appctx/python_proc.h); NULL:
 	 * they are named by their reason only */
 	struct python_procs *python;
-	/* --off-cpu: a third sample type, off_cpu/nanoseconds, for the waits */
+	/* --off-cpu: sample types off_cpu/nanoseconds (the waits) and wall/nanoseconds (both) */
 	bool off_cpu;
 };
 
