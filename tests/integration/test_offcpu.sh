@@ -29,7 +29,9 @@
 #  - the summary line "ctxprof: off-CPU: " (offcpu_counts reads it);
 #  - storm (2 threads ping-ponging through pipes, --off-cpu-threshold 0):
 #    exit 0, waits sampled away (or all recorded, none dropped), the scaled
-#    off-CPU total within 10 % of the threads' blocked time.
+#    off-CPU total within 10 % of the threads' blocked time;
+#  - --all, and --children with the workload started after the collector:
+#    each kind's waits found in its spans, of its class, in its frames.
 # Each check prints one ok/FAIL line.  Without --off-cpu in the collector
 # (collector --help) the test fails with one line saying so, after the checks
 # that need no off-CPU support.
@@ -585,4 +587,40 @@ profile_run storm "--storm --seconds 5" --off-cpu --off-cpu-threshold 0 --freque
 storm_check storm $?
 profile_run storm_split "--storm --cpu split --seconds 4" --off-cpu --off-cpu-threshold 0 --frequency 999
 storm_check storm_split $? split
+
+# --- 5. --all and --children: the same waits, labeled, classed and placed
+# mode_check RUN: per kind A-C, off-CPU time in the workload's spans (its
+# pid, from its server_tid line: the main thread serves), >= 95 % of it of
+# the kind's class and with its blocking frames, none with another pid
+mode_check() {
+	local run=$1 rc=$2 pid k off cls st
+	[ "$rc" -eq 0 ] && ok "$run: collector exit 0" || fail "$run: collector exited $rc"
+	pid=$(sed -n 's/^server_tid //p' "$TMP/$run.out")
+	[ -n "$pid" ] || { fail "$run: the workload printed no server_tid"; return; }
+	samples_tsv "$TMP/$run.pb.gz" || { fail "$run: pprof -raw failed"; return; }
+	span_facts "$TMP/$run.pb.gz" "$pid" "$pid" >"$TMP/$run.facts"
+	for k in A B C; do
+		off=$(fact "$TMP/$run.facts" "$k off")
+		cls=$(fact "$TMP/$run.facts" "$k class=$(expected_class "$k")")
+		st=$(fact "$TMP/$run.facts" "$k stack_ok")
+		if [ "$off" -gt 0 ] && [ $((cls * 100)) -ge $((off * 95)) ] &&
+			[ $((st * 100)) -ge $((off * 95)) ] && [ "$(fact "$TMP/$run.facts" "$k pid_bad")" = 0 ]; then
+			ok "$run: kind $k: $(ms "$off") off the CPU, $(pct "$cls" "$off") % $(expected_class "$k"), $(pct "$st" "$off") % in its blocking frames"
+		else
+			fail "$run: kind $k: $(ms "$off") off the CPU, $(pct "$cls" "$off") % $(expected_class "$k"), $(pct "$st" "$off") % in its blocking frames, $(ms "$(fact "$TMP/$run.facts" "$k pid_bad")") with another pid"
+		fi
+	done
+}
+start_bg "$WL" --seconds 6 --dir "$TMP" >"$TMP/all.out"
+sleep 0.5
+timeout -k 10 -s INT 60 "$COLLECTOR" --all --off-cpu --frequency 999 --duration 3 --no-status \
+	-o "$TMP/all.pb.gz" 2>"$TMP/all.log"
+mode_check all $?
+# the workload a child of the profiled process, started after the collector
+# (--children runs until --duration: the tree may outlive its root)
+start_bg bash -c "sleep 1; '$WL' --seconds 3 --dir '$TMP' >'$TMP/children.out'; true"
+timeout -k 10 -s INT 60 "$COLLECTOR" --pid $! --children --off-cpu --frequency 999 --duration 5 \
+	--no-status \
+	-o "$TMP/children.pb.gz" 2>"$TMP/children.log"
+mode_check children $?
 finish
