@@ -23,6 +23,7 @@ enum {
 	OPT_UNWIND,
 	OPT_PYTHON,
 	OPT_OFF_CPU,
+	OPT_BPF_STATS,
 	OPT_OFF_CPU_THRESHOLD,
 	OPT_UNWIND_MEMORY,
 	OPT_SYMBOL_MEMORY,
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"python", required_argument, NULL, OPT_PYTHON},
 	{"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
 	{"off-cpu-threshold", required_argument, NULL, OPT_OFF_CPU_THRESHOLD},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"symbol-memory", required_argument, NULL, OPT_SYMBOL_MEMORY},
@@ -187,6 +189,11 @@ static void usage(FILE *f, const char *prog)
 		"      --health-addr HOST:PORT  also serve /healthz alone on HOST:PORT, from\n"
 		"                         another thread: probes there never wait behind\n"
 		"                         scrapes\n"
+		"      --bpf-stats        have the kernel count the BPF programs' run time while\n"
+		"                         the collector runs (BPF_ENABLE_STATS; each run costs a\n"
+		"                         clock read more): the summary and /metrics then show\n"
+		"                         ns per sample.  Shown too when kernel.bpf_stats_enabled\n"
+		"                         is 1\n"
 		"\n"
 		"Tuning:\n"
 		"      --drain-threads N  threads reading the per-CPU ring buffers, each owning\n"
@@ -372,6 +379,9 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 			break;
 		case OPT_NO_CONTEXT:
 			opts->context = false;
+			break;
+		case OPT_BPF_STATS:
+			opts->bpf_stats = true;
 			break;
 		case OPT_OFF_CPU:
 			opts->off_cpu = true;

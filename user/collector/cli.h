@@ -43,6 +43,7 @@ struct collector_opts {
 	bool context;		    /* false with --no-context */
 	bool python;		    /* --python on|off: CPython frames */
 	bool off_cpu;		    /* --off-cpu */
+	bool bpf_stats;		    /* --bpf-stats: BPF_ENABLE_STATS while running */
 	unsigned long off_cpu_threshold_us; /* --off-cpu-threshold */
 	enum unwind_mode unwind;	    /* --unwind auto|dwarf|fp */
 	size_t unwind_mib;		    /* --unwind-memory, MiB of BPF unwind tables */

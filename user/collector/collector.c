@@ -773,6 +773,16 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = sampler__prepare(c->sampler, o->frequency, err_msg, err_len);
 	if (err)
 		return err;
+	if (o->bpf_stats) {
+		err = sampler__enable_bpf_stats(c->sampler);
+		if (err) {
+			snprintf(err_msg, err_len,
+				 "--bpf-stats: the kernel would not count BPF run time: %s "
+				 "(BPF_ENABLE_STATS needs Linux 5.8 and CAP_SYS_ADMIN)",
+				 strerror(-err));
+			return err;
+		}
+	}
 	/* the readers of application context, before any process is read */
 	if (o->context) {
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);

@@ -362,6 +362,13 @@ FAMILY(f_http_evicted, "ctxprof_http_connections_evicted_total", COUNTER,
        "listener");
 FAMILY(f_http_log, "ctxprof_http_log_messages_suppressed_total", COUNTER,
        "HTTP server messages not logged (at most one every 10 s).", NULL);
+/* the BPF programs, as the kernel accounts them (kernel.bpf_stats_enabled, --bpf-stats) */
+FAMILY(f_bpf_runs, "ctxprof_bpf_runs_total", COUNTER,
+       "Runs of the sampler's BPF programs (counted while BPF run-time statistics are on).",
+       "program");
+FAMILY(f_bpf_time, "ctxprof_bpf_run_seconds_total", COUNTER,
+       "Run time of the sampler's BPF programs (counted while BPF run-time statistics are on).",
+       "program");
 /* the collector itself */
 FAMILY(f_cpu, "process_cpu_seconds_total", COUNTER, "User and system CPU time of the collector.",
        NULL);
@@ -802,6 +809,34 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_http_log, NULL, COUNTERS_HTTP, "server messages not logged (rate limit)",
 	    http.log_suppressed, .flags = COUNTER_GROUP),
 
+	/* BPF run time: per run, and per sample taken (the runs on unprofiled tasks included) */
+	ONE(f_bpf_time, "sample", COUNTERS_BPF, "sample() {} in all", bpf.sample_ns,
+	    .unit = COUNTER_NS),
+	ONE(f_bpf_runs, "sample", COUNTERS_BPF, "runs", bpf.sample_runs),
+	{.kind = COUNTER_RATIO,
+	 .section = COUNTERS_BPF,
+	 .words = "ns per run",
+	 .offset = V(bpf.sample_ns),
+	 .per = V(bpf.sample_runs),
+	 .scale = 1},
+	{.kind = COUNTER_RATIO,
+	 .section = COUNTERS_BPF,
+	 .words = "ns per sample taken",
+	 .offset = V(bpf.sample_ns),
+	 .per = V(sampler[SAMPLER_STAT_SAMPLES]),
+	 .scale = 1},
+	ONE(f_bpf_time, "offcpu_switch", COUNTERS_BPF, "offcpu_switch() {} in all", bpf.switch_ns,
+	    .unit = COUNTER_NS, .flags = COUNTER_GROUP, .have = COUNTERS_HAVE_OFF_CPU),
+	ONE(f_bpf_runs, "offcpu_switch", COUNTERS_BPF, "runs", bpf.switch_runs,
+	    .have = COUNTERS_HAVE_OFF_CPU),
+	{.kind = COUNTER_RATIO,
+	 .section = COUNTERS_BPF,
+	 .have = COUNTERS_HAVE_OFF_CPU,
+	 .words = "ns per run",
+	 .offset = V(bpf.switch_ns),
+	 .per = V(bpf.switch_runs),
+	 .scale = 1},
+
 	/* the collector itself */
 	ONE(f_cpu, NULL, COUNTERS_COLLECTOR, "in all (set-up, symbols, export)", cpu_s,
 	    .unit = COUNTER_SECONDS),
@@ -851,6 +886,7 @@ static const struct {
 	[COUNTERS_DEGRADED_NOW] = {"degraded at the end", 0, true},
 	[COUNTERS_DEGRADED_RAISED] = {"degraded (times raised)", 0, true},
 	[COUNTERS_HTTP] = {"metrics server", COUNTERS_HAVE_HTTP},
+	[COUNTERS_BPF] = {"BPF run time", COUNTERS_HAVE_BPF_STATS},
 	[COUNTERS_COLLECTOR] = {"collector CPU"},
 };
 
@@ -1094,6 +1130,9 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		  (o->off_cpu ? COUNTERS_HAVE_OFF_CPU : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
 		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
 	sampler__read_stats(c->sampler, v->sampler);
+	sampler__prog_cost(c->sampler, &v->bpf);
+	if (v->bpf.sample_runs || v->bpf.switch_runs)
+		v->have |= COUNTERS_HAVE_BPF_STATS;
 	drains__counters(c->drains, &v->drains);
 	if (c->unwinder)
 		unwinder__stats(c->unwinder, &v->unwind);

@@ -64,6 +64,7 @@ enum counter_have {
 	COUNTERS_HAVE_GO = 1 << 8,	       /* goroutine labels read (not --no-context) */
 	COUNTERS_HAVE_PYTHON = 1 << 9,	       /* CPython frames read (--python on) */
 	COUNTERS_HAVE_OFF_CPU = 1 << 10,       /* off-CPU waits recorded (--off-cpu) */
+	COUNTERS_HAVE_BPF_STATS = 1 << 11,     /* the kernel counts BPF run time */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -96,6 +97,7 @@ struct counter_values {
 	struct export_result last;	 /* the last profile written */
 	struct health_stats health;
 	struct metrics_server_stats http;
+	struct sampler_prog_cost bpf;
 	/* the collector's own */
 	uint64_t exported;	  /* samples written into profiles */
 	uint64_t no_trace;	  /* samples whose stack was not handed over */
@@ -141,6 +143,7 @@ enum counter_section {
 	COUNTERS_DEGRADED_NOW,
 	COUNTERS_DEGRADED_RAISED,
 	COUNTERS_HTTP,
+	COUNTERS_BPF,
 	COUNTERS_COLLECTOR,
 	COUNTERS_SECTION_MAX,
 };

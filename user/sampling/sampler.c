@@ -62,6 +62,7 @@ struct sampler {
 	int nr_possible;
 	sampler_record_fn fn;
 	struct bpf_link *offcpu_link; /* --off-cpu: the sched_switch program; NULL: none */
+	int stats_fd;		      /* BPF_ENABLE_STATS while held; -1: not asked */
 	/* sampler__check()'s: scratch masks and counters, the rate window */
 	bool *online;
 	uint64_t *percpu, *runs, *busy;
@@ -365,6 +366,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	if (!s)
 		return NULL;
 	s->fn = fn;
+	s->stats_fd = -1;
 	s->health.effective_hz = -1;
 	s->health.run_hz = -1;
 	s->health.lowest_hz = -1;
@@ -581,6 +583,38 @@ int sampler__stop(struct sampler *s)
 		usleep(10000);
 	}
 	return total;
+}
+
+/* @prog's run count and time; 0s when it is not loaded or not readable */
+static void prog_cost(const struct bpf_program *prog, uint64_t *runs, uint64_t *ns)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = prog ? bpf_program__fd(prog) : -1;
+
+	*runs = *ns = 0;
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return;
+	*runs = info.run_cnt;
+	*ns = info.run_time_ns;
+}
+
+void sampler__prog_cost(const struct sampler *s, struct sampler_prog_cost *out)
+{
+	prog_cost(s->skel->progs.sample, &out->sample_runs, &out->sample_ns);
+	prog_cost(bpf_program__autoload(s->skel->progs.offcpu_switch) ? s->skel->progs.offcpu_switch
+								      : NULL,
+		  &out->switch_runs, &out->switch_ns);
+}
+
+int sampler__enable_bpf_stats(struct sampler *s)
+{
+	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+	if (fd < 0)
+		return -errno;
+	s->stats_fd = fd;
+	return 0;
 }
 
 int sampler__read_stats(struct sampler *s, uint64_t *out)
@@ -827,6 +861,8 @@ void sampler__free(struct sampler *s)
 			close_cpu(s, i);
 	perf_opener__stop(s->opener);
 	bpf_link__destroy(s->offcpu_link);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
 	if (s->ring_pos)
 		for (i = 0; i < s->nr_possible; i++)
 			if (s->ring_pos[i])

@@ -118,6 +118,29 @@ int sampler__stop(struct sampler *s);
  */
 int sampler__read_stats(struct sampler *s, uint64_t *out);
 
+/*
+ * What the sampler's programs cost, from the kernel's own accounting
+ * (bpf_prog_info run_cnt, run_time_ns): counted only while BPF run-time
+ * statistics are on, system-wide (sysctl kernel.bpf_stats_enabled=1) or
+ * for this process (sampler__enable_bpf_stats()); all 0 otherwise.
+ */
+struct sampler_prog_cost {
+	uint64_t sample_runs, sample_ns; /* the cpu-clock program: every tick on a task */
+	uint64_t switch_runs, switch_ns; /* the off-CPU program (--off-cpu): every switch */
+};
+
+/** sampler__prog_cost() - read the programs' run counts and times into @out. */
+void sampler__prog_cost(const struct sampler *s, struct sampler_prog_cost *out);
+
+/**
+ * sampler__enable_bpf_stats() - turn the kernel's BPF run-time statistics on
+ * for as long as the sampler lives (BPF_ENABLE_STATS: the kernel keeps them
+ * on while a descriptor is held; each program run then costs a clock read
+ * or two more).  Main thread, once.
+ * Return: 0 or -errno (a kernel without it: -EINVAL).
+ */
+int sampler__enable_bpf_stats(struct sampler *s);
+
 /* the effective rate below this share of the requested one is "throttled" */
 #define SAMPLER_RATE_LOW 0.9
 
