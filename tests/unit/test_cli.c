@@ -42,8 +42,19 @@ static void cli__parse__pid_only__defaults(void **state)
 	assert_true(o.kernel);
 	assert_null(o.output);
 	assert_true(o.duration == 0);
-	assert_int_equal(o.ring_kib, CLI_DEFAULT_RING_KIB);
+	/* 2 s of 2 KiB records at 99 Hz: 396 KiB, a power of two */
+	assert_int_equal(o.ring_kib, 512);
 	assert_int_equal(o.status, -1);
+	/* by the rate: 999 Hz, 10 Hz, and --off-cpu's 2000 waits a second */
+	assert_int_equal(parse(&o, "--pid", "42", "-F", "999", NULL), 0);
+	assert_int_equal(o.ring_kib, 4096);
+	assert_int_equal(parse(&o, "--pid", "42", "-F", "10", NULL), 0);
+	assert_int_equal(o.ring_kib, CLI_RING_AUTO_MIN_KIB);
+	assert_int_equal(parse(&o, "--pid", "42", "--off-cpu", NULL), 0);
+	assert_int_equal(o.ring_kib, CLI_RING_AUTO_MAX_KIB);
+	/* given, as given */
+	assert_int_equal(parse(&o, "--pid", "42", "-F", "999", "--ring-size", "64", NULL), 0);
+	assert_int_equal(o.ring_kib, 64);
 }
 
 static void cli__parse__all_options__set(void **state)

@@ -204,7 +204,9 @@ static void usage(FILE *f, const char *prog)
 		"(libctxprof\n"
 		"                         slots, OpenTelemetry process and thread context)\n"
 		"      --ring-size KIB    per-CPU ring buffer size in KiB, a power of two\n"
-		"                         >= 64 (default %d); raise it if ring_full drops show\n"
+		"                         >= 64 (default: 2 s of 2 KiB records at -F, with\n"
+		"                         --off-cpu's budget, %d-%d: 512 at 99 Hz, %d at\n"
+		"                         999 Hz); raise it if ring_full drops show\n"
 		"      --max-stacks N     distinct stacks kept per interval, and (stack, thread)\n"
 		"                         pairs per drain thread (default %u); more are counted\n"
 		"                         as dropped (stack_table_full, sample_table_full)\n"
@@ -233,7 +235,8 @@ static void usage(FILE *f, const char *prog)
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
 		CLI_DEFAULT_SYMBOL_MIB, CLI_OFF_CPU_BUDGET, CLI_OFF_CPU_THRESHOLD_US,
 		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
-		CLI_DEFAULT_DRAIN_THREADS, CLI_DEFAULT_RING_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_DRAIN_THREADS, CLI_RING_AUTO_MIN_KIB, CLI_RING_AUTO_MAX_KIB,
+		CLI_RING_AUTO_MAX_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -266,7 +269,7 @@ static void set_defaults(struct collector_opts *opts)
 	opts->context = true;
 	opts->python = true;
 	opts->off_cpu_threshold_us = CLI_OFF_CPU_THRESHOLD_US;
-	opts->ring_kib = CLI_DEFAULT_RING_KIB;
+	opts->ring_kib = 0; /* ring_kib_for() once -F and --off-cpu are known */
 	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
 	opts->status = -1;
 	opts->max_files = CLI_DEFAULT_MAX_FILES;
@@ -289,6 +292,22 @@ static int parse_seconds(const char *s, double min, double *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/*
+ * The per-CPU ring when --ring-size is not given: room for 2 s of records,
+ * 2 KiB each (a deep stack and its context), at @frequency plus, with
+ * --off-cpu, its budget of waits a second; a power of two within the
+ * bounds.  Each ring is mapped twice (records wrap contiguously), so the
+ * collector's RSS holds twice this per CPU: sized by the rate, not the most.
+ */
+static size_t ring_kib_for(unsigned int frequency, bool off_cpu)
+{
+	size_t need = ((size_t)frequency + (off_cpu ? CLI_OFF_CPU_BUDGET : 0)) * 2 * 2, kib;
+
+	for (kib = CLI_RING_AUTO_MIN_KIB; kib < need && kib < CLI_RING_AUTO_MAX_KIB; kib *= 2)
+		;
+	return kib;
 }
 
 /* a file named for speedscope's format: NAME.speedscope.json, gzipped or not */
@@ -534,6 +553,8 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 	}
 	if (!format_given && opts->timeline)
 		opts->timeline_speedscope = speedscope_name(opts->timeline);
+	if (!opts->ring_kib)
+		opts->ring_kib = ring_kib_for(opts->frequency, opts->off_cpu);
 	if (!opts->context && (opts->timeline || opts->timelines)) {
 		fprintf(err,
 			"%s: a timeline shows spans: it needs the trace context (drop "

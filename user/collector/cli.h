@@ -15,9 +15,11 @@
 
 #define CTXPROF_VERSION "0.1.0"
 
-#define CLI_DEFAULT_FREQUENCY	  99
-#define CLI_MAX_FREQUENCY	  100000 /* cpu-clock's hrtimer floor is 10 us */
-#define CLI_DEFAULT_RING_KIB	  4096
+#define CLI_DEFAULT_FREQUENCY 99
+#define CLI_MAX_FREQUENCY     100000 /* cpu-clock's hrtimer floor is 10 us */
+/* --ring-size by default (cli.c's ring_kib_for()): 2 s of records at -F, within these */
+#define CLI_RING_AUTO_MIN_KIB	  256
+#define CLI_RING_AUTO_MAX_KIB	  4096
 #define CLI_DEFAULT_MAX_STACKS	  (1u << 18)
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
@@ -52,7 +54,7 @@ struct collector_opts {
 	bool timelines;			    /* --timelines: one per --interval file */
 	bool timeline_speedscope;	    /* --timeline-format speedscope */
 	size_t timeline_mib;		    /* --timeline-memory, MiB of trace parts */
-	size_t ring_kib;		    /* --ring-size */
+	size_t ring_kib;		    /* --ring-size, or cli__ring_kib()'s */
 	size_t max_stacks;		    /* --max-stacks */
 	const char *btf_path;		    /* --btf */
 	int verbose;			    /* -v, repeatable */

@@ -17,7 +17,9 @@
 #include "lifecycle.skel.h"
 #include "util/percpu_stats.h"
 
-#define DEFAULT_RING_BYTES (4u << 20)
+/* fork, exec, exit and rename events of ~100 bytes: thousands of them, and
+ * mapped twice (RSS 2 MiB) */
+#define DEFAULT_RING_BYTES (1u << 20)
 
 struct lifecycle {
 	struct lifecycle_bpf *skel;
