@@ -34,6 +34,14 @@ need_root() {
 
 start_bg() { "$@" & PIDS+=($!); }
 
+# the first TCP port from $1 on (200 tried) that nothing listens on
+free_port() {
+	local p
+	for p in $(seq "$1" $(($1 + 200))); do
+		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+}
+
 # "samples: X taken, Y in profile, Z dropped" from a collector log
 summary_field() {
 	sed -n 's/^ctxprof: samples: \([0-9]*\) taken, \([0-9]*\) in profile, \([0-9]*\) dropped$/\1 \2 \3/p' "$1"

@@ -16,12 +16,6 @@ command -v curl >/dev/null || skip "curl is not installed (make deps installs it
 [ "$(sysctl -n kernel.bpf_stats_enabled)" = 0 ] ||
 	skip "kernel.bpf_stats_enabled is 1: the test needs it 0 to see --bpf-stats turn counting on"
 
-free_port() {
-	local p
-	for p in $(seq "$1" $(($1 + 200))); do
-		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
 PORT=$(free_port $((23000 + $$ % 500)))
 
 start_bg "$WORKLOADS/shares" --seconds 30

@@ -82,12 +82,6 @@ cleanup_deploy() {
 trap 'cleanup_deploy; cleanup' EXIT
 
 # --- run it as the manifest says
-free_port() {
-	local p
-	for p in $(seq "$1" $(($1 + 200))); do
-		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
 PORT=$(free_port $((19000 + $$ % 500)))
 HEALTH_PORT=$(free_port $((PORT + 1)))
 PROM_PORT=$(free_port $((HEALTH_PORT + 1)))

@@ -16,12 +16,6 @@ SLOW=${SLOW_SECONDS:-60}
 FAST=${FAST_SECONDS:-15}
 LOAD="python3 $ROOT/tests/integration/http_load.py"
 
-free_port() {
-	local p
-	for p in $(seq "$1" $(($1 + 200))); do
-		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
 PORT=$(free_port $((21000 + $$ % 500)))
 HPORT=$(free_port $((PORT + 1)))
 

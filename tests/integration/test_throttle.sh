@@ -16,13 +16,6 @@ SAVED=$(cat "$RATE")
 [ "$SAVED" -ge $FREQ ] || skip "perf_event_max_sample_rate is $SAVED already, below $FREQ"
 trap 'echo "$SAVED" > "$RATE"; cleanup' EXIT
 
-free_port() {
-	local p
-	for p in $(seq "$1" $(($1 + 200))); do
-		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
-
 start_bg "$WORKLOADS/cpu_phases" > /dev/null
 wl=$!
 
