@@ -103,14 +103,14 @@ struct {
 	__type(value, struct offcpu_budget);
 } offcpu_budgets SEC(".maps");
 
-/* the weight of this switch out, 0: sampled away */
-static __always_inline __u32 offcpu_weight(__u64 now)
+/* capture this switch out?  Past the budget, one in `stride` (the others are timed only) */
+static __always_inline bool offcpu_capture(__u64 now)
 {
 	__u32 zero = 0, per_window = off_cpu_budget / (1000000000ull / OFFCPU_WINDOW_NS);
 	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budgets, &zero);
 
 	if (!b)
-		return 1;
+		return true;
 	if (!per_window)
 		per_window = 1;
 	if (now - b->window_start >= OFFCPU_WINDOW_NS) {
@@ -120,9 +120,7 @@ static __always_inline __u32 offcpu_weight(__u64 now)
 		b->n = 0;
 	}
 	b->n++;
-	if (b->stride > 1 && b->n % b->stride)
-		return 0;
-	return b->stride ? b->stride : 1;
+	return b->stride <= 1 || !(b->n % b->stride);
 }
 
 /*
@@ -171,7 +169,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 	}
 	/* sampled away: timed all the same, its time goes with the thread's
 	 * next recorded wait (so the totals are every wait's, not a guess) */
-	if (!offcpu_weight(now)) {
+	if (!offcpu_capture(now)) {
 		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
 		p->captured = 0;
 		p->start_ns = now;
