@@ -19,6 +19,9 @@
 #  6. the micro-benchmarks of the hot data structures, each with its baseline;
 #  7. bench/python.sh: the CPython 3.11 walk's BPF time per sample, --python
 #     on next to --python off on the same script;
+#  9. bench/unwind_cost.sh: the CFI walk's BPF time per sample next to
+#     bpftrace's frame-pointer ustack on the same work; bench/rss.sh: where
+#     the collector's resident memory goes;
 #  8. bench/offcpu.sh: off-CPU profiling's BPF time per context switch (waits
 #     above and below the threshold) next to bcc's offcputime, and a switch
 #     storm's round trips per second with --off-cpu on and off.
@@ -241,6 +244,14 @@ OUTPUT=$OUTPUT "$ROOT/bench/python.sh" || echo "python: bench/python.sh failed"
 echo
 echo "== off-CPU: BPF ns per context switch, storm round trips with --off-cpu on and off (bench/offcpu.sh)"
 OUTPUT=$OUTPUT "$ROOT/bench/offcpu.sh" || echo "offcpu: bench/offcpu.sh failed"
+
+# the user-stack walk against the kernel's frame-pointer walk, same work
+echo
+echo "== unwind cost: BPF ns per sample, CFI walk next to bpftrace's ustack (bench/unwind_cost.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/unwind_cost.sh" || echo "unwind_cost: bench/unwind_cost.sh failed"
+echo
+echo "== memory: the collector's RSS by category, --all and --pid (bench/rss.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/rss.sh" || echo "rss: bench/rss.sh failed"
 
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench trace_bench; do
