@@ -19,12 +19,12 @@
 #  6. the micro-benchmarks of the hot data structures, each with its baseline;
 #  7. bench/python.sh: the CPython 3.11 walk's BPF time per sample, --python
 #     on next to --python off on the same script;
-#  9. bench/unwind_cost.sh: the CFI walk's BPF time per sample next to
-#     bpftrace's frame-pointer ustack on the same work; bench/rss.sh: where
-#     the collector's resident memory goes;
 #  8. bench/offcpu.sh: off-CPU profiling's BPF time per context switch (waits
 #     above and below the threshold) next to bcc's offcputime, and a switch
 #     storm's round trips per second with --off-cpu on and off.
+#  9. bench/unwind_cost.sh: the CFI walk's BPF time per sample next to
+#     bpftrace's frame-pointer ustack on the same work; bench/rss.sh: where
+#     the collector's resident memory goes.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
