@@ -61,6 +61,15 @@ struct {
 	__type(value, struct unwind_proc);
 } unwind_procs SEC(".maps");
 
+/*
+ * The user stack above the sampled sp is copied once per walk, this much of
+ * it (a power of two): the frames' reads come from the copy, one
+ * bpf_probe_read_user for the walk instead of one or two per frame (each
+ * costs tens of ns in fault handling set-up).  Reads outside it go to the
+ * user memory as before.
+ */
+#define USTACK_WINDOW 4096
+
 /* the walk, in the per-CPU scratch next to the record its frames go into */
 struct ustack_walk {
 	__u64 pc;
@@ -75,6 +84,11 @@ struct ustack_walk {
 	__u32 exact;  /* pc is exact: the leaf, or the pc a signal frame saved */
 	__u32 fp_ok;  /* code without CFI may be walked by frame pointer */
 	__u32 nr_cfi, nr_plt, nr_signal, nr_fp; /* frames by method, for the counters */
+	__u64 win_lo;				/* the user address window[0] holds */
+	__u32 win_len;				/* bytes of it copied; 0: none */
+	__u32 win_pad;
+	/* last: native_stack() clears only what is before it */
+	__u8 window[USTACK_WINDOW];
 };
 
 /* the sigcontext the kernel pushed, as __restore_rt's rsp sees it */
@@ -83,8 +97,35 @@ struct ustack_walk {
 	(SIGFRAME_UC + __builtin_offsetof(struct ucontext, uc_mcontext) +                          \
 	 __builtin_offsetof(struct sigcontext_64, f))
 
-static __always_inline int read_user_u64(__u64 addr, __u64 *v)
+/* the stack from @sp up into st->window, as much of USTACK_WINDOW as is mapped */
+static __always_inline void copy_window(struct ustack_walk *st)
 {
+	__u32 len = USTACK_WINDOW;
+
+	st->win_lo = st->sp;
+	st->win_len = 0;
+	if (bpf_probe_read_user(st->window, USTACK_WINDOW, (const void *)st->sp)) {
+		/* the stack's top is nearer: the rest of sp's page at least is there */
+		len = 4096 - (st->sp & 4095);
+		if (len > USTACK_WINDOW) /* for the verifier */
+			len = USTACK_WINDOW;
+		if (!len || bpf_probe_read_user(st->window, len, (const void *)st->sp))
+			return;
+	}
+	st->win_len = len;
+}
+
+/* 8 bytes of the user stack at @addr: from the window when it holds them */
+static __always_inline int read_user_u64(struct ustack_walk *st, __u64 addr, __u64 *v)
+{
+	__u64 off = addr - st->win_lo;
+
+	if (addr >= st->win_lo && st->win_len >= 8 && off <= st->win_len - 8) {
+		if (off > USTACK_WINDOW - 8) /* for the verifier */
+			return -1;
+		__builtin_memcpy(v, st->window + off, sizeof(*v));
+		return 0;
+	}
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
 }
 
@@ -162,7 +203,7 @@ static __always_inline long step_fp(struct ustack_walk *st)
 		return unwind_end(st, UNWIND_STOP_COMPLETE);
 	if (st->bp < st->sp || (st->bp & 7))
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
-	if (read_user_u64(st->bp + 8, &ra) || read_user_u64(st->bp, &bp))
+	if (read_user_u64(st, st->bp + 8, &ra) || read_user_u64(st, st->bp, &bp))
 		return unwind_end(st, UNWIND_STOP_READ_ERR);
 	st->sp = st->bp + 16;
 	st->bp = bp;
@@ -177,9 +218,9 @@ static __always_inline long step_signal(struct ustack_walk *st)
 {
 	__u64 pc, sp, bp;
 
-	if (read_user_u64(st->sp + SIGFRAME_MCONTEXT(ip), &pc) ||
-	    read_user_u64(st->sp + SIGFRAME_MCONTEXT(sp), &sp) ||
-	    read_user_u64(st->sp + SIGFRAME_MCONTEXT(bp), &bp))
+	if (read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(ip), &pc) ||
+	    read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(sp), &sp) ||
+	    read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(bp), &bp))
 		return unwind_end(st, UNWIND_STOP_READ_ERR);
 	st->pc = pc;
 	st->sp = sp;
@@ -203,7 +244,7 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 		st->nr_cfi++;
 		break;
 	case UNWIND_CMD_CFA_RBP_DEREF:
-		if (read_user_u64(st->bp + r->cfa_off, &cfa))
+		if (read_user_u64(st, st->bp + r->cfa_off, &cfa))
 			return unwind_end(st, UNWIND_STOP_READ_ERR);
 		st->nr_cfi++;
 		break;
@@ -225,17 +266,17 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 	/* the caller's rsp is the CFA, above ours: anything else is corrupt or a loop */
 	if (cfa <= st->sp)
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
-	if (read_user_u64(cfa - 8, &ra))
+	if (read_user_u64(st, cfa - 8, &ra))
 		return unwind_end(st, UNWIND_STOP_READ_ERR);
 	switch (r->rbp) {
 	case UNWIND_RBP_SAME:
 		break;
 	case UNWIND_RBP_CFA:
-		if (read_user_u64(cfa + r->rbp_off, &bp))
+		if (read_user_u64(st, cfa + r->rbp_off, &bp))
 			return unwind_end(st, UNWIND_STOP_READ_ERR);
 		break;
 	case UNWIND_RBP_RBP:
-		if (read_user_u64(st->bp + r->rbp_off, &bp))
+		if (read_user_u64(st, st->bp + r->rbp_off, &bp))
 			return unwind_end(st, UNWIND_STOP_READ_ERR);
 		break;
 	default:

@@ -189,7 +189,8 @@ static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data 
 
 	if (!st || nk > SAMPLER_MAX_KSTACK)
 		return UNWIND_STOP_BAD_FRAME;
-	__builtin_memset(st, 0, sizeof(*st));
+	/* the state, not the window: copy_window() fills what it uses */
+	__builtin_memset(st, 0, __builtin_offsetof(struct ustack_walk, window));
 	st->base = nk;
 	st->exact = 1;
 	if (!user_regs(pctx, st))
@@ -211,6 +212,7 @@ static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data 
 	st->cached = proc->map_first;
 	st->fp_ok = unwind_mode == UNWIND_MODE_AUTO;
 	st->stop = UNWIND_STOP_TRUNCATED;
+	copy_window(st);
 	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, NULL, 0);
 	*nu = st->n;
 	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_CFI, st->nr_cfi);
