@@ -24,7 +24,8 @@
 #     storm's round trips per second with --off-cpu on and off.
 #  9. bench/unwind_cost.sh: the CFI walk's BPF time per sample next to
 #     bpftrace's frame-pointer ustack on the same work; bench/rss.sh: where
-#     the collector's resident memory goes.
+#     the collector's resident memory goes; bench/node_cost.sh: its CPU and
+#     RSS under --all on a busy node next to an idle one.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -252,6 +253,9 @@ OUTPUT=$OUTPUT "$ROOT/bench/unwind_cost.sh" || echo "unwind_cost: bench/unwind_c
 echo
 echo "== memory: the collector's RSS by category, --all and --pid (bench/rss.sh)"
 OUTPUT=$OUTPUT "$ROOT/bench/rss.sh" || echo "rss: bench/rss.sh failed"
+echo
+echo "== a busy node: the collector's CPU and RSS under --all (bench/node_cost.sh)"
+OUTPUT=$OUTPUT "$ROOT/bench/node_cost.sh" || echo "node_cost: bench/node_cost.sh failed"
 
 # micro-benchmarks, each prints its own baseline and ratio
 for mb in context_bench calltrace_bench registry_bench trace_bench; do
