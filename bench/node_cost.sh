@@ -2,9 +2,10 @@
 # The collector's own cost under --all on a busy node (issue 21's measure):
 # 150 more processes (sleepers, each its own image), a CPU-bound program on
 # each CPU (bench/fixed_work_nofp), and a shell starting 20 short-lived
-# programs a second; `--all --interval 20` at 99 Hz for BENCH_SECONDS
-# (NODE_SECONDS, default 60, at least 30), with and without --timelines, next to the same collector on
-# the machine with none of that load (its idle baseline), in one run.
+# programs a second; `--all --interval 20` at 99 Hz for NODE_SECONDS
+# (default 60, at least 30), with and without --timelines, next to the same
+# collector on the machine with none of that load (its idle baseline), in
+# one run.
 # For each: the collector's CPU over the steady state (after its first 20 s:
 # utime + stime of every thread, /proc/PID/stat) as % of one core, its peak
 # and final RSS (VmHWM, VmRSS), and its samples taken and dropped.
