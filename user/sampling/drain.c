@@ -224,6 +224,25 @@ static void announce_codes(struct drain *d, const struct sample_record *rec)
 	}
 }
 
+/*
+ * @rec's stacks into the storage, their Python code objects announced.  A
+ * stack is filed under the mappings it was taken in (@gen): the same
+ * addresses in a library loaded since are another stack.
+ * Return: its trace id, or CALLTRACE_DROPPED_TRACE_ID.
+ */
+static uint64_t store_stack(struct drain *d, const struct sample_record *rec, uint32_t gen)
+{
+	uint64_t trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id,
+						   rec->frames, rec->nr_kframes, rec->nr_uframes,
+						   SAMPLE_STACK_FLAGS(rec->flags) |
+							   (gen & MAPPINGS_GEN_MASK)
+								   << PROCESS_STATE_GEN_SHIFT);
+
+	if (rec->flags & SAMPLE_F_PYTHON)
+		announce_codes(d, rec);
+	return trace_id;
+}
+
 /* the wait into this drain's trace of its thread (timelines draw it inside its span) */
 static void trace_wait(struct trace_writer *tw, const struct sample_record *rec,
 		       const struct offcpu_trailer *tr, uint64_t trace_id)
@@ -269,13 +288,7 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 		return;
 	}
 	gen = maps_gen(d->set->reg, rec, &due);
-	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
-					  rec->nr_kframes, rec->nr_uframes,
-					  SAMPLE_STACK_FLAGS(rec->flags) |
-						  (gen & MAPPINGS_GEN_MASK)
-							  << PROCESS_STATE_GEN_SHIFT);
-	if (rec->flags & SAMPLE_F_PYTHON)
-		announce_codes(d, rec);
+	trace_id = store_stack(d, rec, gen);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
 	    sample_table__add_wait(t, trace_id, rec, otel, go, tr.duration_ns)) {
 		bump(&d->off_dropped);
@@ -321,15 +334,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	if (atomic_load_explicit(recent, memory_order_relaxed) != rec->pid &&
 	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || due))
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
-	/* a stack is filed under the mappings it was taken in: the same
-	 * addresses in a library loaded since are another stack */
-	trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id, rec->frames,
-					  rec->nr_kframes, rec->nr_uframes,
-					  SAMPLE_STACK_FLAGS(rec->flags) |
-						  (gen & MAPPINGS_GEN_MASK)
-							  << PROCESS_STATE_GEN_SHIFT);
-	if (rec->flags & SAMPLE_F_PYTHON)
-		announce_codes(d, rec);
+	trace_id = store_stack(d, rec, gen);
 	if (d->tw)
 		trace_sample(d->tw, rec, trace_id);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
