@@ -7,11 +7,7 @@
 # workload profiled with --no-context (no context read at all).  kernel.bpf_stats_enabled;
 # medians of BENCH_REPS runs (default 3) of BENCH_SECONDS (default 5) at
 # 999 Hz.  Run by bench/run.sh, or alone as root after make bench.
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 W=$OUTPUT/workloads
 REPS=${BENCH_REPS:-3}
 SECS=${BENCH_SECONDS:-5}
@@ -20,15 +16,8 @@ for b in "$B/progstat" "$W/otel_service" "$W/requests" "$B/go_labels"; do
 	[ -x "$b" ] || { echo "bench: $b missing (make bench builds it)"; exit 1; }
 done
 mkdir -p "$B"
-was=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
-trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+bpf_stats_on
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# ns per run of the perf_event programs loaded since the ids in $1
-prog_ns() {
-	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { printf "%.0f\n", c ? t / c : 0 }' "$1" -
-}
 one() { # workload command, collector options... -> ns per run
 	"$B/progstat" > "$B/ids.before"
 	$1 > /dev/null & local wl=$!
@@ -36,7 +25,7 @@ one() { # workload command, collector options... -> ns per run
 	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration "$SECS" "${@:2}" \
 		-o "$B/ctxread.pb.gz" 2> "$B/ctxread.log" & local c=$!
 	sleep $((SECS - 1))
-	prog_ns "$B/ids.before"
+	per_run $(prog_stats "$B/ids.before")
 	wait $c || true
 	kill $wl 2> /dev/null || true
 	wait $wl 2> /dev/null || true

@@ -10,11 +10,7 @@
 # utime + stime of every thread, /proc/PID/stat) as % of one core, its peak
 # and final RSS (VmHWM, VmRSS), and its samples taken and dropped.
 # Run as root after make bench.
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 SECS=${NODE_SECONDS:-60}
 WARM=20
 [ "$SECS" -ge 30 ] || { echo "node_cost: NODE_SECONDS must be at least 30"; exit 1; }

@@ -22,11 +22,7 @@
 #     sched:sched_switch -a, and the offcputime baseline; BENCH_REPS runs
 #     each (default 3), interleaved, medians.
 # Run by bench/run.sh, or alone as root after make bench.
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 REPS=${BENCH_REPS:-3}
 SECS=${BENCH_SECONDS:-5}
 WL=$OUTPUT/workloads/offcpu_requests
@@ -38,11 +34,8 @@ if ! "$ROOT/collector" --help 2>&1 | grep -q -- '--off-cpu'; then
 	exit 0
 fi
 mkdir -p "$B"
-was=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
-trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+bpf_stats_on
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
 # wait until file $1 has a line matching $2 (10 s at most)
 wait_line() {
@@ -168,7 +161,6 @@ for k in storm_none storm_ctxprof storm_offcpu storm_offcpu_t0 storm_perf storm_
 	esac
 done
 rm -f "$B"/offcpu_progs.$$
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 
 cat <<EOT
 

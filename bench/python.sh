@@ -8,11 +8,7 @@
 # 999 Hz; the cost is the median of the paired differences.  Reads the
 # kernel's accounting (kernel.bpf_stats_enabled).  Run by bench/run.sh, or
 # alone as root after make bench.
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 REPS=${BENCH_REPS:-3}
 SECS=${BENCH_SECONDS:-5}
 PY=/usr/bin/python3
@@ -28,15 +24,8 @@ if ! "$ROOT/collector" --help 2>&1 | grep -q -- '--python'; then
 	exit 0
 fi
 mkdir -p "$B"
-was=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
-trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+bpf_stats_on
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# ns per run of the perf_event programs loaded since the ids in $1
-prog_ns() {
-	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { printf "%.0f\n", c ? t / c : 0 }' "$1" -
-}
 one() { # on|off -> ns per run; the log in $B/python_$1.log
 	"$B/progstat" > "$B/ids.before"
 	"$PY" "$SHARES" $((SECS + 2)) /dev/null & local wl=$!
@@ -44,7 +33,7 @@ one() { # on|off -> ns per run; the log in $B/python_$1.log
 	"$ROOT/collector" --pid $wl --frequency 999 --no-status --duration "$SECS" --python "$1" \
 		-o "$B/python.pb.gz" 2> "$B/python_$1.log" & local c=$!
 	sleep $((SECS - 1))
-	prog_ns "$B/ids.before"
+	per_run $(prog_stats "$B/ids.before")
 	wait $c || true
 	kill $wl 2> /dev/null || true
 	wait $wl 2> /dev/null || true
@@ -56,7 +45,6 @@ for _ in $(seq "$REPS"); do
 done
 med() { printf '%s\n' $1 | median; }
 diffs() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{ print $1 - $2 }' | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 # the collector's CPU per code object it names: a script with NAMES distinct
 # functions, each run in turn, profiled --python on and off in the same run
 NAMES=${BENCH_PY_NAMES:-3000}

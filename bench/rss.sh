@@ -18,10 +18,7 @@
 # Prints one table per run; bench/README.md keeps the figures.
 # Run as root after make (it needs bpftool, from Debian's bpftool or
 # linux-tools).
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
+. "$(dirname "$0")/lib.sh"
 SECS=${BENCH_SECONDS:-15}
 [ "$(id -u)" = 0 ] || { echo "rss: needs root (BPF)"; exit 1; }
 command -v bpftool >/dev/null || { echo "rss: bpftool missing (apt-get install bpftool)"; exit 1; }

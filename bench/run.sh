@@ -27,11 +27,7 @@
 #     the collector's resident memory goes; bench/node_cost.sh: its CPU and
 #     RSS under --all on a busy node next to an idle one.
 # Each slowdown figure is the median of BENCH_REPS runs (default 3).
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 REPS=${BENCH_REPS:-3}
 ITER=${BENCH_ITERATIONS:-20000}
 DEPTH=${BENCH_DEPTH:-45}
@@ -45,7 +41,6 @@ done
 W="$B/fixed_work --threads 2 --iterations $ITER --delay 1"
 WNOFP="$B/fixed_work_nofp --threads 2 --iterations $ITER --delay 1"
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 work_of() { sed -n 's/^work_seconds //p' "$1"; }
 
 run_base() { $1 > "$B/out"; work_of "$B/out"; }
@@ -89,19 +84,13 @@ for kind in base base_nofp probe999 ctxprof99 ctxprof999 ctxfp999 perf99 perf999
 	printf '  %-11s %s s   (runs: %s)\n' "$kind" "${T[$kind]}" "${vals[*]}"
 done
 slow() { awk -v t="$1" -v b="$2" 'BEGIN { printf "%.2f", (t / b - 1) * 100 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 s_probe=$(slow "${T[probe999]}" "${T[base]}")
 s_c99=$(slow "${T[ctxprof99]}" "${T[base_nofp]}") s_c999=$(slow "${T[ctxprof999]}" "${T[base_nofp]}")
 s_f999=$(slow "${T[ctxfp999]}" "${T[base]}")
 s_p99=$(slow "${T[perf99]}" "${T[base]}") s_p999=$(slow "${T[perf999]}" "${T[base]}")
 
 # BPF run time per sample, from the kernel's own accounting
-sysctl -q -w kernel.bpf_stats_enabled=1
-trap 'sysctl -q -w kernel.bpf_stats_enabled=0' EXIT
-prog_stats() { # <ids-before-file> -> "cnt ns" summed over new perf_event programs
-	"$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -
-}
-per_run() { awk -v c="$1" -v t="$2" 'BEGIN { printf "%.0f", c ? t / c : 0 }'; }
+bpf_stats_on
 deep() { echo "$1 --threads 2 --iterations 100000 --delay 0 --depth $DEPTH"; }
 bpf_ctxprof() { # target, collector options... -> "ns-per-run frames-line"
 	"$B/progstat" > "$B/ids.before"

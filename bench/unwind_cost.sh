@@ -13,11 +13,7 @@
 # interleaved, medians.  Every ctxprof run must end with every stack
 # complete (reached main), or the figure says so.
 # Run as root after make bench.
-set -eu
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-build}
-case $OUTPUT in /*) ;; *) OUTPUT=$ROOT/$OUTPUT ;; esac
-B=$OUTPUT/bench
+. "$(dirname "$0")/lib.sh"
 REPS=${BENCH_REPS:-3}
 DEPTH=${BENCH_DEPTH:-45}
 [ "$(id -u)" = 0 ] || { echo "unwind_cost: needs root (BPF)"; exit 1; }
@@ -25,20 +21,17 @@ command -v bpftrace >/dev/null || { echo "unwind_cost: bpftrace missing (make de
 for b in fixed_work fixed_work_nofp progstat; do
 	[ -x "$B/$b" ] || { echo "unwind_cost: $B/$b missing (make bench builds it)"; exit 1; }
 done
-was=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -q -w kernel.bpf_stats_enabled=1
-trap 'sysctl -q -w kernel.bpf_stats_enabled=$was' EXIT
+bpf_stats_on
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 target() { "$B/$1" --threads 2 --iterations 100000 --delay 0 --depth "$DEPTH" >/dev/null & }
 # ns per run of the perf_event programs loaded since $1's list, over 4 s
 window() {
 	local c0 t0 c1 t1
 	sleep 1
-	read -r c0 t0 <<<"$("$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -)"
+	read -r c0 t0 <<<"$(prog_stats "$1")"
 	sleep 4
-	read -r c1 t1 <<<"$("$B/progstat" | awk 'FILENAME == ARGV[1] { old[$1] = 1; next } !($1 in old) { c += $3; t += $4 } END { print c + 0, t + 0 }' "$1" -)"
-	awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.0f\n", c ? t / c : 0 }'
+	read -r c1 t1 <<<"$(prog_stats "$1")"
+	per_run $((c1 - c0)) $((t1 - t0))
 }
 # ctxprof on the no-frame-pointer build; extra collector options in $@
 ours() {
@@ -85,7 +78,6 @@ for r in $(seq "$REPS"); do
 done
 ou=$(printf '%s\n' "${OU[@]}" | median) tu=$(printf '%s\n' "${TU[@]}" | median)
 ok=$(printf '%s\n' "${OK[@]}" | median) tk=$(printf '%s\n' "${TK[@]}" | median)
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 cat <<EOT
 
 | BPF ns per sample, $DEPTH-deep chain, 999 Hz ($REPS runs, medians) | ctxprof (CFI, no frame pointers) | bpftrace (frame pointers) | ratio |
