@@ -430,11 +430,13 @@ static void on_wait(struct writer *w, const uint64_t *ev)
 		return;
 	if (start < w->o->begin_ns)
 		start = w->o->begin_ns;
+	if (end <= start)
+		end = start + 1;
 	if (trace_ev_arg(ev[0]) & TRACE_EV_SAMPLE_CONTEXT)
 		reconcile_spans(w, start, ev[3]);
 	close_frames(w, 0, start);
 	add_slice(w, &(struct slice){.start = start,
-				     .end = end > start ? end : start + 1,
+				     .end = end,
 				     .a = ev[2],
 				     .b = trace_ev_arg(ev[0]) & 0xff,
 				     .kind = SLICE_WAIT});
@@ -445,7 +447,7 @@ static void on_wait(struct writer *w, const uint64_t *ev)
 	depth = nr < MAX_DEPTH ? (unsigned int)nr : MAX_DEPTH;
 	for (unsigned int d = 0; d < depth; d++)
 		add_slice(w, &(struct slice){.start = start,
-					     .end = end > start ? end : start + 1,
+					     .end = end,
 					     .a = locs[nr - 1 - d],
 					     .depth = d + 1,
 					     .kind = SLICE_FRAME,
@@ -571,12 +573,14 @@ static const char *slice_name(const struct writer *w, const struct slice *s, cha
  */
 static void write_wait(struct writer *w, const struct slice *s)
 {
+	const char *class = wait_class(w, s);
+
 	event_head(w, "X", "off_cpu");
-	jb_printf(&w->j, ",\"name\":\"waiting: %s\"", wait_class(w, s));
+	jb_printf(&w->j, ",\"name\":\"waiting: %s\"", class);
 	jb_ts(&w->j, "ts", s->start);
 	jb_ts(&w->j, "dur", s->end - s->start);
 	/* ps's letters: S interruptible sleep, D uninterruptible */
-	jb_printf(&w->j, ",\"args\":{\"class\":\"%s\",\"state\":\"%s\"}}", wait_class(w, s),
+	jb_printf(&w->j, ",\"args\":{\"class\":\"%s\",\"state\":\"%s\"}}", class,
 		  s->b & 2 ? "D" : "S");
 }
 
