@@ -828,7 +828,7 @@ static void ss_thread(struct writer *w)
 	jb_puts(&w->j, "\"type\":\"evented\",\"unit\":\"nanoseconds\",\"name\":");
 	ss_profile_name(w);
 	for (size_t i = 0; i < w->nr_slices; i++)
-		if (w->slices[i].end - base > end)
+		if (w->slices[i].end > base && w->slices[i].end - base > end)
 			end = w->slices[i].end - base;
 	jb_printf(&w->j, ",\"startValue\":0,\"endValue\":%llu,\"events\":[",
 		  (unsigned long long)end);
