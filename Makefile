@@ -21,9 +21,10 @@ ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -M
 # each library once: libbpf, libdw and libelf (CFI and ELF files), zlib
 # (gzipped pprof, .gnu_debuglink CRCs), liblzma (MiniDebugInfo), liburcu,
 # libiberty (C++ and Rust demangling; static only, so no pkg-config), libcap
-# (dropping capabilities after start-up), libmicrohttpd (/metrics, /healthz)
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd \
-	2>/dev/null || echo -lbpf -ldw -lelf -lz -llzma -lcap -lmicrohttpd) -lpthread -lm \
+# (dropping capabilities after start-up), libmicrohttpd (/metrics, /healthz,
+# /debug/pprof/profile), libcurl (--push uploads)
+LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd libcurl \
+	2>/dev/null || echo -lbpf -ldw -lelf -lz -llzma -lcap -lmicrohttpd -lcurl) -lpthread -lm \
 	-lurcu-memb -lurcu-common -liberty
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
@@ -75,7 +76,7 @@ all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 # nodejs and default-jdk-headless (javac, jcmd: the JRE has neither): JIT names (test_jit_names.sh)
 # the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev \
+	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev libcurl4-openssl-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 python3-dev xz-utils sqlite3 openssl \
 	python3-protobuf protobuf-compiler \

@@ -15,7 +15,12 @@
 #    kubelet-style log links for it, show up with their pid, comm, node, pod,
 #    namespace and container labels, named user frames (the shares workload)
 #    and named kernel frames (dd on /dev/zero);
-#  - the collector's RSS and CPU, for the manifest's requests and limits.
+#  - the collector's RSS and CPU, for the manifest's requests and limits;
+#  - profiles leave the node from the image too: a scrape of
+#    /debug/pprof/profile on the metrics port, and --push-config reading the
+#    Secret ctxprof-push (here a directory with url and token) pushes each
+#    interval to a Pyroscope receiver, the pod's burners as the series
+#    ctxprof-test/burner{pod,namespace,container,node}.
 . "$(dirname "$0")/lib.sh"
 need_root
 for tool in podman runc debootstrap node npm promtool prometheus curl jq; do
@@ -85,14 +90,23 @@ trap 'cleanup_deploy; cleanup' EXIT
 PORT=$(free_port $((19000 + $$ % 500)))
 HEALTH_PORT=$(free_port $((PORT + 1)))
 PROM_PORT=$(free_port $((HEALTH_PORT + 1)))
+# the Secret ctxprof-push: a store to push to, a token
+PUSH_PORT=$(free_port $((PROM_PORT + 1)))
+mkdir -p "$B/push" "$TMP/store"
+echo "http://127.0.0.1:$PUSH_PORT" > "$B/push/url"
+echo deploy-t0ken > "$B/push/token"
+python3 tests/integration/pyroscope_receiver.py --port "$PUSH_PORT" --store "$TMP/store" \
+	--auth "Bearer deploy-t0ken" > "$TMP/receiver.out" 2>&1 &
+PIDS+=($!)
 (cd "$B" && runc spec && mv config.json base.json)
 node tests/integration/deploy/manifest.mjs runc "$NPM" deploy/daemonset.yaml "$B/base.json" "$(jq -nc \
 	--arg rootfs "$B/rootfs" --arg node "$NODE" --arg seccomp "$ROOT/deploy/seccomp" \
 	--arg port ":$PORT" --arg hport ":$HEALTH_PORT" --arg out "$B/out" --arg pods "$B/logs/pods" \
-	--arg ctrs "$B/logs/containers" \
+	--arg ctrs "$B/logs/containers" --arg push "$B/push" \
 	'{rootfs: $rootfs, entrypoint: ["/usr/local/bin/collector"], node: $node, seccompDir: $seccomp,
 	  args: {"--interval": "5", "--metrics-addr": $port, "--health-addr": $hport},
-	  hostPaths: {"/var/lib/ctxprof": $out, "/var/log/pods": $pods, "/var/log/containers": $ctrs}}')" \
+	  hostPaths: {"/var/lib/ctxprof": $out, "/var/log/pods": $pods, "/var/log/containers": $ctrs},
+	  secrets: {"ctxprof-push": $push}}')" \
 	> "$B/config.json" || { fail "no runc configuration"; finish; }
 jq -c '{caps: .process.capabilities.effective, nnp: .process.noNewPrivileges, ro: .root.readonly,
 	seccomp: (.linux.seccomp.syscalls | length), mem: .linux.resources.memory.limit,
@@ -160,6 +174,13 @@ done
 	ok "Prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') scrapes it: up 1, ctxprof_samples_taken_total $taken" ||
 	{ tail -5 "$TMP/prometheus.log"; fail "Prometheus did not scrape the collector (up=$up taken=$taken)"; }
 
+# the next 2 s of CPU profile, as Alloy and Parca fetch it from the annotated port
+curl -s -m 15 -D "$TMP/scrape.h" -o "$TMP/scrape.pb.gz" "http://127.0.0.1:$PORT/debug/pprof/profile?seconds=2&pod=burner-pod"
+grep -qi '^content-type: application/octet-stream' "$TMP/scrape.h" &&
+	"$PPROF" -raw "$TMP/scrape.pb.gz" 2> /dev/null | grep -q "pod:\[burner-pod\]" &&
+	ok "/debug/pprof/profile?seconds=2&pod=burner-pod from the image: the pod's samples" ||
+	fail "no profile of the burner pod from /debug/pprof/profile: $(head -1 "$TMP/scrape.h")"
+
 # RSS and CPU while the burners run, for the manifest's requests and limits
 cpu0=$(awk '{ print $14 + $15 }' /proc/"$pid"/stat)
 sleep 10
@@ -217,4 +238,11 @@ kn=$(comm -12 "$TMP/ksyms" "$TMP/dd_frames" | wc -l)
 	fail "dd's kernel frames are not named: $(head -20 "$TMP/dd_frames" | tr '\n' ' ')"
 grep -q "^$dd dd $NODE burner-pod ctxprof-test burner " "$TMP/rows" && ok "dd carries the same labels" ||
 	fail "dd without its labels"
+
+# pushed from the image, configured by the Secret
+series="ctxprof-test/burner{pod=burner-pod,namespace=ctxprof-test,container=burner,node=$NODE}"
+n=$(grep -l "\"name\": \"$series\"" "$TMP"/store/*.json 2> /dev/null | wc -l)
+[ "$n" -ge 1 ] && "$PPROF" -raw "$(grep -l "\"name\": \"$series\"" "$TMP"/store/*.json | head -1 | sed 's/json$/pb/')" > /dev/null 2>&1 &&
+	ok "--push-config: $n profiles of $series in the store, read by pprof" ||
+	fail "--push-config: no profile of $series in the store: $(grep -h '^ctxprof: push' "$TMP/collector.log")"
 finish

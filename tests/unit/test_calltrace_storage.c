@@ -567,6 +567,32 @@ static void trace_id_set__add_contains__grows_and_rejects_reserved(void **state)
 	trace_id_set__free(NULL);
 }
 
+static void lookup__active_then_scratch__found_two_cycles_then_gone(void **state)
+{
+	struct calltrace_storage *s = calltrace_storage__new(64);
+	uint64_t a, b;
+
+	assert_non_null(s);
+	a = put1(s, 7);
+	assert_non_null(calltrace_storage__lookup(s, a));
+	assert_int_equal(calltrace_storage__lookup(s, a)->frames[0], 7);
+	/* handed over: still readable until the next rotation */
+	calltrace_storage__process(s, ignore, NULL);
+	assert_non_null(calltrace_storage__lookup(s, a));
+	b = put1(s, 7);
+	assert_int_not_equal(a, b);
+	assert_non_null(calltrace_storage__lookup(s, b));
+	calltrace_storage__process(s, ignore, NULL);
+	assert_null(calltrace_storage__lookup(s, a));
+	assert_non_null(calltrace_storage__lookup(s, b));
+	calltrace_storage__process(s, ignore, NULL);
+	assert_null(calltrace_storage__lookup(s, b));
+	/* nothing made up for ids never handed out */
+	assert_null(calltrace_storage__lookup(s, CALLTRACE_DROPPED_TRACE_ID));
+	assert_null(calltrace_storage__lookup(s, (b & ~0xffffffffull) | 63));
+	calltrace_storage__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +612,7 @@ int main(void)
 		cmocka_unit_test(process__preserve_overflow__counted),
 		cmocka_unit_test(process__writer_stalled__bounded_wait_then_table_retired),
 		cmocka_unit_test(trace_id_set__add_contains__grows_and_rejects_reserved),
+		cmocka_unit_test(lookup__active_then_scratch__found_two_cycles_then_gone),
 	};
 
 	return cmocka_run_group_tests_name("calltrace_storage", tests, NULL, NULL);

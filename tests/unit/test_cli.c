@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "collector/cli.h"
+#include "export/push.h"
 
 static char out_buf[32768], err_buf[1024];
 
@@ -234,6 +235,48 @@ static void cli__parse__continuous_mode__options_and_conflicts(void **state)
 	assert_int_equal(parse(&o, "--pid", "1", "--max-files", "-1", NULL), -EINVAL);
 }
 
+static void cli__parse__push__options_defaults_and_conflicts(void **state)
+{
+	struct collector_opts o;
+
+	assert_int_equal(parse(&o, "--all", "--push", "https://u:secret@store:4040", NULL), 0);
+	assert_string_equal(o.push_url, "https://u:secret@store:4040");
+	/* a push an interval: Pyroscope's agents send every 10-15 s */
+	assert_true(o.interval == CLI_PUSH_INTERVAL);
+	assert_int_equal(o.push_spool_mib, PUSH_DEFAULT_SPOOL_MIB);
+	assert_int_equal(o.push_flush_s, CLI_PUSH_FLUSH_S);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--interval", "60",
+			       "--push-token-file", "/t", "--push-tenant", "a", "--push-spool", "8",
+			       "--push-timeout", "5", "--push-flush", "0", NULL),
+			 0);
+	assert_true(o.interval == 60);
+	assert_int_equal(o.push_spool_mib, 8);
+	assert_int_equal(o.push_timeout_s, 5);
+	assert_int_equal(o.push_flush_s, 0);
+	assert_int_equal(parse(&o, "--all", "--push-config", "/etc/ctxprof/push", NULL), 0);
+	assert_string_equal(o.push_config, "/etc/ctxprof/push");
+
+	/* a URL refused is not echoed: it may hold a password */
+	assert_int_equal(parse(&o, "--all", "--push", "ftp://u:hunter2@h", NULL), -EINVAL);
+	assert_null(strstr(err_buf, "hunter2"));
+	assert_int_equal(parse(&o, "--all", "--push-token-file", "/t", NULL), -EINVAL);
+	assert_non_null(strstr(err_buf, "--push-token-file is for --push"));
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--push-token-file", "/t",
+			       "--push-user", "u", NULL),
+			 -EINVAL);
+	assert_int_equal(
+		parse(&o, "--all", "--push", "http://h", "--push-password-file", "/p", NULL),
+		-EINVAL);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--push-config", "/d", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "-o", "x.pb.gz", NULL), -EINVAL);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--timelines", NULL), -EINVAL);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--push-spool", "0", NULL),
+			 -EINVAL);
+	assert_int_equal(parse(&o, "--all", "--push", "http://h", "--push-timeout", "601", NULL),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +289,7 @@ int main(void)
 		cmocka_unit_test(cli__parse__unknown_and_extra__error),
 		cmocka_unit_test(cli__parse__help__explains_every_option),
 		cmocka_unit_test(cli__parse__continuous_mode__options_and_conflicts),
+		cmocka_unit_test(cli__parse__push__options_defaults_and_conflicts),
 		cmocka_unit_test(cli__parse__metrics_addr__host_port_or_error),
 	};
 

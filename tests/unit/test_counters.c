@@ -20,7 +20,8 @@
 	(COUNTERS_HAVE_UNWINDER | COUNTERS_HAVE_TRACKER | COUNTERS_HAVE_CHILDREN |                 \
 	 COUNTERS_HAVE_APP | COUNTERS_HAVE_OTEL | COUNTERS_HAVE_TIMELINE | COUNTERS_HAVE_HTTP |    \
 	 COUNTERS_HAVE_MAPPING_EVENTS | COUNTERS_HAVE_GO | COUNTERS_HAVE_PYTHON |                  \
-	 COUNTERS_HAVE_OFF_CPU | COUNTERS_HAVE_BPF_STATS)
+	 COUNTERS_HAVE_OFF_CPU | COUNTERS_HAVE_BPF_STATS | COUNTERS_HAVE_SCRAPES |                 \
+	 COUNTERS_HAVE_PUSH)
 
 static unsigned int nr_values(const struct counter_desc *d)
 {
@@ -296,6 +297,10 @@ static const struct {
 	{offsetof(struct counter_values, last.stacks_cut), "summed into stacks_cut"},
 	{offsetof(struct counter_values, last.frames_cut), "the file's internals"},
 	{offsetof(struct counter_values, last.frames_uncertain), "summed into frames_uncertain"},
+	{offsetof(struct counter_values, scrape_requests.answered),
+	 "served + failed + stopped, each said"},
+	{offsetof(struct counter_values, last.unmatched),
+	 "an interval's profile filters nothing (scrapes do: scrapes.unmatched)"},
 	{offsetof(struct counter_values, queue.written),
 	 "files written first time or later: files_written and written_late say it"},
 	{offsetof(struct counter_values, queue.last_err), "said as export_failing's reason"},
@@ -309,10 +314,13 @@ static void counters__every_module_field__described(void **state)
 		size_t offset, size;
 	} structs[] = {
 #define STATS(f) {#f, offsetof(struct counter_values, f), sizeof(((struct counter_values *)0)->f)}
-		STATS(sampler), STATS(drains), STATS(sampling), STATS(queue),
-		STATS(unwind),	STATS(sym),    STATS(states),	STATS(tracker),
-		STATS(app),	STATS(otel),   STATS(traces),	STATS(timeline),
-		STATS(last),	STATS(health), STATS(http),	STATS(perf_maps),
+		STATS(sampler),	  STATS(drains),	  STATS(sampling),
+		STATS(queue),	  STATS(unwind),	  STATS(sym),
+		STATS(states),	  STATS(tracker),	  STATS(app),
+		STATS(otel),	  STATS(traces),	  STATS(timeline),
+		STATS(last),	  STATS(health),	  STATS(http),
+		STATS(perf_maps), STATS(scrape_requests), STATS(scrapes),
+		STATS(push),
 #undef STATS
 	};
 	bool covered[sizeof(struct counter_values) / 8] = {};

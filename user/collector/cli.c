@@ -5,7 +5,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "collector/cli.h"
+#include "export/push.h"
+#include "export/scrape_queue.h"
+#include "sampling/drain.h"
 
 enum {
 	OPT_NO_KERNEL = 256,
@@ -33,6 +37,16 @@ enum {
 	OPT_TIMELINE_FORMAT,
 	OPT_METRICS_ADDR,
 	OPT_HEALTH_ADDR,
+	OPT_PUSH,
+	OPT_PUSH_TOKEN_FILE,
+	OPT_PUSH_USER,
+	OPT_PUSH_PASSWORD_FILE,
+	OPT_PUSH_TENANT,
+	OPT_PUSH_CA_FILE,
+	OPT_PUSH_SPOOL,
+	OPT_PUSH_TIMEOUT,
+	OPT_PUSH_FLUSH,
+	OPT_PUSH_CONFIG,
 };
 
 static const struct option long_opts[] = {
@@ -64,6 +78,16 @@ static const struct option long_opts[] = {
 	{"btf", required_argument, NULL, OPT_BTF},
 	{"metrics-addr", required_argument, NULL, OPT_METRICS_ADDR},
 	{"health-addr", required_argument, NULL, OPT_HEALTH_ADDR},
+	{"push", required_argument, NULL, OPT_PUSH},
+	{"push-token-file", required_argument, NULL, OPT_PUSH_TOKEN_FILE},
+	{"push-user", required_argument, NULL, OPT_PUSH_USER},
+	{"push-password-file", required_argument, NULL, OPT_PUSH_PASSWORD_FILE},
+	{"push-tenant", required_argument, NULL, OPT_PUSH_TENANT},
+	{"push-ca-file", required_argument, NULL, OPT_PUSH_CA_FILE},
+	{"push-spool", required_argument, NULL, OPT_PUSH_SPOOL},
+	{"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
+	{"push-flush", required_argument, NULL, OPT_PUSH_FLUSH},
+	{"push-config", required_argument, NULL, OPT_PUSH_CONFIG},
 	{"status", no_argument, NULL, OPT_STATUS},
 	{"no-status", no_argument, NULL, OPT_NO_STATUS},
 	{"verbose", no_argument, NULL, 'v'},
@@ -180,12 +204,47 @@ static void usage(FILE *f, const char *prog)
 		"      --max-files N      keep only the N newest interval files written by this\n"
 		"                         run, deleting older ones; 0 keeps all (default %u)\n"
 		"\n"
-		"Monitoring:\n"
+		"Monitoring, and profiles leaving the node:\n"
 		"      --metrics-addr HOST:PORT  serve Prometheus metrics at /metrics and a\n"
 		"                         health check at /healthz (200 \"ok\", 200 \"degraded:\n"
 		"                         why\", or 503 and why) on HOST:PORT (:PORT for every\n"
 		"                         IPv4 address, [::]:PORT for IPv6 and IPv4), from a\n"
-		"                         thread of its own\n"
+		"                         thread of its own; and, as Go's net/http/pprof,\n"
+		"                         /debug/pprof/profile?seconds=N (default 30, at\n"
+		"                         most %d): the gzipped pprof of the next N seconds,\n"
+		"                         what Parca, Alloy's pyroscope.scrape and `pprof\n"
+		"                         http://HOST:PORT/debug/pprof/profile` fetch, %d at\n"
+		"                         once; &pid=PID keeps one process, &KEY=VALUE the\n"
+		"                         samples with that label (service.name=, pod=,\n"
+		"                         comm=, ...)\n"
+		"      --push URL         upload each interval's profiles to a Grafana\n"
+		"                         Pyroscope server (URL: http(s)://HOST:PORT, its\n"
+		"                         /ingest), one per service: service.name from\n"
+		"                         OpenTelemetry, else namespace/container, else the\n"
+		"                         container id, else the process name; pod,\n"
+		"                         namespace, container and node as series labels.\n"
+		"                         Sets --interval %d unless given; local files only\n"
+		"                         with --output-dir.  From a thread of its own: a slow\n"
+		"                         or down store never holds up sampling; failed\n"
+		"                         uploads are retried in order (backoff, the store's\n"
+		"                         Retry-After), a 4xx refusal is not retried\n"
+		"      --push-config DIR  --push and its credentials from files in DIR (a\n"
+		"                         mounted Kubernetes Secret): url, and if there\n"
+		"                         token, username and password, tenant, ca.crt;\n"
+		"                         without DIR/url nothing is pushed\n"
+		"      --push-token-file FILE  send its one line as a bearer token (read again\n"
+		"                         when the file changes)\n"
+		"      --push-user USER   basic auth, with --push-password-file FILE\n"
+		"      --push-tenant ID   X-Scope-OrgID, for a multi-tenant store\n"
+		"      --push-ca-file FILE  CA certificates for https (default: the system's)\n"
+		"      --push-spool MIB   profiles kept while the store is slow or down, 1-65536\n"
+		"                         (default %d); past it the oldest are dropped and\n"
+		"                         counted.  With --output-dir a profile whose upload\n"
+		"                         failed is also kept in DIR/" PUSH_SPOOL_DIR ",\n"
+		"                         and sent after a restart\n"
+		"      --push-timeout SEC  one upload's limit, 1-600 (default %d)\n"
+		"      --push-flush SEC   at the stop, how long to go on sending, 0-600\n"
+		"                         (default %d)\n"
 		"      --health-addr HOST:PORT  also serve /healthz alone on HOST:PORT, from\n"
 		"                         another thread: probes there never wait behind\n"
 		"                         scrapes\n"
@@ -234,9 +293,10 @@ static void usage(FILE *f, const char *prog)
 		"          pprof -top cpu.pb.gz\n",
 		prog, prog, CLI_MAX_FREQUENCY, CLI_DEFAULT_FREQUENCY, CLI_DEFAULT_UNWIND_MIB,
 		CLI_DEFAULT_SYMBOL_MIB, CLI_OFF_CPU_BUDGET, CLI_OFF_CPU_THRESHOLD_US,
-		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, CLI_MAX_DRAIN_THREADS,
-		CLI_DEFAULT_DRAIN_THREADS, CLI_RING_AUTO_MIN_KIB, CLI_RING_AUTO_MAX_KIB,
-		CLI_RING_AUTO_MAX_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, SCRAPE_MAX_SECONDS, DRAIN_SCRAPES,
+		CLI_PUSH_INTERVAL, PUSH_DEFAULT_SPOOL_MIB, PUSH_DEFAULT_TIMEOUT_S, CLI_PUSH_FLUSH_S,
+		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_RING_AUTO_MIN_KIB,
+		CLI_RING_AUTO_MAX_KIB, CLI_RING_AUTO_MAX_KIB, CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -278,6 +338,9 @@ static void set_defaults(struct collector_opts *opts)
 	opts->unwind_mib = CLI_DEFAULT_UNWIND_MIB;
 	opts->symbol_mib = CLI_DEFAULT_SYMBOL_MIB;
 	opts->timeline_mib = CLI_DEFAULT_TIMELINE_MIB;
+	opts->push_spool_mib = PUSH_DEFAULT_SPOOL_MIB;
+	opts->push_timeout_s = PUSH_DEFAULT_TIMEOUT_S;
+	opts->push_flush_s = CLI_PUSH_FLUSH_S;
 }
 
 /* a finite number of seconds in [min, a year] */
@@ -322,6 +385,56 @@ static bool speedscope_name(const char *path)
 			return true;
 	}
 	return false;
+}
+
+/* --push's options agree with each other and with the rest; --interval set when not given */
+static int push_options(struct collector_opts *opts, const char *prog, FILE *err)
+{
+	const char *needs = opts->push_token_file      ? "--push-token-file"
+			    : opts->push_user	       ? "--push-user"
+			    : opts->push_password_file ? "--push-password-file"
+			    : opts->push_tenant	       ? "--push-tenant"
+			    : opts->push_ca_file       ? "--push-ca-file"
+						       : NULL;
+
+	if (opts->push_config && (opts->push_url || needs)) {
+		fprintf(err,
+			"%s: --push-config DIR holds the store's URL and credentials: not "
+			"with %s\n",
+			prog, opts->push_url ? "--push" : needs);
+		return -EINVAL;
+	}
+	if (!opts->push_url && !opts->push_config) {
+		if (needs)
+			fprintf(err, "%s: %s is for --push URL (see --help)\n", prog, needs);
+		return needs ? -EINVAL : 0;
+	}
+	if (opts->push_token_file && (opts->push_user || opts->push_password_file)) {
+		fprintf(err,
+			"%s: --push-token-file and --push-user are two ways to authenticate: "
+			"give one\n",
+			prog);
+		return -EINVAL;
+	}
+	if (opts->push_password_file && !opts->push_user) {
+		fprintf(err, "%s: --push-password-file needs --push-user\n", prog);
+		return -EINVAL;
+	}
+	if (opts->output) {
+		fprintf(err,
+			"%s: --output names one file: with --push, profiles go out each "
+			"interval (--output-dir keeps them here too)\n",
+			prog);
+		return -EINVAL;
+	}
+	if (opts->timelines && !opts->output_dir) {
+		fprintf(err, "%s: --timelines are files: with --push, give --output-dir for them\n",
+			prog);
+		return -EINVAL;
+	}
+	if (!opts->interval)
+		opts->interval = CLI_PUSH_INTERVAL;
+	return 0;
 }
 
 int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FILE *err)
@@ -489,6 +602,51 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 					   "HOST:PORT or :PORT");
 			opts->health_addr = optarg;
 			break;
+		case OPT_PUSH:
+			if (strncasecmp(optarg, "http://", 7) && strncasecmp(optarg, "https://", 8))
+				return bad(err, prog, "--push",
+					   "(not shown: it may hold a password)",
+					   "an http:// or https:// URL");
+			opts->push_url = optarg;
+			break;
+		case OPT_PUSH_CONFIG:
+			if (!*optarg)
+				return bad(err, prog, "--push-config", optarg, "a directory");
+			opts->push_config = optarg;
+			break;
+		case OPT_PUSH_TOKEN_FILE:
+		case OPT_PUSH_PASSWORD_FILE:
+		case OPT_PUSH_CA_FILE:
+			if (!*optarg)
+				return bad(err, prog, argv[optind - 1], optarg, "a file name");
+			*(c == OPT_PUSH_TOKEN_FILE	? &opts->push_token_file
+			  : c == OPT_PUSH_PASSWORD_FILE ? &opts->push_password_file
+							: &opts->push_ca_file) = optarg;
+			break;
+		case OPT_PUSH_USER:
+		case OPT_PUSH_TENANT:
+			if (!*optarg)
+				return bad(err, prog, argv[optind - 1], optarg, "a name");
+			*(c == OPT_PUSH_USER ? &opts->push_user : &opts->push_tenant) = optarg;
+			break;
+		case OPT_PUSH_SPOOL:
+			if (parse_ulong(optarg, 1, 65536, &v))
+				return bad(err, prog, "--push-spool", optarg,
+					   "a number of MiB between 1 and 65536");
+			opts->push_spool_mib = v;
+			break;
+		case OPT_PUSH_TIMEOUT:
+			if (parse_ulong(optarg, 1, 600, &v))
+				return bad(err, prog, "--push-timeout", optarg,
+					   "a number of seconds between 1 and 600");
+			opts->push_timeout_s = v;
+			break;
+		case OPT_PUSH_FLUSH:
+			if (parse_ulong(optarg, 0, 600, &v))
+				return bad(err, prog, "--push-flush", optarg,
+					   "a number of seconds between 0 and 600");
+			opts->push_flush_s = v;
+			break;
 		case OPT_STATUS:
 			opts->status = 1;
 			break;
@@ -530,6 +688,8 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 		fprintf(err, "%s: --children needs --pid PID (see --help)\n", prog);
 		return -EINVAL;
 	}
+	if (push_options(opts, prog, err))
+		return -EINVAL;
 	if (opts->interval && opts->output) {
 		fprintf(err, "%s: --output names one file: with --interval use --output-dir\n",
 			prog);

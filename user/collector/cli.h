@@ -29,6 +29,8 @@
 #define CLI_DEFAULT_TIMELINE_MIB  64   /* per-thread trace parts, --timeline-memory */
 #define CLI_OFF_CPU_THRESHOLD_US  1000 /* --off-cpu-threshold */
 #define CLI_OFF_CPU_BUDGET	  2000 /* off-CPU captures a second per CPU */
+#define CLI_PUSH_INTERVAL	  15   /* --push's --interval when none is given */
+#define CLI_PUSH_FLUSH_S	  10   /* --push-flush */
 
 struct collector_opts {
 	pid_t pid;		    /* --pid */
@@ -61,6 +63,17 @@ struct collector_opts {
 	int status;		  /* --status / --no-status; -1: when stderr is a terminal */
 	const char *metrics_addr; /* --metrics-addr HOST:PORT; NULL: no /metrics */
 	const char *health_addr;  /* --health-addr HOST:PORT; NULL: /healthz on the above only */
+	/* --push URL and its options; NULL: profiles are not pushed */
+	const char *push_url;
+	const char *push_config; /* --push-config DIR: the same from a directory's files */
+	const char *push_token_file;
+	const char *push_user;
+	const char *push_password_file;
+	const char *push_tenant;
+	const char *push_ca_file;
+	size_t push_spool_mib;	     /* --push-spool */
+	unsigned int push_timeout_s; /* --push-timeout */
+	unsigned int push_flush_s;   /* --push-flush */
 };
 
 /* cli__parse() results besides 0 */

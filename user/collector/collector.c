@@ -41,6 +41,10 @@
 #include "export/metrics.h"
 #include "export/output.h"
 #include "export/outfiles.h"
+#include "export/push.h"
+#include "export/scrape.h"
+#include "export/series.h"
+#include "export/scrape_queue.h"
 #include "export/timeline.h"
 #include "processes/pod_meta.h"
 #include "processes/process_state.h"
@@ -343,6 +347,125 @@ static uint64_t next_window_end(const struct collector *c, uint64_t end)
 	return end;
 }
 
+/* what every profile of this run is made with; time, length and comments are each one's */
+static void profile_opts(struct collector *c, struct export_opts *eo)
+{
+	*eo = (struct export_opts){
+		.period_ns = 1000000000ull / c->opts.frequency,
+		.states = c->states,
+		.reg = c->reg,
+		.proc_labels = c->opts.all || c->opts.children,
+		.node = c->node,
+		.perf_maps = &c->perf_maps,
+		.python = c->python,
+		.off_cpu = c->opts.off_cpu,
+	};
+}
+
+/* the push options of the command line */
+static void push_opts_of(const struct collector_opts *o, struct push_opts *po)
+{
+	*po = (struct push_opts){
+		.url = o->push_url,
+		.token_file = o->push_token_file,
+		.user = o->push_user,
+		.password_file = o->push_password_file,
+		.tenant = o->push_tenant,
+		.ca_file = o->push_ca_file,
+		.spool_dir = o->output_dir,
+		.spool_bytes = o->push_spool_mib << 20,
+		.timeout_s = o->push_timeout_s,
+		.sample_rate = o->frequency,
+		.off_cpu = o->off_cpu,
+	};
+}
+
+/* what a --push-config directory holds, as the --push options would say it */
+static void push_config_apply(struct collector_opts *o, const struct push_config *pc)
+{
+	o->push_url = pc->url[0] ? pc->url : NULL;
+	o->push_user = pc->user[0] ? pc->user : NULL;
+	o->push_tenant = pc->tenant[0] ? pc->tenant : NULL;
+	o->push_token_file = pc->token_file[0] ? pc->token_file : NULL;
+	o->push_password_file = pc->password_file[0] ? pc->password_file : NULL;
+	o->push_ca_file = pc->ca_file[0] ? pc->ca_file : NULL;
+}
+
+static bool push_pending(struct push *p)
+{
+	struct push_stats st;
+
+	push__stats(p, &st);
+	return st.pending;
+}
+
+/* whether --push sent or kept (for the next start) any profile */
+static bool push_delivered(struct push *p)
+{
+	struct push_stats st;
+
+	push__stats(p, &st);
+	return st.sent || st.kept;
+}
+
+struct push_rows {
+	struct series_set *set;
+	struct exporter *interval; /* knows each row's process */
+	int err;
+};
+
+static void push_row(void *ctx, const struct sample_row *row)
+{
+	struct push_rows *pr = ctx;
+
+	if (!pr->err)
+		pr->err = series_set__add_row(pr->set, pr->interval, row);
+}
+
+static void push_table(void *ctx, struct sample_table *t)
+{
+	struct push_rows *pr = ctx;
+
+	sample_table__for_each(t, push_row, pr);
+}
+
+/*
+ * The interval's rows (in @e, made with @eo) split by series, each series'
+ * profile queued for the store: before the tables are cleared.
+ */
+static void push_interval(struct collector *c, struct exporter *e, const struct export_opts *eo,
+			  bool final)
+{
+	struct export_opts so = *eo;
+	struct push_rows pr = {.interval = e};
+	struct export_result res;
+	int64_t from, until;
+	uint8_t *gz;
+	size_t i, len;
+
+	/* a sample's span stays with it; what names the process is the series' */
+	so.labels = EXPORT_LABELS_SPANS;
+	pr.set = series_set__new(c->traces, c->sym, &so);
+	if (!pr.set) {
+		c->push_failed++;
+		return;
+	}
+	drains__for_each_table(c->drains, final, push_table, &pr);
+	from = eo->time_nanos / 1000000000;
+	until = (eo->time_nanos + eo->duration_nanos + 999999999) / 1000000000;
+	for (i = 0; i < series_set__nr(pr.set); i++) {
+		if (exporter__gz(series_set__exporter(pr.set, i), PUSH_MAX_PROFILE_BYTES, &gz, &len,
+				 &res)) {
+			c->push_failed++;
+			continue;
+		}
+		push__enqueue(c->push, series_set__name(pr.set, i), from, until, gz, len,
+			      res.samples);
+	}
+	c->push_failed += pr.err != 0;
+	series_set__free(pr.set);
+}
+
 /*
  * Write the profile of the window [c->win_start_ns, end): the interval's
  * (continuous mode) or, @final, everything up to the stop.  The storage is
@@ -359,6 +482,7 @@ static int export_profile(struct collector *c, const char *path, bool final)
 	char comment[256];
 	const char *comments[] = {comment, NULL};
 	struct export_result res;
+	struct export_opts eo;
 	struct output_keep keep;
 	struct exporter *e;
 	uint64_t begin_ns, tl_end_ns = 0, next;
@@ -378,27 +502,24 @@ static int export_profile(struct collector *c, const char *path, bool final)
 		 c->opts.all ? "all processes" : "pid", c->opts.all ? 0 : c->opts.pid,
 		 c->opts.children ? " and its descendants" : "", c->opts.frequency, duration,
 		 (unsigned long long)st[SAMPLER_STAT_SAMPLES]);
-	e = exporter__begin(c->traces, c->sym,
-			    &(struct export_opts){
-				    .period_ns = 1000000000ull / c->opts.frequency,
-				    .time_nanos = c->win_start_wall,
-				    .duration_nanos = (int64_t)(end_ns - c->win_start_ns),
-				    .comments = comments,
-				    .states = c->states,
-				    .reg = c->reg,
-				    .proc_labels = c->opts.all || c->opts.children,
-				    .node = c->node,
-				    .perf_maps = &c->perf_maps,
-				    .python = c->python,
-				    .off_cpu = c->opts.off_cpu,
-			    });
+	profile_opts(c, &eo);
+	eo.time_nanos = c->win_start_wall;
+	eo.duration_nanos = (int64_t)(end_ns - c->win_start_ns);
+	eo.comments = comments;
+	e = exporter__begin(c->traces, c->sym, &eo);
 	if (!e)
 		return -errno;
 	err = final ? 0 : drains__close(c->drains);
 	if (err)
 		goto out;
 	drains__for_each_table(c->drains, final, add_table, e);
+	/* the same rows, one profile per service, to the store */
+	if (c->push)
+		push_interval(c, e, &eo, final);
 	drains__for_each_table(c->drains, final, clear_table, NULL);
+	/* the scrapes' rows of this window, while their stacks are stored */
+	if (c->scrape && !final)
+		scrape__window_closed(c->scrape);
 	if (!final) {
 		/* the next window, as soon as its tables are free */
 		next = next_window_end(c, c->win_end_ns);
@@ -411,10 +532,15 @@ static int export_profile(struct collector *c, const char *path, bool final)
 		c->win_start_ns = c->win_end_ns;
 		c->win_end_ns = next;
 	}
-	/* what earlier writes kept goes first, oldest first */
-	outqueue__retry(c->queue, &c->files_written, &c->exported);
-	outqueue__keep(c->queue, &keep);
-	werr = exporter__write(e, path, &keep, &res);
+	if (path) {
+		/* what earlier writes kept goes first, oldest first */
+		outqueue__retry(c->queue, &c->files_written, &c->exported);
+		outqueue__keep(c->queue, &keep);
+		werr = exporter__write(e, path, &keep, &res);
+	} else {
+		/* pushed only: no file to write */
+		exporter__result(e, &res);
+	}
 	c->no_trace += res.no_trace;
 	c->traces_exported += res.traces;
 	c->stacks_cut += res.stacks_cut;
@@ -422,11 +548,11 @@ static int export_profile(struct collector *c, const char *path, bool final)
 	c->locations_unnamed += res.locations_unnamed;
 	c->locations_unmapped += res.locations_unmapped;
 	c->last = res;
-	kept = outqueue__done(c->queue, path, true, res.samples, werr, &keep);
+	kept = path ? outqueue__done(c->queue, path, true, res.samples, werr, &keep) : false;
 	if (werr) {
 		write_failed("the profile", path, werr, kept, final);
 	} else {
-		c->files_written++;
+		c->files_written += path != NULL;
 		c->exported += res.samples;
 		c->last_export_duration = (mono_ns() - begin_ns) / 1e9;
 		c->last_export_time = clock_s(CLOCK_REALTIME);
@@ -459,8 +585,12 @@ out:
 
 static int export_interval(struct collector *c, bool final)
 {
-	const char *path = outfiles__path(c->files, (time_t)(c->win_start_wall / 1000000000));
+	const char *path;
 
+	/* --push without --output-dir: no file */
+	if (!c->files)
+		return export_profile(c, NULL, final);
+	path = outfiles__path(c->files, (time_t)(c->win_start_wall / 1000000000));
 	return path ? export_profile(c, path, final) : -errno;
 }
 
@@ -558,13 +688,21 @@ static int subscribe_python(struct collector *c, char *err_msg, size_t err_len)
 	return err;
 }
 
-/* wait up to POLL_MS for the target to exit (just sleep without one, -1);
- * true once it has */
-static bool wait_target(int pidfd)
+/*
+ * Wait up to POLL_MS for the target to exit (just sleep without one, -1),
+ * less when a scrape is due sooner, and no longer once a scrape request
+ * comes (@scrape_fd, -1: none).  True once the target exited.
+ */
+static bool wait_target(int pidfd, int scrape_fd, uint64_t due_ns)
 {
-	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = scrape_fd, .events = POLLIN}};
+	uint64_t now = mono_ns(), ms = POLL_MS;
 
-	return poll(&p, pidfd >= 0, POLL_MS) > 0 && (p.revents & POLLIN);
+	if (due_ns <= now)
+		ms = 0;
+	else if ((due_ns - now) / 1000000 + 1 < ms)
+		ms = (due_ns - now) / 1000000 + 1;
+	return poll(p, 2, (int)ms) > 0 && pidfd >= 0 && (p[0].revents & POLLIN);
 }
 
 /*
@@ -747,13 +885,23 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			file_safe(who, sizeof(who), c->node);
 		else
 			snprintf(who, sizeof(who), "%d", o->pid);
-		c->files = o->interval ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
-						       o->max_files)
-				       : NULL;
+		/* --push keeps files only when told where */
+		c->files = o->interval && (!o->push_url || o->output_dir)
+				   ? outfiles__new(o->output_dir ? o->output_dir : ".", who,
+						   o->max_files)
+				   : NULL;
 	}
 	c->queue = outqueue__new(c->files, OUTQUEUE_MAX_BYTES);
+	/* /debug/pprof/profile on the metrics listener: a scrape window each */
+	if (o->metrics_addr) {
+		c->scrapeq = scrape_queue__new(DRAIN_SCRAPES);
+		c->scrape = c->scrapeq && c->drains
+				    ? scrape__new(c->scrapeq, c->drains, c->traces, c->sym)
+				    : NULL;
+	}
 	if (!c->sym || !c->states || !c->reg || !c->traces || !c->drains ||
-	    (o->interval && !c->files) || !c->queue) {
+	    (o->interval && (!o->push_url || o->output_dir) && !c->files) || !c->queue ||
+	    (o->metrics_addr && !c->scrape)) {
 		snprintf(err_msg, err_len, "out of memory setting up tables");
 		return -ENOMEM;
 	}
@@ -829,6 +977,15 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = drop_privileges(c, err_msg, err_len);
 	if (err)
 		return err;
+	/* a thread of its own: once the capabilities are dropped (the process alone then) */
+	if (o->push_url) {
+		struct push_opts po;
+
+		push_opts_of(o, &po);
+		c->push = push__start(&po, err_msg, err_len);
+		if (!c->push)
+			return -errno;
+	}
 	if (so.unwind != UNWIND_MODE_FP) {
 		struct unwinder_opts uo = {
 			.states = c->states,
@@ -939,6 +1096,29 @@ int main(int argc, char **argv)
 	verbose = o->verbose;
 	libbpf_set_print(libbpf_print);
 
+	/* --push-config: the store's URL and credentials from a directory's files */
+	if (o->push_config) {
+		err = push_config_read(o->push_config, &c.push_config, err_msg, sizeof(err_msg));
+		if (err) {
+			fprintf(stderr, "collector: %s\n", err_msg);
+			goto cleanup;
+		}
+		if (!c.push_config.url[0])
+			fprintf(stderr, "ctxprof: push: no %s/url: profiles are not pushed\n",
+				o->push_config);
+		push_config_apply(o, &c.push_config);
+	}
+	/* the store's URL and secret files: a mistake is said before anything starts */
+	if (o->push_url) {
+		struct push_opts po;
+
+		push_opts_of(o, &po);
+		err = push_check(&po, err_msg, sizeof(err_msg));
+		if (err) {
+			fprintf(stderr, "collector: %s\n", err_msg);
+			goto cleanup;
+		}
+	}
 	err = privileges__check(o->kernel, &(struct privileges_start){});
 	if (err)
 		goto cleanup;
@@ -973,7 +1153,8 @@ int main(int argc, char **argv)
 		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
-		bool exited = wait_target(pidfd);
+		bool exited = wait_target(pidfd, c.scrapeq ? scrape_queue__fd(c.scrapeq) : -1,
+					  c.scrape ? scrape__next_end(c.scrape) : UINT64_MAX);
 
 		/* --children outlives its root: the tree may go on without it (and
 		 * a pidfd that stays readable would make every wait return at once) */
@@ -1036,6 +1217,12 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
+		if (c.scrape) {
+			struct export_opts eo;
+
+			profile_opts(&c, &eo);
+			scrape__poll(c.scrape, &eo);
+		}
 		if (status && elapsed - last_status >= 1.0)
 			report__status(&c, elapsed, &last_samples, &last_status);
 		if (elapsed - last_publish >= 1.0) {
@@ -1046,6 +1233,11 @@ int main(int argc, char **argv)
 	health__stopping(c.health);
 	if (status)
 		fputc('\n', stderr);
+	/* scrapes cut short are answered now, before their window stops filling */
+	if (c.scrape)
+		scrape__stop(c.scrape);
+	if (c.scrapeq)
+		scrape_queue__shutdown(c.scrapeq, 200);
 
 	drains__stop(c.drains);
 	n = sampler__stop(c.sampler);
@@ -1071,16 +1263,32 @@ int main(int argc, char **argv)
 	}
 	/* what could not be written by now never will be: counted as dropped */
 	outqueue__drop_all(c.queue);
+	/* the last uploads, for --push-flush at most; the rest kept or dropped, counted */
+	if (c.push) {
+		if (push_pending(c.push))
+			fprintf(stderr, "ctxprof: push: sending what is left (at most %u s)\n",
+				o->push_flush_s);
+		push__stop(c.push, o->push_flush_s * 1000);
+	}
 	report__summary(&c, elapsed, why);
 	/* a run that wrote nothing failed, whatever else it did */
-	if (!c.files_written) {
+	if (!c.files_written && !push_delivered(c.push)) {
 		err = -EIO;
-		fprintf(stderr, "collector: no profile could be written\n");
+		fprintf(stderr, "collector: no profile could be %s\n",
+			c.push ? "written or sent" : "written");
 	}
 
 cleanup:
-	/* the HTTP thread reads the drains, the tracker and the health checker */
+	/* the HTTP thread reads the drains, the tracker and the health checker;
+	 * it stops with no connection suspended */
+	if (c.scrape)
+		scrape__stop(c.scrape);
+	if (c.scrapeq)
+		scrape_queue__shutdown(c.scrapeq, 0);
 	metrics_server__free(c.metrics);
+	scrape__free(c.scrape);
+	scrape_queue__free(c.scrapeq);
+	push__free(c.push);
 	health__free(c.health);
 	free(c.snap);
 	/* the drains read the registry; freeing the registry retires every state */

@@ -370,6 +370,54 @@ FAMILY(f_bpf_time, "ctxprof_bpf_run_seconds_total", COUNTER,
        "Run time of the sampler's BPF programs (counted while BPF run-time statistics are on).",
        "program");
 /* the collector itself */
+/* /debug/pprof/profile */
+FAMILY(f_pprof_received, "ctxprof_pprof_requests_received_total", COUNTER,
+       "/debug/pprof/profile requests received.", NULL);
+FAMILY(f_pprof_requests, "ctxprof_pprof_requests_total", COUNTER,
+       "/debug/pprof/profile requests, by how they ended.", "result");
+FAMILY(f_pprof_pending, "ctxprof_pprof_requests_pending", GAUGE,
+       "/debug/pprof/profile requests being profiled now.", NULL);
+FAMILY(f_pprof_samples, "ctxprof_pprof_samples_total", COUNTER,
+       "CPU samples in the profiles /debug/pprof/profile served.", NULL);
+FAMILY(f_pprof_left_out, "ctxprof_pprof_samples_left_out_total", COUNTER,
+       "Samples of a scrape's window not in its profile, by reason.", "reason");
+FAMILY(f_pprof_late, "ctxprof_pprof_windows_late_total", COUNTER,
+       "Scrape windows that opened late (the main thread stalled).", NULL);
+/* --push */
+FAMILY(f_push_profiles, "ctxprof_push_profiles_total", COUNTER,
+       "Profiles for the store, by what became of them (queued + restored = sent + dropped + "
+       "kept + pending).",
+       "result");
+FAMILY(f_push_samples, "ctxprof_push_samples_total", COUNTER,
+       "CPU samples in those profiles, by what became of them.", "result");
+FAMILY(f_push_dropped, "ctxprof_push_profiles_dropped_total", COUNTER,
+       "Profiles never sent, by reason.", "reason");
+FAMILY(f_push_dropped_samples, "ctxprof_push_samples_dropped_total", COUNTER,
+       "CPU samples of profiles never sent, by reason.", "reason");
+FAMILY(f_push_attempts, "ctxprof_push_attempts_total", COUNTER, "Uploads begun.", NULL);
+FAMILY(f_push_retries, "ctxprof_push_retries_total", COUNTER, "Uploads of a profile tried before.",
+       NULL);
+FAMILY(f_push_failures, "ctxprof_push_failures_total", COUNTER,
+       "Uploads to be tried again: no answer (refused, reset, timed out), or 408, 429, 5xx.",
+       "kind");
+FAMILY(f_push_bytes, "ctxprof_push_bytes_sent_total", COUNTER,
+       "Bytes of gzipped profiles the store took.", NULL);
+FAMILY(f_push_pending, "ctxprof_push_pending_profiles", GAUGE, "Profiles waiting to be sent.",
+       NULL);
+FAMILY(f_push_pending_bytes, "ctxprof_push_pending_bytes", GAUGE,
+       "Bytes of the profiles waiting to be sent.", NULL);
+FAMILY(f_push_limit, "ctxprof_push_spool_limit_bytes", GAUGE,
+       "The bound on those bytes (--push-spool).", NULL);
+FAMILY(f_push_spool, "ctxprof_push_spool_files_total", COUNTER,
+       "Spool directory files: written for a failed upload, not writable, found bad at start.",
+       "result");
+FAMILY(f_push_secrets, "ctxprof_push_secret_reads_total", COUNTER,
+       "Token or password files read again after a change, by result.", "result");
+FAMILY(f_push_failing, "ctxprof_push_failing", GAUGE, "1 while the latest upload failed.", NULL);
+FAMILY(f_push_status, "ctxprof_push_last_status", GAUGE,
+       "The store's latest HTTP status (0: none yet, or no answer).", NULL);
+FAMILY(f_push_unmade, "ctxprof_push_profiles_unmade_total", COUNTER,
+       "Series profiles that could not be made (no memory): their samples are not pushed.", NULL);
 FAMILY(f_cpu, "process_cpu_seconds_total", COUNTER, "User and system CPU time of the collector.",
        NULL);
 FAMILY(f_drain_cpu, "ctxprof_drain_cpu_seconds_total", COUNTER,
@@ -809,6 +857,80 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_http_log, NULL, COUNTERS_HTTP, "server messages not logged (rate limit)",
 	    http.log_suppressed, .flags = COUNTER_GROUP),
 
+	/* /debug/pprof/profile */
+	ONE(f_pprof_received, NULL, COUNTERS_SCRAPES, "requests", scrape_requests.requests),
+	ONE(f_pprof_requests, "served", COUNTERS_SCRAPES, "profiles served", scrapes.served),
+	ONE(f_pprof_samples, NULL, COUNTERS_SCRAPES, "with {} samples", scrapes.samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_pprof_requests, "bad_request", COUNTERS_SCRAPES, "requests refused as bad",
+	    scrape_requests.bad),
+	ONE(f_pprof_requests, "busy", COUNTERS_SCRAPES, "as too many at once",
+	    scrape_requests.busy),
+	ONE(f_pprof_requests, "failed", COUNTERS_SCRAPES, "failed", scrapes.failed),
+	ONE(f_pprof_requests, "stopped", COUNTERS_SCRAPES, "cut by the stop", scrapes.stopped),
+	ONE(f_pprof_pending, NULL, COUNTERS_SCRAPES, "being taken", scrape_requests.pending),
+	ONE(f_pprof_left_out, "table_full", COUNTERS_SCRAPES, "samples left out: tables full",
+	    scrapes.dropped, .flags = COUNTER_GROUP),
+	ONE(f_pprof_left_out, "unmatched", COUNTERS_SCRAPES, "not matching the request's labels",
+	    scrapes.unmatched),
+	ONE(f_pprof_late, NULL, COUNTERS_SCRAPES, "windows opened late", scrapes.late,
+	    .flags = COUNTER_NONZERO),
+
+	/* --push: every profile ends in one count */
+	ONE(f_push_profiles, "queued", COUNTERS_PUSH, "profiles queued", push.queued),
+	ONE(f_push_samples, "queued", COUNTERS_PUSH, "({} samples)", push.queued_samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_push_profiles, "restored", COUNTERS_PUSH, "restored from the spool directory",
+	    push.restored),
+	ONE(f_push_samples, "restored", COUNTERS_PUSH, "({} samples)", push.restored_samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_push_profiles, "sent", COUNTERS_PUSH, "sent", push.sent, .flags = COUNTER_GROUP),
+	ONE(f_push_samples, "sent", COUNTERS_PUSH, "({} samples)", push.sent_samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_push_bytes, NULL, COUNTERS_PUSH, "{} sent", push.sent_bytes, .unit = COUNTER_BYTES),
+	ONE(f_push_dropped, "spool_full", COUNTERS_PUSH, "dropped for room (--push-spool)",
+	    push.dropped[PUSH_DROP_SPOOL_FULL], .flags = COUNTER_GROUP),
+	ONE(f_push_dropped_samples, "spool_full", COUNTERS_PUSH, "({} samples)",
+	    push.dropped_samples[PUSH_DROP_SPOOL_FULL], .flags = COUNTER_JOIN),
+	ONE(f_push_dropped, "rejected", COUNTERS_PUSH, "refused by the store (4xx)",
+	    push.dropped[PUSH_DROP_REJECTED]),
+	ONE(f_push_dropped_samples, "rejected", COUNTERS_PUSH, "({} samples)",
+	    push.dropped_samples[PUSH_DROP_REJECTED], .flags = COUNTER_JOIN),
+	ONE(f_push_dropped, "stopping", COUNTERS_PUSH, "unsent at the stop",
+	    push.dropped[PUSH_DROP_STOPPING]),
+	ONE(f_push_dropped_samples, "stopping", COUNTERS_PUSH, "({} samples)",
+	    push.dropped_samples[PUSH_DROP_STOPPING], .flags = COUNTER_JOIN),
+	ONE(f_push_profiles, "kept", COUNTERS_PUSH,
+	    "kept in the spool directory for the next start", push.kept, .flags = COUNTER_GROUP),
+	ONE(f_push_samples, "kept", COUNTERS_PUSH, "({} samples)", push.kept_samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_push_pending, NULL, COUNTERS_PUSH, "pending", push.pending),
+	ONE(f_push_samples, "pending", COUNTERS_PUSH, "({} samples)", push.pending_samples,
+	    .flags = COUNTER_JOIN),
+	ONE(f_push_pending_bytes, NULL, COUNTERS_PUSH, "{} pending", push.pending_bytes,
+	    .unit = COUNTER_BYTES),
+	ONE(f_push_limit, NULL, COUNTERS_PUSH, "(at most {})", push.spool_limit,
+	    .unit = COUNTER_BYTES, .flags = COUNTER_JOIN | COUNTER_LIMIT),
+	ONE(f_push_attempts, NULL, COUNTERS_PUSH, "uploads", push.attempts, .flags = COUNTER_GROUP),
+	ONE(f_push_retries, NULL, COUNTERS_PUSH, "retries", push.retries),
+	ONE(f_push_failures, "no_answer", COUNTERS_PUSH, "without an answer",
+	    push.failed_no_answer),
+	ONE(f_push_failures, "status", COUNTERS_PUSH, "answered 408, 429 or 5xx",
+	    push.failed_status),
+	ONE(f_push_status, NULL, COUNTERS_PUSH, "last status {}", push.last_status),
+	ONE(f_push_failing, NULL, COUNTERS_PUSH, "failing now", push.failing,
+	    .flags = COUNTER_WORDS | COUNTER_NONZERO),
+	ONE(f_push_spool, "written", COUNTERS_PUSH, "spool files written", push.spool_written,
+	    .flags = COUNTER_GROUP),
+	ONE(f_push_spool, "failed", COUNTERS_PUSH, "not writable", push.spool_errors),
+	ONE(f_push_spool, "bad", COUNTERS_PUSH, "found bad and removed", push.spool_bad),
+	ONE(f_push_secrets, "ok", COUNTERS_PUSH, "secret files read again", push.secret_reloads,
+	    .flags = COUNTER_GROUP | COUNTER_NONZERO),
+	ONE(f_push_secrets, "error", COUNTERS_PUSH, "unreadable", push.secret_errors,
+	    .flags = COUNTER_NONZERO),
+	ONE(f_push_unmade, NULL, COUNTERS_PUSH, "series profiles not made (no memory)", push_failed,
+	    .flags = COUNTER_NONZERO),
+
 	/* BPF run time: per run, and per sample taken (the runs on unprofiled tasks included) */
 	ONE(f_bpf_time, "sample", COUNTERS_BPF, "sample() {} in all", bpf.sample_ns,
 	    .unit = COUNTER_NS),
@@ -886,6 +1008,8 @@ static const struct {
 	[COUNTERS_DEGRADED_NOW] = {"degraded at the end", 0, true},
 	[COUNTERS_DEGRADED_RAISED] = {"degraded (times raised)", 0, true},
 	[COUNTERS_HTTP] = {"metrics server", COUNTERS_HAVE_HTTP},
+	[COUNTERS_SCRAPES] = {"/debug/pprof/profile", COUNTERS_HAVE_SCRAPES},
+	[COUNTERS_PUSH] = {"push", COUNTERS_HAVE_PUSH},
 	[COUNTERS_BPF] = {"BPF run time", COUNTERS_HAVE_BPF_STATS},
 	[COUNTERS_COLLECTOR] = {"collector CPU"},
 };
@@ -1128,7 +1252,8 @@ void counters__read(const struct collector *c, struct counter_values *v)
 		  (c->otel ? COUNTERS_HAVE_OTEL : 0) | (c->go ? COUNTERS_HAVE_GO : 0) |
 		  (c->python ? COUNTERS_HAVE_PYTHON : 0) |
 		  (o->off_cpu ? COUNTERS_HAVE_OFF_CPU : 0) | (c->tl ? COUNTERS_HAVE_TIMELINE : 0) |
-		  (c->metrics ? COUNTERS_HAVE_HTTP : 0);
+		  (c->metrics ? COUNTERS_HAVE_HTTP : 0) | (c->scrape ? COUNTERS_HAVE_SCRAPES : 0) |
+		  (c->push ? COUNTERS_HAVE_PUSH : 0);
 	sampler__read_stats(c->sampler, v->sampler);
 	sampler__prog_cost(c->sampler, &v->bpf);
 	if (v->bpf.sample_runs || v->bpf.switch_runs)
@@ -1174,6 +1299,12 @@ void counters__read(const struct collector *c, struct counter_values *v)
 	outqueue__stats(c->queue, &v->queue);
 	health__stats(c->health, &v->health);
 	metrics_server__stats(c->metrics, &v->http);
+	if (c->scrapeq)
+		scrape_queue__stats(c->scrapeq, &v->scrape_requests);
+	if (c->scrape)
+		scrape__stats(c->scrape, &v->scrapes);
+	push__stats(c->push, &v->push);
+	v->push_failed = c->push_failed;
 	v->exported = c->exported;
 	v->no_trace = c->no_trace;
 	v->traces_exported = c->traces_exported;

@@ -39,6 +39,9 @@
 #include "export/export.h"
 #include "export/metrics.h"
 #include "export/outfiles.h"
+#include "export/push.h"
+#include "export/scrape.h"
+#include "export/scrape_queue.h"
 #include "export/timeline.h"
 #include "processes/process_state.h"
 #include "processes/tracker.h"
@@ -65,6 +68,8 @@ enum counter_have {
 	COUNTERS_HAVE_PYTHON = 1 << 9,	       /* CPython frames read (--python on) */
 	COUNTERS_HAVE_OFF_CPU = 1 << 10,       /* off-CPU waits recorded (--off-cpu) */
 	COUNTERS_HAVE_BPF_STATS = 1 << 11,     /* the kernel counts BPF run time */
+	COUNTERS_HAVE_SCRAPES = 1 << 12,       /* /debug/pprof/profile served (--metrics-addr) */
+	COUNTERS_HAVE_PUSH = 1 << 13,	       /* --push */
 };
 
 /* struct sampler_health, in the two types the descriptions read */
@@ -98,6 +103,9 @@ struct counter_values {
 	struct health_stats health;
 	struct metrics_server_stats http;
 	struct sampler_prog_cost bpf;
+	struct scrape_queue_stats scrape_requests;
+	struct scrape_stats scrapes;
+	struct push_stats push;
 	/* the collector's own */
 	uint64_t exported;	  /* samples written into profiles */
 	uint64_t no_trace;	  /* samples whose stack was not handed over */
@@ -109,6 +117,7 @@ struct counter_values {
 	uint64_t locations_unnamed, locations_unmapped;
 	uint64_t files_written, exports_ok, exports_failed;
 	uint64_t last_export_ok; /* 1 unless the latest export attempt failed */
+	uint64_t push_failed;	 /* series profiles that could not be made */
 	uint64_t unwind_bytes;	 /* BPF memory the unwind rows take */
 	uint64_t rss_bytes;
 	double cpu_s;		    /* the process's CPU time */
@@ -143,6 +152,8 @@ enum counter_section {
 	COUNTERS_DEGRADED_NOW,
 	COUNTERS_DEGRADED_RAISED,
 	COUNTERS_HTTP,
+	COUNTERS_SCRAPES,
+	COUNTERS_PUSH,
 	COUNTERS_BPF,
 	COUNTERS_COLLECTOR,
 	COUNTERS_SECTION_MAX,

@@ -21,6 +21,7 @@ static const char *const condition_names[HEALTH_CONDITION_MAX] = {
 	[HEALTH_CPU_OFFLINE_EVENTS_MISSING] = "cpu_offline_events_missing",
 	[HEALTH_EXPORT_FAILING] = "export_failing",
 	[HEALTH_DISK_FULL] = "disk_full",
+	[HEALTH_PUSH_FAILING] = "push_failing",
 };
 
 /* a heartbeat: its last value and when it last moved */

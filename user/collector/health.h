@@ -57,6 +57,8 @@ enum health_condition {
 	HEALTH_EXPORT_FAILING,
 	/* ... for want of space (ENOSPC, EDQUOT); cleared by the next good one */
 	HEALTH_DISK_FULL,
+	/* --push: the latest upload failed (the profiles wait in the spool) */
+	HEALTH_PUSH_FAILING,
 	HEALTH_CONDITION_MAX,
 };
 

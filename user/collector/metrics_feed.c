@@ -12,6 +12,7 @@
 #include "collector/counters.h"
 #include "collector/health.h"
 #include "collector/metrics_feed.h"
+#include "export/push.h"
 #include "sampling/sampler.h"
 
 static void fill_snapshot(struct collector *c, struct metrics_snapshot *m)
@@ -57,9 +58,27 @@ static void sampling_conditions(struct collector *c)
 	}
 }
 
+/* --push: the store not taking profiles is a degraded condition (they wait in the spool) */
+static void push_condition(struct collector *c)
+{
+	char why[HEALTH_REASON_LEN], url[PUSH_URL_MAX];
+	struct push_stats st;
+
+	if (!c->push)
+		return;
+	push__stats(c->push, &st);
+	if (!st.failing) {
+		health__clear(c->health, HEALTH_PUSH_FAILING);
+		return;
+	}
+	push__last_error(c->push, why, sizeof(why), url, sizeof(url));
+	health__raise(c->health, HEALTH_PUSH_FAILING, why);
+}
+
 void metrics_feed__tick(struct collector *c)
 {
 	sampling_conditions(c);
+	push_condition(c);
 	if (!c->metrics)
 		return;
 	fill_snapshot(c, c->snap);
@@ -85,6 +104,7 @@ int metrics_feed__start(struct collector *c, char *err_msg, size_t err_len)
 	c->metrics = metrics_server__start(
 		&(struct metrics_server_opts){
 			.metrics_addr = o->metrics_addr,
+			.scrapes = c->scrapeq,
 			.health_addr = o->health_addr,
 			.health = health__check,
 			.health_ctx = c->health,
@@ -94,7 +114,9 @@ int metrics_feed__start(struct collector *c, char *err_msg, size_t err_len)
 		return -errno;
 	metrics_feed__tick(c);
 	if (o->metrics_addr)
-		fprintf(stderr, "ctxprof: metrics at http://%s/metrics, health at /healthz\n",
+		fprintf(stderr,
+			"ctxprof: metrics at http://%s/metrics, health at /healthz, profiles at "
+			"/debug/pprof/profile?seconds=N\n",
 			o->metrics_addr);
 	if (o->health_addr)
 		fprintf(stderr, "ctxprof: health checks at http://%s/healthz\n", o->health_addr);

@@ -16,6 +16,7 @@
 #include "collector/cli.h"
 #include "export/export.h"
 #include "export/metrics.h"
+#include "export/push.h"
 #include "export/timeline.h"
 
 struct app_context;
@@ -29,6 +30,9 @@ struct outfiles;
 struct outqueue;
 struct pod_index;
 struct process_states;
+struct push;
+struct scrape;
+struct scrape_queue;
 struct sampler;
 struct symbolizer;
 struct thread_registry;
@@ -85,7 +89,13 @@ struct collector {
 	struct health *health;		 /* with --metrics-addr */
 	struct metrics_server *metrics;
 	struct metrics_snapshot *snap; /* filled by the main thread, then published */
-	double start_time;	       /* Unix time */
+	/* /debug/pprof/profile on the metrics listener: its requests, their profiles */
+	struct scrape_queue *scrapeq;
+	struct scrape *scrape;
+	struct push *push;		/* --push: the uploads to Pyroscope; NULL without */
+	struct push_config push_config; /* --push-config DIR's settings */
+	uint64_t push_failed;		/* series profiles that could not be made (no memory) */
+	double start_time;		/* Unix time */
 	uint64_t files_written, exports_ok, exports_failed;
 	double last_export_time, last_export_duration;
 	bool last_export_failed;

@@ -43,6 +43,9 @@ struct exporter {
 	struct perf_map_stats *perf_maps; /* NULL: perf maps not read */
 	struct python_procs *python;	  /* NULL: Python frames named by reason only */
 	uint64_t begin_ns;		  /* CLOCK_MONOTONIC: perf maps refreshed once since */
+	const struct export_match *match;
+	size_t nr_match;
+	enum export_labels labels;
 	int err;
 	struct export_result *res;
 	struct export_result result;
@@ -500,6 +503,46 @@ static size_t row_labels(const struct exporter *st, const struct sample_row *row
 	return n;
 }
 
+/* whether @labels carry every label of the match list */
+static bool row_matches(const struct exporter *st, const struct pprof_label *labels, size_t n)
+{
+	char num[24];
+	size_t i, j;
+	bool found;
+
+	for (i = 0; i < st->nr_match; i++) {
+		found = false;
+		for (j = 0; j < n && !found; j++) {
+			if (strcmp(labels[j].key, st->match[i].key))
+				continue;
+			if (!labels[j].str) {
+				snprintf(num, sizeof(num), "%lld", (long long)labels[j].num);
+				found = !strcmp(num, st->match[i].value);
+			} else {
+				found = !strcmp(labels[j].str, st->match[i].value);
+			}
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* the labels EXPORT_LABELS_SPANS keeps, in place; Return: how many */
+static size_t span_labels_only(struct pprof_label *labels, size_t n)
+{
+	static const char *const keep[] = {"span_id", "local_root_span_id", "trace_id"};
+	size_t i, j, m = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < sizeof(keep) / sizeof(keep[0]); j++)
+			if (!strcmp(labels[i].key, keep[j])) {
+				labels[m++] = labels[i];
+				break;
+			}
+	return m;
+}
+
 static void add_row(void *ctx, const struct sample_row *row)
 {
 	struct exporter *st = ctx;
@@ -524,6 +567,12 @@ static void add_row(void *ctx, const struct sample_row *row)
 	}
 	tl = map_get(st, row->trace_id);
 	n = row_labels(st, row, tl->ps, labels, hex, &obuf, &gbuf);
+	if (st->nr_match && !row_matches(st, labels, n)) {
+		st->res->unmatched += row->count;
+		return;
+	}
+	if (st->labels == EXPORT_LABELS_SPANS)
+		n = span_labels_only(labels, n);
 	if (tl->off_class) {
 		/* a wait: no CPU sample, its time in off_cpu/nanoseconds */
 		values[0] = values[1] = 0;
@@ -542,8 +591,8 @@ static void add_row(void *ctx, const struct sample_row *row)
 	st->res->rows++;
 }
 
-struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,
-				 const struct export_opts *opts)
+struct exporter *exporter__new(struct calltrace_storage *traces, struct symbolizer *sym,
+			       const struct export_opts *opts)
 {
 	static const struct pprof_value_type types[] = {
 		{"samples", "count"},
@@ -568,6 +617,9 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 	e->traces = traces;
 	e->perf_maps = opts->perf_maps;
 	e->python = opts->python;
+	e->match = opts->match;
+	e->nr_match = opts->nr_match;
+	e->labels = opts->labels;
 	e->begin_ns = mono_ns();
 	e->res = &e->result;
 	/* the waits' types only when they are recorded: profiles without them are as before */
@@ -584,10 +636,6 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 		if (err)
 			goto err_free;
 	}
-	calltrace_storage__process(traces, add_trace, e);
-	err = e->err;
-	if (err)
-		goto err_free;
 	return e;
 
 err_free:
@@ -596,10 +644,44 @@ err_free:
 	return NULL;
 }
 
+struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbolizer *sym,
+				 const struct export_opts *opts)
+{
+	struct exporter *e = exporter__new(traces, sym, opts);
+	int err;
+
+	if (!e)
+		return NULL;
+	calltrace_storage__process(traces, add_trace, e);
+	err = e->err;
+	if (err) {
+		exporter__free(e);
+		errno = -err;
+		return NULL;
+	}
+	return e;
+}
+
 int exporter__add_samples(struct exporter *e, const struct sample_table *samples)
 {
 	sample_table__for_each(samples, add_row, e);
 	return e->err;
+}
+
+int exporter__add_row(struct exporter *e, const struct sample_row *row)
+{
+	add_row(e, row);
+	return e->err;
+}
+
+struct process_state *exporter__row_state(struct exporter *e, const struct sample_row *row)
+{
+	const uint64_t *locs;
+	size_t nr;
+
+	if (exporter__trace_frames(e, row->trace_id, &locs, &nr))
+		return NULL;
+	return map_get(e, row->trace_id)->ps;
 }
 
 int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t **locs, size_t *nr)
@@ -608,7 +690,8 @@ int exporter__trace_frames(struct exporter *e, uint64_t trace_id, const uint64_t
 	const struct calltrace *t;
 
 	if (!tl && !e->err) {
-		/* put after the rotation: still ACTIVE */
+		/* put after the rotation (or, for an exporter of no rotation,
+		 * in the cycle the last one handed over) */
 		t = calltrace_storage__lookup(e->traces, trace_id);
 		if (t) {
 			add_trace(e, t);
@@ -635,15 +718,42 @@ const struct pprof *exporter__pprof(const struct exporter *e)
 	return e->p;
 }
 
+/* the profile's table sizes into the result, as it is written */
+static void count_tables(struct exporter *e)
+{
+	e->result.locations = pprof__nr_locations(e->p);
+	e->result.functions = pprof__nr_functions(e->p);
+	e->result.mappings = pprof__nr_mappings(e->p);
+}
+
+void exporter__result(struct exporter *e, struct export_result *res)
+{
+	count_tables(e);
+	*res = e->result;
+}
+
 int exporter__write(struct exporter *e, const char *path, struct output_keep *keep,
 		    struct export_result *res)
 {
 	int err;
 
-	e->result.locations = pprof__nr_locations(e->p);
-	e->result.functions = pprof__nr_functions(e->p);
-	e->result.mappings = pprof__nr_mappings(e->p);
+	count_tables(e);
 	err = pprof__write_gz(e->p, path, keep);
+	*res = e->result;
+	return err;
+}
+
+int exporter__gz(struct exporter *e, size_t max, uint8_t **gz, size_t *gz_len,
+		 struct export_result *res)
+{
+	int err;
+
+	*gz = NULL;
+	*gz_len = 0;
+	if (e->err)
+		return e->err;
+	count_tables(e);
+	err = pprof__gz(e->p, max, gz, gz_len);
 	*res = e->result;
 	return err;
 }

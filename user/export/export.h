@@ -37,6 +37,24 @@
 
 struct python_procs;
 
+/* a label a sample must carry to be written (export_opts.match) */
+struct export_match {
+	const char *key;
+	const char *value; /* a string label's value, or a number label's in decimal */
+};
+
+/* which labels samples carry */
+enum export_labels {
+	EXPORT_LABELS_ALL, /* every label the header comment lists */
+	/*
+	 * span_id, local_root_span_id and trace_id only: for a store that
+	 * makes a series of every other label (Pyroscope splits an upload by
+	 * its samples' labels; thread names and tags would be series of their
+	 * own), where the process's labels are the series' instead
+	 */
+	EXPORT_LABELS_SPANS,
+};
+
 struct export_opts {
 	uint64_t period_ns;	     /* nanoseconds one sample stands for */
 	int64_t time_nanos;	     /* wall-clock start of the profile */
@@ -63,6 +81,11 @@ struct export_opts {
 	struct python_procs *python;
 	/* --off-cpu: sample types off_cpu/nanoseconds (the waits) and wall/nanoseconds (both) */
 	bool off_cpu;
+	/* only rows whose labels include every one of these (NULL: all rows);
+	 * the array must outlive the exporter */
+	const struct export_match *match;
+	size_t nr_match;
+	enum export_labels labels;
 };
 
 struct export_result {
@@ -78,6 +101,7 @@ struct export_result {
 	uint64_t python_frames;	 /* Python frames written (include/python_abi.h) */
 	uint64_t python_unnamed; /* of those, named by a reason: code object not read */
 	uint64_t off_waits;	 /* off-CPU waits written (not in @samples) */
+	uint64_t unmatched;	 /* samples and waits left out by export_opts.match */
 	uint64_t off_ns;	 /* their time, scaled by their weights */
 	size_t locations;
 	size_t locations_unnamed;  /* of those, user or kernel addresses without a function */
@@ -99,12 +123,34 @@ struct exporter *exporter__begin(struct calltrace_storage *traces, struct symbol
 				 const struct export_opts *opts);
 
 /**
+ * exporter__new() - start a profile without a rotation: each row's trace is
+ * looked up in the storage when the row is added (calltrace_storage__lookup():
+ * put since the last rotation, or handed over by it), so a row must be added
+ * before the second rotation after its sample.  For profiles besides the
+ * interval's (a scrape's, an upload's), which the interval's rotations serve.
+ * Same thread and pairing as exporter__begin().
+ * Return: the exporter, or NULL with errno set.
+ */
+struct exporter *exporter__new(struct calltrace_storage *traces, struct symbolizer *sym,
+			       const struct export_opts *opts);
+
+/**
  * exporter__add_samples() - add one pprof Sample per row of @samples (a table
  * no thread writes meanwhile).  Rows whose trace was not handed over are
  * counted in export_result.no_trace and left out.
  * Return: 0 or -errno.
  */
 int exporter__add_samples(struct exporter *e, const struct sample_table *samples);
+
+/** exporter__add_row() - exporter__add_samples() for one row. Return: 0 or -errno. */
+int exporter__add_row(struct exporter *e, const struct sample_row *row);
+
+/**
+ * exporter__row_state() - the process image whose stack @row holds (its
+ * trace looked up as exporter__trace_frames() does); NULL when the trace is
+ * gone or its image unknown.  Valid while the exporter lives.
+ */
+struct process_state *exporter__row_state(struct exporter *e, const struct sample_row *row);
 
 /**
  * exporter__trace_frames() - the pprof location ids of trace @trace_id's
@@ -137,6 +183,18 @@ const struct pprof *exporter__pprof(const struct exporter *e);
  */
 int exporter__write(struct exporter *e, const char *path, struct output_keep *keep,
 		    struct export_result *res);
+
+/**
+ * exporter__gz() - the gzipped profile, in memory, at most @max bytes, and
+ * what it holds in @res.
+ * @gz: set to a malloc()ed buffer the caller frees; @gz_len its length
+ * Return: 0 or -errno (-EFBIG past @max).
+ */
+int exporter__gz(struct exporter *e, size_t max, uint8_t **gz, size_t *gz_len,
+		 struct export_result *res);
+
+/** exporter__result() - what the profile holds so far, not written anywhere. */
+void exporter__result(struct exporter *e, struct export_result *res);
 
 /** exporter__free() - accepts NULL. */
 void exporter__free(struct exporter *e);

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <microhttpd.h>
 #include "export/metrics.h"
+#include "export/scrape_queue.h"
 #include "util/clock.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -197,7 +198,8 @@ struct conn {
 	uint64_t answering_ns; /* when the answer to its current request began; 0: none */
 	int fd;
 	bool used;
-	bool cut; /* shut down for a newcomer: libmicrohttpd closes it next */
+	bool cut;     /* shut down for a newcomer: libmicrohttpd closes it next */
+	bool waiting; /* suspended until its profile is taken: never evicted */
 };
 
 struct listener {
@@ -217,7 +219,8 @@ struct metrics_server {
 	struct listener metrics, health;
 	metrics_health_fn health_fn;
 	void *health_ctx;
-	pthread_mutex_t lock; /* @latest, @gen */
+	struct scrape_queue *scrapes; /* NULL: /debug/pprof/profile not served */
+	pthread_mutex_t lock;	      /* @latest, @gen */
 	struct metrics_snapshot latest;
 	uint64_t gen; /* publishes so far */
 	_Atomic uint64_t log_ns, log_suppressed;
@@ -335,7 +338,7 @@ static struct conn *victim_of(struct listener *l, const struct conn *newcomer, c
 	for (i = 0; i < METRICS_SLOTS; i++) {
 		struct conn *c = &l->conns[i];
 
-		if (!c->used || c->cut || c == newcomer || spared[i])
+		if (!c->used || c->cut || c->waiting || c == newcomer || spared[i])
 			continue;
 		key.class = evict_class(c, now);
 		key.peers = 0;
@@ -375,6 +378,9 @@ static void evict(struct listener *l, const struct conn *newcomer)
 		atomic_fetch_add_explicit(&l->evicted, 1, memory_order_relaxed);
 	}
 }
+
+/* the context of a /debug/pprof/symbol request while its body is read */
+static char symbol_request;
 
 /* libmicrohttpd accepted or closed a connection (on the listener's thread) */
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
@@ -435,10 +441,17 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
 static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct listener *l = cls;
 	struct conn *c = conn_of(mc);
 
-	if (c)
+	if (c) {
 		c->answering_ns = 0;
+		c->waiting = false;
+	}
+	/* a scrape's request has a context of its own, a symbol request ours */
+	if (*req_cls && *req_cls != &symbol_request && l->s->scrapes)
+		scrape_queue__completed(l->s->scrapes, req_cls);
+	*req_cls = NULL;
 }
 
 static enum MHD_Result reply(struct MHD_Connection *mc, unsigned int status, char *body, size_t len,
@@ -533,6 +546,23 @@ static enum MHD_Result health_answer(struct listener *l, struct MHD_Connection *
 	return reply_text(mc, MHD_HTTP_SERVICE_UNAVAILABLE, line);
 }
 
+/*
+ * /debug/pprof/symbol, as Go's net/http/pprof answers it: pprof asks it by
+ * POST for the names of a fetched profile's addresses in mappings it does
+ * not see as named, and fails the whole fetch without an answer.  Ours
+ * names what it can before serving, and one node's addresses are many
+ * processes' (a mapping's address names no process): the body is read and
+ * dropped, and no address is named.
+ */
+static enum MHD_Result symbol_answer(struct MHD_Connection *mc, size_t *upload_data_size)
+{
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return reply_text(mc, MHD_HTTP_OK, "num_symbols: 1\n");
+}
+
 static enum MHD_Result serve(void *cls, struct MHD_Connection *mc, const char *url,
 			     const char *method, const char *version, const char *upload_data,
 			     size_t *upload_data_size, void **req_cls)
@@ -540,18 +570,45 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *mc, const char *u
 	struct listener *l = cls;
 	struct MHD_Response *r;
 	struct conn *c = conn_of(mc);
+	bool suspended;
+	enum MHD_Result ret;
 
+	if (*req_cls == &symbol_request)
+		return symbol_answer(mc, upload_data_size);
+	/* a scrape's second call: its profile is ready */
+	if (*req_cls)
+		return (enum MHD_Result)scrape_queue__serve(l->s->scrapes, mc, method, req_cls,
+							    &suspended);
 	if (c && !c->answering_ns)
 		c->answering_ns = mono_ns();
 	atomic_fetch_add_explicit(&l->requests, 1, memory_order_relaxed);
+	if (l->serves_metrics && l->s->scrapes && !strcmp(url, "/debug/pprof/profile")) {
+		ret = (enum MHD_Result)scrape_queue__serve(l->s->scrapes, mc, method, req_cls,
+							   &suspended);
+		if (c && suspended)
+			c->waiting = true;
+		return ret;
+	}
+	if (l->serves_metrics && l->s->scrapes && !strcmp(url, "/debug/pprof/symbol")) {
+		/* a POST's body comes in the calls after this one */
+		if (!strcmp(method, MHD_HTTP_METHOD_POST)) {
+			*req_cls = &symbol_request;
+			return MHD_YES;
+		}
+		return symbol_answer(mc, upload_data_size);
+	}
+	/* an unknown path is 404 whatever the method: pprof asks for
+	 * /debug/pprof/symbol by POST and takes 404 as "no symbols here" */
+	if (strcmp(url, "/healthz") && (!l->serves_metrics || strcmp(url, "/metrics")))
+		return reply_text(mc, MHD_HTTP_NOT_FOUND,
+				  !l->serves_metrics ? "not found: try /healthz\n"
+				  : l->s->scrapes    ? "not found: try /metrics, /healthz or "
+						       "/debug/pprof/profile\n"
+						     : "not found: try /metrics or /healthz\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
 	if (!strcmp(url, "/healthz"))
 		return health_answer(l, mc);
-	if (!l->serves_metrics)
-		return reply_text(mc, MHD_HTTP_NOT_FOUND, "not found: try /healthz\n");
-	if (strcmp(url, "/metrics"))
-		return reply_text(mc, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /healthz\n");
 	r = metrics_answer(l);
 	if (!r)
 		return reply_text(mc, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
@@ -578,7 +635,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static int listener__start(struct listener *l, const char *addr, const char *flag, const char *what,
 			   char *err, size_t err_len)
 {
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			     (l->serves_metrics && l->s->scrapes ? MHD_ALLOW_SUSPEND_RESUME : 0);
 	const union MHD_DaemonInfo *info;
 	int defer_s = METRICS_DEFER_ACCEPT_S;
 	struct sockaddr_storage sa;
@@ -645,6 +703,7 @@ struct metrics_server *metrics_server__start(const struct metrics_server_opts *o
 		return NULL;
 	s->health_fn = o->health;
 	s->health_ctx = o->health_ctx;
+	s->scrapes = o->scrapes;
 	pthread_mutex_init(&s->lock, NULL);
 	s->metrics = (struct listener){.s = s, .name = "metrics", .serves_metrics = true};
 	s->health = (struct listener){.s = s, .name = "health"};

@@ -28,6 +28,11 @@
  * the node's address, which every host process shares.  Idle connections
  * close after METRICS_IDLE_S; libmicrohttpd's own messages are printed at
  * most once every 10 s (a flood would fill the log).
+ *
+ * With a scrape queue (export/scrape_queue.h), the metrics listener also
+ * serves /debug/pprof/profile: a connection waiting for its profile is
+ * suspended (it takes no thread) and never evicted; the queue bounds how
+ * many wait.
  */
 #ifndef CTXPROF_METRICS_H
 #define CTXPROF_METRICS_H
@@ -107,8 +112,13 @@ enum metrics_health {
  */
 typedef enum metrics_health (*metrics_health_fn)(void *ctx, char *why, size_t why_len);
 
+struct scrape_queue;
+
 struct metrics_server_opts {
 	const char *metrics_addr; /* /metrics and /healthz; NULL: no such listener */
+	/* where /debug/pprof/profile requests go (on the metrics listener);
+	 * NULL: not served */
+	struct scrape_queue *scrapes;
 	const char *health_addr;  /* /healthz only; NULL: no such listener */
 	metrics_health_fn health; /* NULL: always healthy */
 	void *health_ctx;

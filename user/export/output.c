@@ -535,6 +535,25 @@ out:
 	return err;
 }
 
+int output_to_memory(int (*fill)(void *ctx, struct output_sink *s), void *ctx, size_t max,
+		     uint8_t **buf, size_t *len)
+{
+	struct output_keep keep = {.max = max};
+	struct output_sink s = {.fd = -1, .keep = &keep};
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	err = fill(ctx, &s);
+	if (err) {
+		free(s.mem);
+		return err;
+	}
+	*buf = s.mem;
+	*len = s.len;
+	return 0;
+}
+
 struct output_stream {
 	struct output_sink *sink;
 	bool gz;

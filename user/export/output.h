@@ -113,6 +113,16 @@ int output_write(const char *path, int (*fill)(void *ctx, struct output_sink *s)
 		 struct output_keep *keep);
 
 /**
+ * output_to_memory() - @fill's document into one malloc()ed buffer instead
+ * of a file (an HTTP answer, an upload).
+ * @max: its size at most: past it, -EFBIG
+ * @buf, @len: the document (the caller frees @buf); NULL and 0 on error
+ * Return: 0 or -errno (@fill's, -EFBIG, -ENOMEM).
+ */
+int output_to_memory(int (*fill)(void *ctx, struct output_sink *s), void *ctx, size_t max,
+		     uint8_t **buf, size_t *len);
+
+/**
  * output_write_gz() - gzip the @len bytes at @buf into @s (a @fill of
  * output_write()), streaming through a fixed-size buffer.
  * Return: 0 or -errno.

@@ -855,6 +855,23 @@ static int fill_gz(void *ctx, struct output_sink *s)
 	return output_write_gz(s, job->buf, job->len);
 }
 
+int pprof__gz(struct pprof *p, size_t max, uint8_t **gz, size_t *gz_len)
+{
+	struct gz_job job;
+	uint8_t *buf = NULL;
+	int err;
+
+	*gz = NULL;
+	*gz_len = 0;
+	err = pprof__encode(p, &buf, &job.len);
+	if (err)
+		return err;
+	job.buf = buf;
+	err = output_to_memory(fill_gz, &job, max, gz, gz_len);
+	free(buf);
+	return err;
+}
+
 int pprof__write_gz(struct pprof *p, const char *path, struct output_keep *keep)
 {
 	struct gz_job job;

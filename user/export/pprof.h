@@ -155,6 +155,14 @@ int pprof__add_sample(struct pprof *p, const uint64_t *locations, size_t nr_loca
 int pprof__encode(struct pprof *p, uint8_t **buf, size_t *len);
 
 /**
+ * pprof__gz() - serialize and gzip into memory.
+ * @max: the gzipped size at most (-EFBIG past it)
+ * @gz: set to a malloc()ed buffer the caller frees; @gz_len its length
+ * Return: 0 or -errno.
+ */
+int pprof__gz(struct pprof *p, size_t max, uint8_t **gz, size_t *gz_len);
+
+/**
  * pprof__write_gz() - serialize, gzip and write to @path the way
  * export/output.h says: "-", or a regular file atomically (a temporary file
  * in the same directory, mode 0600, then renamed).

@@ -58,7 +58,22 @@ struct drain {
 	 * a seqlock with this drain its only writer: the main thread names
 	 * them while their process lives */
 	struct recent_code *codes;
+	/* each scrape window's two tables (halves by profile window, as
+	 * @tables), set by the opener before it publishes the slot */
+	struct sample_table *scrape[DRAIN_SCRAPES][2];
+	/* the scrape sequence this drain closed, per slot (release: the
+	 * opener then reads its tables) */
+	_Atomic unsigned int scrape_closed[DRAIN_SCRAPES];
+	/* its samples a scrape's table refused (full), per slot */
+	_Atomic uint64_t scrape_dropped[DRAIN_SCRAPES];
 } __attribute__((aligned(64)));
+
+/* a scrape window as every drain reads it (drains__scrape_open()) */
+struct scrape_slot {
+	_Atomic uint64_t start, end; /* CLOCK_MONOTONIC [start, end) */
+	_Atomic uint32_t pid;	     /* 0: every process */
+	_Atomic unsigned int seq;    /* bumped at each open: never 0 once open */
+};
 
 struct drains {
 	struct drain *d;
@@ -70,7 +85,10 @@ struct drains {
 	struct sampler *sampler;
 	struct thread_registry *reg;
 	struct calltrace_storage *traces;
+	size_t max_rows;
 	unsigned int windows; /* windows the exporter closed */
+	struct scrape_slot scrapes[DRAIN_SCRAPES];
+	_Atomic uint32_t scrape_mask; /* the slots open */
 	_Atomic int stopping;
 	_Atomic int error;
 };
@@ -164,19 +182,76 @@ static void take_open(struct drain *d)
 }
 
 /*
- * The table of a record taken at @time_ns, NULL when it is older than the
- * open window.  Routing by the record's own time, not by when it is read,
- * is what keeps each profile to its window.
+ * Which of its tables takes a record taken at @time_ns, -1 when it is older
+ * than the open window.  Routing by the record's own time, not by when it is
+ * read, is what keeps each profile to its window.
  */
-static struct sample_table *window_table(struct drain *d, uint64_t time_ns)
+static int window_index(struct drain *d, uint64_t time_ns)
 {
 	unsigned int active;
 
 	take_open(d);
 	if (time_ns < d->lower)
-		return NULL;
+		return -1;
 	active = atomic_load_explicit(&d->active, memory_order_relaxed);
-	return d->tables[active ^ (time_ns >= d->split)];
+	return (int)(active ^ (time_ns >= d->split));
+}
+
+/*
+ * @rec (a sample, or a wait of @off_ns) into every open scrape window it
+ * lies in, in the half @idx of the profile windows: a load when none is
+ * open.
+ */
+static void scrape_add(struct drain *d, int idx, uint64_t trace_id, const struct sample_record *rec,
+		       const struct otel_thread_record *otel, const struct go_labels_record *go,
+		       bool wait, uint64_t off_ns)
+{
+	uint32_t mask = atomic_load_explicit(&d->set->scrape_mask, memory_order_acquire);
+	const struct scrape_slot *sl;
+	struct sample_table *t;
+	unsigned int s, seq;
+	uint32_t pid;
+	int err;
+
+	while (mask) {
+		s = (unsigned int)__builtin_ctz(mask);
+		mask &= mask - 1;
+		sl = &d->set->scrapes[s];
+		seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+		if (atomic_load_explicit(&d->scrape_closed[s], memory_order_relaxed) == seq ||
+		    rec->time_ns < atomic_load_explicit(&sl->start, memory_order_relaxed) ||
+		    rec->time_ns >= atomic_load_explicit(&sl->end, memory_order_relaxed))
+			continue;
+		pid = atomic_load_explicit(&sl->pid, memory_order_relaxed);
+		if (pid && pid != rec->pid)
+			continue;
+		t = d->scrape[s][idx];
+		err = wait ? sample_table__add_wait(t, trace_id, rec, otel, go, off_ns)
+			   : sample_table__add(t, trace_id, rec, otel, go);
+		if (err)
+			bump(&d->scrape_dropped[s]);
+	}
+}
+
+/* a sweep that began at @sweep_ns read every record of the scrapes that
+ * ended DRAIN_SETTLE_NS before: close them for this drain */
+static void close_scrapes(struct drain *d, uint64_t sweep_ns)
+{
+	uint32_t mask = atomic_load_explicit(&d->set->scrape_mask, memory_order_acquire);
+	const struct scrape_slot *sl;
+	unsigned int s, seq;
+
+	while (mask) {
+		s = (unsigned int)__builtin_ctz(mask);
+		mask &= mask - 1;
+		sl = &d->set->scrapes[s];
+		seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+		if (atomic_load_explicit(&d->scrape_closed[s], memory_order_relaxed) != seq &&
+		    sweep_ns >= DRAIN_SETTLE_NS &&
+		    sweep_ns - DRAIN_SETTLE_NS >=
+			    atomic_load_explicit(&sl->end, memory_order_relaxed))
+			atomic_store_explicit(&d->scrape_closed[s], seq, memory_order_release);
+	}
 }
 
 /* a sweep that began at @sweep_ns read every record of a window that ended
@@ -268,10 +343,10 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	const struct otel_thread_record *otel = NULL;
 	const struct go_labels_record *go = NULL;
 	struct offcpu_trailer tr;
-	struct sample_table *t;
 	uint64_t trace_id;
 	uint32_t gen;
 	bool due;
+	int idx;
 
 	bump(&d->off_received);
 	/* the trailer ends the record; before it, what a CPU sample holds */
@@ -282,18 +357,19 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 		return;
 	}
 	memcpy(&tr, (const char *)rec + size - sizeof(tr), sizeof(tr));
-	t = window_table(d, rec->time_ns);
-	if (!t) {
+	idx = window_index(d, rec->time_ns);
+	if (idx < 0) {
 		bump(&d->off_dropped);
 		return;
 	}
 	gen = maps_gen(d->set->reg, rec, &due);
 	trace_id = store_stack(d, rec, gen);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
-	    sample_table__add_wait(t, trace_id, rec, otel, go, tr.duration_ns)) {
+	    sample_table__add_wait(d->tables[idx], trace_id, rec, otel, go, tr.duration_ns)) {
 		bump(&d->off_dropped);
 		return;
 	}
+	scrape_add(d, idx, trace_id, rec, otel, go, true, tr.duration_ns);
 	if (d->tw)
 		trace_wait(d->tw, rec, &tr, trace_id);
 }
@@ -303,11 +379,11 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	const struct otel_thread_record *otel = NULL;
 	const struct go_labels_record *go = NULL;
 	struct drain *d = ctx;
-	struct sample_table *t;
 	uint64_t trace_id;
 	_Atomic uint32_t *recent;
 	uint32_t gen;
 	bool due;
+	int idx;
 
 	if (size >= sizeof(*rec) && (rec->flags & SAMPLE_F_OFFCPU) &&
 	    rec->nr_kframes <= SAMPLER_MAX_KSTACK && rec->nr_uframes <= SAMPLER_MAX_USTACK) {
@@ -323,8 +399,8 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		bump(&d->drops[DRAIN_DROP_MALFORMED]);
 		return;
 	}
-	t = window_table(d, rec->time_ns);
-	if (!t) {
+	idx = window_index(d, rec->time_ns);
+	if (idx < 0) {
 		bump(&d->drops[DRAIN_DROP_OUTSIDE_WINDOW]);
 		return;
 	}
@@ -341,8 +417,10 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;
 	}
-	if (sample_table__add(t, trace_id, rec, otel, go))
+	if (sample_table__add(d->tables[idx], trace_id, rec, otel, go))
 		bump(&d->drops[DRAIN_DROP_SAMPLE_TABLE_FULL]);
+	else
+		scrape_add(d, idx, trace_id, rec, otel, go, false, 0);
 }
 
 static void *drain_thread(void *arg)
@@ -374,6 +452,7 @@ static void *drain_thread(void *arg)
 			break;
 		}
 		close_window(d, now);
+		close_scrapes(d, now);
 	}
 	thread_registry__unregister_thread();
 	d->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -392,6 +471,7 @@ struct drains *drains__new(int n, struct calltrace_storage *traces, struct threa
 	set->n = set->nr_alloc = n;
 	set->traces = traces;
 	set->reg = reg;
+	set->max_rows = max_rows;
 	set->d = aligned_alloc(64, sizeof(*set->d) * n);
 	set->ctxs = calloc(n, sizeof(*set->ctxs));
 	if (!set->d || !set->ctxs)
@@ -602,6 +682,94 @@ void drains__recent_codes(struct drains *set,
 	}
 }
 
+/* the scrape tables of @s, every drain's; NULL-safe */
+static void scrape_tables_free(struct drains *set, unsigned int s)
+{
+	for (int i = 0; i < set->nr_alloc; i++)
+		for (int j = 0; j < 2; j++) {
+			sample_table__free(set->d[i].scrape[s][j]);
+			set->d[i].scrape[s][j] = NULL;
+		}
+}
+
+int drains__scrape_open(struct drains *set, unsigned int s, uint32_t pid, uint64_t duration_ns,
+			uint64_t *start_ns, uint64_t *end_ns)
+{
+	struct scrape_slot *sl;
+	uint64_t start;
+	unsigned int seq;
+	int i, j;
+
+	if (s >= DRAIN_SCRAPES || (atomic_load(&set->scrape_mask) & 1u << s))
+		return -EINVAL;
+	sl = &set->scrapes[s];
+	for (i = 0; i < set->nr_alloc; i++)
+		for (j = 0; j < 2; j++) {
+			/* calloc()ed: untouched rows cost no memory */
+			set->d[i].scrape[s][j] = sample_table__new(set->max_rows);
+			if (!set->d[i].scrape[s][j]) {
+				scrape_tables_free(set, s);
+				return -ENOMEM;
+			}
+			atomic_store_explicit(&set->d[i].scrape_dropped[s], 0,
+					      memory_order_relaxed);
+		}
+	/* the window starts a little ahead, so that every drain sees it open
+	 * before the first record of it: what a drain reads later was taken
+	 * later */
+	start = mono_ns() + DRAIN_SCRAPE_LEAD_NS;
+	atomic_store_explicit(&sl->start, start, memory_order_relaxed);
+	atomic_store_explicit(&sl->end, start + duration_ns, memory_order_relaxed);
+	atomic_store_explicit(&sl->pid, pid, memory_order_relaxed);
+	seq = atomic_load_explicit(&sl->seq, memory_order_relaxed) + 1;
+	atomic_store_explicit(&sl->seq, seq ? seq : 1, memory_order_release);
+	atomic_fetch_or_explicit(&set->scrape_mask, 1u << s, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	*start_ns = start;
+	*end_ns = start + duration_ns;
+	return mono_ns() < start ? 0 : -ETIME;
+}
+
+bool drains__scrape_closed(const struct drains *set, unsigned int s)
+{
+	unsigned int seq = atomic_load_explicit(&set->scrapes[s].seq, memory_order_relaxed);
+	int i;
+
+	for (i = 0; i < set->started; i++)
+		if (atomic_load_explicit(&set->d[i].scrape_closed[s], memory_order_acquire) != seq)
+			return false;
+	return true;
+}
+
+void drains__for_each_scrape_table(struct drains *set, unsigned int s, bool all,
+				   void (*fn)(void *ctx, struct sample_table *t), void *ctx)
+{
+	unsigned int active;
+	int i;
+
+	for (i = 0; i < set->n; i++) {
+		active = atomic_load_explicit(&set->d[i].active, memory_order_acquire);
+		fn(ctx, set->d[i].scrape[s][active]);
+		if (all)
+			fn(ctx, set->d[i].scrape[s][!active]);
+	}
+}
+
+uint64_t drains__scrape_dropped(const struct drains *set, unsigned int s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < set->n; i++)
+		n += atomic_load_explicit(&set->d[i].scrape_dropped[s], memory_order_relaxed);
+	return n;
+}
+
+void drains__scrape_close(struct drains *set, unsigned int s)
+{
+	atomic_fetch_and_explicit(&set->scrape_mask, ~(1u << s), memory_order_release);
+	scrape_tables_free(set, s);
+}
+
 int drains__error(const struct drains *set)
 {
 	return atomic_load(&set->error);
@@ -621,6 +789,9 @@ void drains__free(struct drains *set)
 			sample_table__free(set->d[i].tables[1]);
 			free(set->d[i].codes);
 		}
+	if (set->d)
+		for (i = 0; i < DRAIN_SCRAPES; i++)
+			scrape_tables_free(set, i);
 	free(set->d);
 	free(set->ctxs);
 	free(set);

@@ -25,6 +25,15 @@
  * next.  A record older than the open window (taken before profiling began,
  * or committed more than DRAIN_SETTLE_NS late) belongs to no window: it is
  * dropped, counted as outside_window.
+ *
+ * Scrape windows (drains__scrape_open()): besides the profile windows, up to
+ * DRAIN_SCRAPES windows of any length (an HTTP scrape's "next N seconds")
+ * that each record taken in them also goes to, optionally of one process
+ * only.  A scrape window has two tables per drain as well, one per profile
+ * window it overlaps, so that the exporter takes each half while the traces
+ * of its samples are still stored (the same moment it takes the profile
+ * window's); a drain closes a scrape window by itself as it closes a profile
+ * window, once a sweep began DRAIN_SETTLE_NS past its end.
  */
 #ifndef CTXPROF_DRAIN_H
 #define CTXPROF_DRAIN_H
@@ -55,6 +64,10 @@ enum drain_drop {
 #define DRAIN_RECENT_PIDS 256
 /* slots of the code objects of Python frames sampled lately, per drain */
 #define DRAIN_RECENT_CODES 1024
+/* scrape windows open at once, at most */
+#define DRAIN_SCRAPES 8
+/* how far ahead of its opening a scrape window starts (drains__scrape_open()) */
+#define DRAIN_SCRAPE_LEAD_NS 20000000ull
 
 struct drain_counters {
 	uint64_t received; /* records handed to the drains */
@@ -171,6 +184,47 @@ void drains__recent_codes(struct drains *d,
 			  void (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
 				     uint64_t w2),
 			  void *ctx);
+
+/**
+ * drains__scrape_open() - open scrape window @slot (< DRAIN_SCRAPES, not
+ * open): every record taken from *@start_ns (DRAIN_SCRAPE_LEAD_NS from now)
+ * until *@end_ns (@duration_ns later), of process @pid (0: any), also goes
+ * to the slot's tables (each drain's two, allocated here with the profile
+ * tables' size: pages no row touches cost nothing).  A record the profile
+ * table refused, or whose stack was not stored, is in neither.  Call from
+ * the exporter's thread, not between drains__close() and drains__open().
+ * Return: 0; -ETIME when the caller stalled past the start (records of the
+ * window's first moments may be missing); -EINVAL (bad or open slot) or
+ * -ENOMEM, the slot left closed.
+ */
+int drains__scrape_open(struct drains *d, unsigned int slot, uint32_t pid, uint64_t duration_ns,
+			uint64_t *start_ns, uint64_t *end_ns);
+
+/**
+ * drains__scrape_closed() - whether every drain closed scrape window @slot
+ * (a sweep began DRAIN_SETTLE_NS after its end): its tables are then the
+ * caller's to read.  Exporter's thread.
+ */
+bool drains__scrape_closed(const struct drains *d, unsigned int slot);
+
+/**
+ * drains__for_each_scrape_table() - call @fn on scrape window @slot's halves
+ * of the closed profile window (after drains__close(), before
+ * drains__open()), or on every half (@all: once drains__scrape_closed(), or
+ * once drains__stop() returned).  Exporter's thread.
+ */
+void drains__for_each_scrape_table(struct drains *d, unsigned int slot, bool all,
+				   void (*fn)(void *ctx, struct sample_table *t), void *ctx);
+
+/** drains__scrape_dropped() - records scrape window @slot's full tables refused. */
+uint64_t drains__scrape_dropped(const struct drains *d, unsigned int slot);
+
+/**
+ * drains__scrape_close() - stop filling scrape window @slot and free its
+ * tables: once drains__scrape_closed(), or with the drain threads stopped.
+ * Exporter's thread.
+ */
+void drains__scrape_close(struct drains *d, unsigned int slot);
 
 /** drains__error() - first error a drain thread stopped on, or 0. */
 int drains__error(const struct drains *d);

@@ -900,18 +900,28 @@ size_t calltrace_storage__test_hazards(struct calltrace_storage *s, unsigned int
 }
 #endif /* CALLTRACE_TEST_HOOKS */
 
-const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, uint64_t trace_id)
+/* @trace_id in @t when @t hands out its epoch: a slot read, no probe */
+static const struct calltrace *table_find(const struct ct_table *t, uint64_t trace_id)
 {
-	struct ct_table *t = atomic_load_explicit(&s->active, memory_order_acquire);
 	uint64_t slot = trace_id & 0xffffffffu;
 	struct calltrace *tr;
 
-	/* only the processor clears tables, and it is the caller: no hazard needed */
 	if (trace_id >> 32 != atomic_load_explicit(&t->epoch, memory_order_acquire) ||
 	    slot > t->mask)
 		return NULL;
 	tr = atomic_load_explicit(&t->slots[slot].trace, memory_order_acquire);
 	return tr && tr->trace_id == trace_id ? tr : NULL;
+}
+
+const struct calltrace *calltrace_storage__lookup(struct calltrace_storage *s, uint64_t trace_id)
+{
+	const struct calltrace *tr;
+
+	/* only the processor clears tables, and it is the caller: no hazard needed */
+	tr = table_find(atomic_load_explicit(&s->active, memory_order_acquire), trace_id);
+	if (!tr)
+		tr = table_find(atomic_load_explicit(&s->scratch, memory_order_acquire), trace_id);
+	return tr;
 }
 
 /* --- trace_id_set: ids in add order, indexed by util/htable */

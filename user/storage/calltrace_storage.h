@@ -185,8 +185,10 @@ typedef void (*calltrace_fn)(void *ctx, const struct calltrace *trace);
 size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, void *ctx);
 
 /**
- * calltrace_storage__lookup() - the trace @trace_id if the ACTIVE table holds
- * it: one put since the last calltrace_storage__process() returned it.
+ * calltrace_storage__lookup() - the trace @trace_id if ACTIVE holds it (put
+ * since the last calltrace_storage__process()) or SCRATCH does (put in the
+ * cycle that call handed over): a slot read, no probe.  Traces preserved
+ * by liveness are not found here (only their hand-over names them).
  * Call from the process() caller's thread only (puts may run meanwhile).
  * Return: the trace, valid until the next process(), or NULL.
  */

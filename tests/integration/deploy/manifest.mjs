@@ -8,8 +8,9 @@
 //   node manifest.mjs runc NPM_DIR MANIFEST BASE_CONFIG SETTINGS_JSON
 //       BASE_CONFIG (from `runc spec`) with the manifest's capabilities,
 //       securityContext, mounts and limits; SETTINGS_JSON gives the rootfs,
-//       the entrypoint, the node name, the args to change and the hostPath
-//       directories to substitute; prints config.json
+//       the entrypoint, the node name, the args to change, the hostPath
+//       directories to substitute and the directories standing for Secrets
+//       (secrets: {name: dir}); prints config.json
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -88,6 +89,18 @@ function promises(ds) {
 		want(mounts[p]?.readOnly === true, `${p} mounted read-only`);
 	want(mounts["/var/lib/ctxprof"] && !mounts["/var/lib/ctxprof"].readOnly, "the output directory");
 	want(!mounts["/sys/kernel/debug"], "no debugfs mount (not needed)");
+	// profiles leave the node: scraped where Alloy and Parca look, pushed from a Secret
+	want(ann["profiles.grafana.com/cpu.scrape"] === "true" &&
+		ann["profiles.grafana.com/cpu.port"] === String(port) &&
+		ann["profiles.grafana.com/cpu.path"] === "/debug/pprof/profile",
+	"profiles.grafana.com/cpu.{scrape,port,path} annotations on the metrics port");
+	want(ann["parca.dev/scrape"] === "true" && ann["parca.dev/port"] === String(port),
+		"parca.dev/{scrape,port} annotations on the metrics port");
+	const i = c.args.indexOf("--push-config");
+	const mount = i >= 0 && mounts[c.args[i + 1]];
+	const vol = mount && pod.volumes.find((v) => v.name === mount.name);
+	want(vol?.secret?.optional === true && mount.readOnly === true,
+		"--push-config reads an optional Secret, mounted read-only");
 }
 
 /* "512Mi" -> bytes, "500m" -> CPUs */
@@ -131,6 +144,15 @@ function runcConfig(ds, base, s) {
 	if (sc.seccompProfile.type === "Localhost")
 		cfg.linux.seccomp = JSON.parse(readFileSync(path.join(s.seccompDir, path.basename(sc.seccompProfile.localhostProfile)), "utf8"));
 	for (const m of c.volumeMounts) {
+		// a Secret: the directory the test gives for it, else none (an optional
+		// Secret not created: its files are absent)
+		if (vols[m.name].secret) {
+			const dir = s.secrets?.[vols[m.name].secret.secretName];
+			if (dir)
+				cfg.mounts.push({ destination: m.mountPath, type: "bind", source: dir,
+					options: ["rbind", "ro", "nosuid", "nodev"] });
+			continue;
+		}
 		const hp = vols[m.name].hostPath.path;
 		cfg.mounts.push({
 			destination: m.mountPath, type: "bind", source: s.hostPaths?.[hp] ?? hp,
