@@ -3,7 +3,8 @@
 # 150 more processes (sleepers, each its own image), a CPU-bound program on
 # each CPU (bench/fixed_work_nofp), and a shell starting 20 short-lived
 # programs a second; `--all --interval 20` at 99 Hz for NODE_SECONDS
-# (default 60, at least 30), with and without --timelines, next to the same
+# (default 60, at least 30), with and without --timelines, with --push (a
+# series per service each interval, to the tests' Pyroscope receiver), next to the same
 # collector on the machine with none of that load (its idle baseline), in
 # one run.
 # For each: the collector's CPU over the steady state (after its first 20 s:
@@ -45,6 +46,15 @@ start_load() {
 	LOAD+=($!)
 }
 
+# a store for --push: Pyroscope's ingest API (the tests' receiver), on loopback
+PUSH_PORT=$(for p in $(seq 24600 24800); do ss -Htln "sport = :$p" | grep -q . || { echo $p; break; }; done)
+start_store() {
+	python3 "$ROOT/tests/integration/pyroscope_receiver.py" --port "$PUSH_PORT" \
+		--store "$TMP/store" > "$TMP/store.log" 2>&1 &
+	LOAD+=($!)
+	sleep 0.5
+}
+
 # one run: NAME collector-options... -> "cpu% hwm_kib rss_kib taken dropped"
 one() {
 	local name=$1 col t0 t1
@@ -76,6 +86,9 @@ busy=$(one busy)
 echo "  busy node:                   $busy"
 busy_tl=$(one busy_tl --timelines)
 echo "  busy node, --timelines:      $busy_tl"
+start_store
+busy_push=$(one busy_push --push "http://127.0.0.1:$PUSH_PORT")
+echo "  busy node, --push:           $busy_push ($(ls "$TMP/store" | grep -c '\.json$') profiles stored)"
 stop_load
 row() { read -r c h r t x <<<"$2"; printf '| %s | %s %% | %d | %d | %s | %s |\n' "$1" "$c" $((h / 1024)) $((r / 1024)) "$t" "$x"; }
 cat <<EOT
@@ -85,4 +98,5 @@ cat <<EOT
 $(row "idle machine (baseline)" "$idle")
 $(row "busy node: +150 processes, a CPU-bound program per CPU, 20 execs/s" "$busy")
 $(row "the same, --timelines" "$busy_tl")
+$(row "the same, --push to a Pyroscope receiver on loopback (files too)" "$busy_push")
 EOT
