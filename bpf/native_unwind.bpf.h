@@ -26,13 +26,26 @@
 #include "records.h"
 #include "unwind.h"
 
-/* every table's rows, one after another; the collector writes them (mmap) */
-struct {
+/* one chunk of the rows array (include/unwind.h): the collector writes it (mmap) */
+struct unwind_row_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UNWIND_CHUNK_ROWS);
+	/* sizes, not types: clang 14 leaves a type seen only this deep a
+	 * forward declaration in BTF, and libbpf cannot size it */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row));
+};
+
+/*
+ * Every table's rows, one after another, in chunks made as rows land: the
+ * same size each, so that a lookup in one is inlined like a plain array's
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1); /* resized before load */
 	__type(key, __u32);
-	__type(value, struct unwind_row);
+	__array(values, struct unwind_row_chunk);
 } unwind_rows SEC(".maps");
 
 /* the distinct rules every row points into */
@@ -159,30 +172,70 @@ static __always_inline const struct unwind_mapping *find_mapping(struct ustack_w
 	return m;
 }
 
-/* the rule of the last row whose pc <= @off, NULL when none */
-static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m,
-							   __u64 off)
+/* row @idx of the whole array: its chunk, then the row in it */
+static __always_inline const struct unwind_row *row_at(__u32 idx)
+{
+	__u32 chunk = idx >> UNWIND_CHUNK_SHIFT, off = idx & (UNWIND_CHUNK_ROWS - 1);
+	void *rows = bpf_map_lookup_elem(&unwind_rows, &chunk);
+
+	return rows ? bpf_map_lookup_elem(rows, &off) : NULL;
+}
+
+/*
+ * How many of the @n rows from @first have pc <= @off (binary search), -1
+ * when a row is missing.  A table within one chunk (most: a chunk holds
+ * 128k rows) looks its chunk up once; one that straddles two, at each step.
+ */
+static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 {
 	const struct unwind_row *row;
-	__u32 lo = 0, hi = m->row_count, mid, idx, i;
+	__u32 lo = 0, hi = n, mid, i, chunk = first >> UNWIND_CHUNK_SHIFT, idx;
+	void *rows;
 
-	if (off > 0xffffffffull || hi > UNWIND_MAX_TABLE_ROWS)
-		return NULL;
+	if ((first + n - 1) >> UNWIND_CHUNK_SHIFT == chunk) {
+		rows = bpf_map_lookup_elem(&unwind_rows, &chunk);
+		if (!rows)
+			return -1;
+		first &= UNWIND_CHUNK_ROWS - 1;
+		for (i = 0; i < 18 && lo < hi; i++) {
+			mid = lo + (hi - lo) / 2;
+			idx = first + mid;
+			row = bpf_map_lookup_elem(rows, &idx);
+			if (!row)
+				return -1;
+			if (row->pc <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
+	}
 	for (i = 0; i < 25 && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;
-		idx = m->row_first + mid;
-		row = bpf_map_lookup_elem(&unwind_rows, &idx);
+		row = row_at(first + mid);
 		if (!row)
-			return NULL;
+			return -1;
 		if (row->pc <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	return lo;
+}
+
+/* the rule of the last row whose pc <= @off, NULL when none */
+static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m,
+							   __u64 off)
+{
+	const struct unwind_row *row;
+	long lo;
+
+	if (off > 0xffffffffull || !m->row_count || m->row_count > UNWIND_MAX_TABLE_ROWS)
 		return NULL;
-	idx = m->row_first + lo - 1;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	lo = rows_upto(m->row_first, m->row_count, off);
+	if (lo <= 0)
+		return NULL;
+	row = row_at(m->row_first + (__u32)lo - 1);
 	if (!row)
 		return NULL;
 	return bpf_map_lookup_elem(&unwind_rules, &row->rule);

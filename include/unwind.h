@@ -134,6 +134,14 @@ enum unwind_mode {
 #define UNWIND_MAX_PROC_MAPPINGS 4096
 /* rows of one table the unwinder searches: 2^24 (24 halvings) */
 #define UNWIND_MAX_TABLE_ROWS (1u << 24)
+/*
+ * The rows array is made of chunks of 2^UNWIND_CHUNK_SHIFT rows (1 MiB),
+ * each a BPF array of its own created when rows first land in it: the
+ * rows take the memory their tables use, not the --unwind-memory budget.
+ * Row i lies in chunk i >> UNWIND_CHUNK_SHIFT, at i & (UNWIND_CHUNK_ROWS - 1).
+ */
+#define UNWIND_CHUNK_SHIFT 17
+#define UNWIND_CHUNK_ROWS  (1u << UNWIND_CHUNK_SHIFT)
 
 /*
  * Why a user stack ends where it does: one per sample, in the record's

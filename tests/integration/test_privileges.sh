@@ -26,6 +26,17 @@ done
 [ "$nr" -ge 4 ] && [ "$bad" -eq 0 ] &&
 	ok "all $nr threads mid-run: CapEff = CapPrm = CapBnd = $want ($(capsh --decode="$want" | cut -d= -f2)), CapInh = CapAmb = 0, NoNewPrivs 1" ||
 	fail "$bad of $nr threads hold other capabilities"
+# the child that makes the unwinder's row chunks: CAP_BPF alone, its socket alone
+bpf_child=$(pgrep -P "$col" -x ctxprof-bpf | head -1)
+if [ -z "$bpf_child" ]; then
+	fail "no ctxprof-bpf child of the collector"
+else
+	s=$(grep -E '^(CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "/proc/$bpf_child/status" | tr -d '\t' | tr '\n' ' ')
+	[ "$s" = "CapPrm:0000008000000000 CapEff:0000008000000000 CapBnd:$(awk '/^CapBnd/ { print $2 }' "/proc/$bpf_child/status") CapAmb:0000000000000000 NoNewPrivs:1 " ] &&
+		[ "$(ls "/proc/$bpf_child/fd" | wc -l)" -eq 1 ] &&
+		ok "the unwind chunk maker $bpf_child: CAP_BPF alone, no_new_privs, one fd (its socket)" ||
+		fail "the unwind chunk maker $bpf_child: $s, fds $(ls "/proc/$bpf_child/fd" | tr '\n' ' ')"
+fi
 wait $col
 rc=$?
 [ $rc -eq 0 ] && ok "collector exited 0" || { cat "$TMP/log"; fail "collector exited $rc"; }

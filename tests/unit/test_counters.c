@@ -279,6 +279,8 @@ static const struct {
 	{offsetof(struct counter_values, unwind.store.rows_used), "the store's fill: rows, tables"},
 	{offsetof(struct counter_values, unwind.store.rules_used), "the store's fill"},
 	{offsetof(struct counter_values, unwind.store.mappings_used), "the store's fill"},
+	{offsetof(struct counter_values, unwind.store.chunks_cap),
+	 "--unwind-memory's chunks: said as the memory allowed"},
 	{offsetof(struct counter_values, tracker.retired), "an internal hand-over"},
 	{offsetof(struct counter_values, tracker.mapping_events_on), "copied as mapping_events_on"},
 	{offsetof(struct counter_values, app.claims_checked), "internal work"},

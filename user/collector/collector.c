@@ -23,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "appctx/app_context.h"
 #include "appctx/go_labels.h"
@@ -60,6 +62,7 @@
 #include "traces/trace.h"
 #include "unwind/unwinder.h"
 #include "util/clock.h"
+#include "util/fd_opener.h"
 #include "util/read_capped.h"
 
 #define POLL_MS	   100 /* ring sweep period; the BPF side wakes us earlier when a ring fills */
@@ -838,6 +841,38 @@ static int drop_privileges(struct collector *c, char *err_msg, size_t err_len)
 	return 0;
 }
 
+/* in the chunk maker's child: a chunk of unwind rows, while fewer than it may make */
+static int chunk_make(void *ctx, int32_t unused)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	uint32_t *left = ctx;
+	int fd;
+
+	if (!*left)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(uint32_t),
+			    sizeof(struct unwind_row), UNWIND_CHUNK_ROWS, &o);
+	if (fd < 0)
+		return -errno;
+	(*left)--;
+	return fd;
+}
+
+/* the child that makes the unwinder's chunks (CAP_BPF), as many as @rows need */
+static struct fd_opener *chunk_maker_start(uint32_t rows)
+{
+	static const int caps[] = {CAP_BPF, CAP_SYS_ADMIN};
+	uint32_t chunks = (rows + UNWIND_CHUNK_ROWS - 1) / UNWIND_CHUNK_ROWS;
+
+	return fd_opener__start("ctxprof-bpf", caps, 2, chunk_make, &chunks, sizeof(chunks));
+}
+
+/* the unwinder's thread: a new chunk, from the child */
+static int chunk_new(void *ctx)
+{
+	return fd_opener__open(ctx, 0);
+}
+
 static int setup(struct collector *c, char *err_msg, size_t err_len)
 {
 	struct collector_opts *o = &c->opts;
@@ -974,6 +1009,15 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	err = mapping_events_setup(c, err_msg, err_len);
 	if (err)
 		return err;
+	/* the unwinder's chunks of rows are BPF maps made after the drop: by a child */
+	if (so.unwind != UNWIND_MODE_FP) {
+		c->chunk_maker = chunk_maker_start(so.unwind_rows);
+		if (!c->chunk_maker) {
+			snprintf(err_msg, err_len, "cannot start the unwind chunk maker: %s",
+				 strerror(errno));
+			return -errno;
+		}
+	}
 	err = drop_privileges(c, err_msg, err_len);
 	if (err)
 		return err;
@@ -994,6 +1038,8 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		};
 
 		sampler__unwind_maps(c->sampler, &uo.maps);
+		uo.maps.new_chunk = chunk_new;
+		uo.maps.chunk_ctx = c->chunk_maker;
 		c->unwinder = unwinder__start(&uo, err_msg, err_len);
 		if (!c->unwinder)
 			return -errno;
@@ -1295,6 +1341,7 @@ cleanup:
 	drains__free(c.drains);
 	tracker__free(c.tracker);
 	perf_opener__stop(c.map_opener);
+	fd_opener__stop(c.chunk_maker);
 	free(c.map_online);
 	unwinder__stop(c.unwinder);
 	thread_registry__free(c.reg);

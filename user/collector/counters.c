@@ -107,6 +107,14 @@ FAMILY(f_tables, "ctxprof_unwind_tables", GAUGE, "Unwind tables in BPF maps.", N
 FAMILY(f_rows, "ctxprof_unwind_rows", GAUGE, "Unwind rows in BPF maps.", NULL);
 FAMILY(f_unwind_used, "ctxprof_unwind_memory_used_bytes", GAUGE, "BPF memory the unwind rows take.",
        NULL);
+FAMILY(f_unwind_held, "ctxprof_unwind_memory_bytes", GAUGE,
+       "BPF memory the unwinder's maps hold: the row chunks made (1 MiB each, as tables land), "
+       "rules, mappings and processes whole.",
+       NULL);
+FAMILY(f_unwind_chunks, "ctxprof_unwind_row_chunks", GAUGE,
+       "Chunks of unwind rows made (at most --unwind-memory's).", NULL);
+FAMILY(f_unwind_chunk_errors, "ctxprof_unwind_row_chunk_errors_total", COUNTER,
+       "Chunks of unwind rows that could not be made (their tables go without).", NULL);
 FAMILY(f_unwind_limit, "ctxprof_unwind_memory_limit_bytes", GAUGE,
        "BPF memory for unwind tables (--unwind-memory).", NULL);
 /* processes */
@@ -537,8 +545,14 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_rows, NULL, COUNTERS_UNWINDING, "rows", unwind.rows, .flags = COUNTER_GROUP),
 	ONE(f_tables, NULL, COUNTERS_UNWINDING, "tables in BPF maps", unwind.tables_cached),
 	ONE(f_unwind_used, NULL, COUNTERS_UNWINDING, "used", unwind_bytes, .unit = COUNTER_BYTES),
+	ONE(f_unwind_held, NULL, COUNTERS_UNWINDING, "{} held in BPF maps", unwind.store.bytes,
+	    .unit = COUNTER_BYTES),
+	ONE(f_unwind_chunks, NULL, COUNTERS_UNWINDING, "({} row chunks", unwind.store.chunks,
+	    .flags = COUNTER_JOIN),
+	ONE(f_unwind_chunk_errors, NULL, COUNTERS_UNWINDING, "{} refused)",
+	    unwind.store.chunk_errors),
 	ONE(f_unwind_limit, NULL, COUNTERS_UNWINDING, "allowed (--unwind-memory)",
-	    unwind.store.bytes, .unit = COUNTER_BYTES),
+	    unwind.store.bytes_max, .unit = COUNTER_BYTES),
 
 	/* mappings: 12 reads of /proc/PID/maps (3 changed, 0 bad lines), 3 snapshots, ... */
 	ONE(f_maps_reads, NULL, COUNTERS_MAPPINGS, "reads of /proc/PID/maps", states.reads),

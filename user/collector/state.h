@@ -22,6 +22,7 @@
 struct app_context;
 struct calltrace_storage;
 struct drains;
+struct fd_opener;
 struct go_labels;
 struct python_procs;
 struct health;
@@ -79,7 +80,8 @@ struct collector {
 	bool *map_online;
 	int nr_possible;
 	struct perf_opener *map_opener;
-	uint64_t frames_uncertain; /* user frames named by their mapping only (export_result) */
+	struct fd_opener *chunk_maker; /* the child making unwind row chunks (CAP_BPF) */
+	uint64_t frames_uncertain;     /* user frames named by their mapping only (export_result) */
 	/* the profiles' distinct locations without a name, in no known mapping, summed */
 	uint64_t locations_unnamed, locations_unmapped;
 	struct export_result last;	 /* the latest file's counts */

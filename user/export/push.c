@@ -365,12 +365,50 @@ static void spool_name(uint64_t seq, char *buf, size_t len)
 	snprintf(buf, len, "%016llx" SPOOL_SUFFIX, (unsigned long long)seq);
 }
 
+/*
+ * @p's spool directory opened (made first when @make), checked to be a
+ * directory of ours no one else can write.  Return: 1 open, 0 not there
+ * (and not made), or -errno with a reason in @err.
+ */
+static int spool_dir_open(struct push *p, bool make, char *err, size_t err_len)
+{
+	struct stat st;
+	int e;
+
+	if (p->spool_fd >= 0)
+		return 1;
+	if (make && mkdir(p->spool_path, 0700) && errno != EEXIST) {
+		e = errno;
+		snprintf(err, err_len, "--push: cannot make %s: %s", p->spool_path, strerror(e));
+		return -e;
+	}
+	p->spool_fd = open(p->spool_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (p->spool_fd < 0 && errno == ENOENT && !make)
+		return 0;
+	if (p->spool_fd < 0 || fstat(p->spool_fd, &st) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		snprintf(err, err_len,
+			 "--push: %s must be a directory of ours that no one else can write",
+			 p->spool_path);
+		if (p->spool_fd >= 0)
+			close(p->spool_fd);
+		p->spool_fd = -1;
+		return -EPERM;
+	}
+	return 1;
+}
+
 /* @e into its file (atomically: output_write()); Return: 0 or -errno */
 static int spool_write(struct push *p, struct push_entry *e)
 {
 	char path[PATH_MAX], name[SPOOL_NAME_LEN + 1];
 	struct spool_fill f = {e};
 
+	char why[PATH_MAX + 80];
+	int r = spool_dir_open(p, true, why, sizeof(why));
+
+	if (r < 0)
+		return r;
 	spool_name(e->seq, name, sizeof(name));
 	if (snprintf(path, sizeof(path), "%s/%s", p->spool_path, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
@@ -544,38 +582,26 @@ out:
 	close(fd);
 }
 
-/* the spool directory under @dir, made or reused; its profiles queued, oldest first */
+/*
+ * The spool directory under @dir: its profiles queued, oldest first, when it
+ * is there; made at the first profile it has to keep (spool_dir_make()), so
+ * a store that always answers leaves no trace in @dir.
+ */
 static int spool_open(struct push *p, const char *dir, char *err, size_t err_len)
 {
 	uint64_t *seqs = NULL, seq;
 	size_t nr = 0, cap = 0, i;
 	struct dirent *de;
-	struct stat st;
 	DIR *d;
-	int dfd;
+	int r;
 
 	if (asprintf(&p->spool_path, "%s/%s", dir, PUSH_SPOOL_DIR) < 0) {
 		p->spool_path = NULL;
 		return -ENOMEM;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || (mkdirat(dfd, PUSH_SPOOL_DIR, 0700) && errno != EEXIST)) {
-		int e = errno;
-
-		snprintf(err, err_len, "--push: cannot make %s: %s", p->spool_path, strerror(e));
-		if (dfd >= 0)
-			close(dfd);
-		return -e;
-	}
-	p->spool_fd = openat(dfd, PUSH_SPOOL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	if (p->spool_fd < 0 || fstat(p->spool_fd, &st) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		snprintf(err, err_len,
-			 "--push: %s must be a directory of ours that no one else can write",
-			 p->spool_path);
-		return -EPERM;
-	}
+	r = spool_dir_open(p, false, err, err_len);
+	if (r <= 0)
+		return r;
 	d = fdopendir(dup(p->spool_fd));
 	if (!d)
 		return -errno;

@@ -15,6 +15,7 @@
  *
  * One per kind of event: the sampler's cpu-clock events, the tracker's mapping
  * events (processes/mmap_events.h).  Main thread (one request at a time).
+ * The child is a util/fd_opener.h one, its request the perf_event_open().
  */
 #ifndef CTXPROF_PERF_OPENER_H
 #define CTXPROF_PERF_OPENER_H

@@ -431,7 +431,10 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	bpf_map__set_max_entries(s->skel->maps.rings, s->nr_possible);
 	/* --unwind fp never reads them: keep them at one entry */
 	if (opts->unwind != UNWIND_MODE_FP) {
-		bpf_map__set_max_entries(s->skel->maps.unwind_rows, opts->unwind_rows);
+		/* chunks of rows: made as tables land (unwind/unwind_store.h) */
+		bpf_map__set_max_entries(s->skel->maps.unwind_rows,
+					 (opts->unwind_rows + UNWIND_CHUNK_ROWS - 1) /
+						 UNWIND_CHUNK_ROWS);
 		bpf_map__set_max_entries(s->skel->maps.unwind_rules, opts->unwind_rules);
 		bpf_map__set_max_entries(s->skel->maps.unwind_mappings, opts->unwind_mappings);
 		bpf_map__set_max_entries(s->skel->maps.unwind_procs, opts->unwind_procs);
@@ -828,7 +831,7 @@ void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out
 		.rules_fd = bpf_map__fd(s->skel->maps.unwind_rules),
 		.mappings_fd = bpf_map__fd(s->skel->maps.unwind_mappings),
 		.procs_fd = bpf_map__fd(s->skel->maps.unwind_procs),
-		.nr_rows = bpf_map__max_entries(s->skel->maps.unwind_rows),
+		.nr_rows = bpf_map__max_entries(s->skel->maps.unwind_rows) * UNWIND_CHUNK_ROWS,
 		.nr_rules = bpf_map__max_entries(s->skel->maps.unwind_rules),
 		.nr_mappings = bpf_map__max_entries(s->skel->maps.unwind_mappings),
 		.nr_procs = bpf_map__max_entries(s->skel->maps.unwind_procs),

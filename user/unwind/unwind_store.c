@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,12 +16,16 @@
 /* a BPF program walks a range for microseconds: a second is ample */
 #define QUARANTINE_NS 1000000000ull
 
+#define CHUNK_BYTES ((size_t)UNWIND_CHUNK_ROWS * sizeof(struct unwind_row))
+
 struct unwind_store {
 	struct unwind_store_maps m;
-	struct unwind_row *rows; /* the shared mappings of the BPF arrays */
+	/* the shared mappings of the BPF arrays: each row chunk's, NULL until made */
+	struct unwind_row **chunks;
+	uint32_t nr_chunks, chunks_made, chunk_errors;
 	struct unwind_rule *rules;
 	struct unwind_mapping *mappings;
-	size_t rows_bytes, rules_bytes, mappings_bytes;
+	size_t rules_bytes, mappings_bytes;
 	struct extents *row_ranges;
 	struct extents *mapping_ranges;
 	struct htable rule_index; /* over rules[0, nr_rules) */
@@ -51,13 +56,14 @@ struct unwind_store *unwind_store__new(const struct unwind_store_maps *maps)
 	if (!s)
 		return NULL;
 	s->m = *maps;
-	s->rows_bytes = page_round((size_t)maps->nr_rows * sizeof(*s->rows));
+	s->nr_chunks =
+		(uint32_t)(((uint64_t)maps->nr_rows + UNWIND_CHUNK_ROWS - 1) / UNWIND_CHUNK_ROWS);
+	s->chunks = calloc(s->nr_chunks ? s->nr_chunks : 1, sizeof(struct unwind_row *));
 	s->rules_bytes = page_round((size_t)maps->nr_rules * sizeof(*s->rules));
 	s->mappings_bytes = page_round((size_t)maps->nr_mappings * sizeof(*s->mappings));
-	s->rows = map_array(maps->rows_fd, s->rows_bytes);
 	s->rules = map_array(maps->rules_fd, s->rules_bytes);
 	s->mappings = map_array(maps->mappings_fd, s->mappings_bytes);
-	if (!s->rows || !s->rules || !s->mappings) {
+	if (!s->chunks || !s->rules || !s->mappings) {
 		err = -errno;
 		goto err_free;
 	}
@@ -77,8 +83,10 @@ void unwind_store__free(struct unwind_store *s)
 {
 	if (!s)
 		return;
-	if (s->rows)
-		munmap(s->rows, s->rows_bytes);
+	for (uint32_t i = 0; s->chunks && i < s->nr_chunks; i++)
+		if (s->chunks[i])
+			munmap(s->chunks[i], CHUNK_BYTES);
+	free(s->chunks);
 	if (s->rules)
 		munmap(s->rules, s->rules_bytes);
 	if (s->mappings)
@@ -119,6 +127,51 @@ static int intern_rule(struct unwind_store *s, const struct unwind_rule *r, uint
 	return 0;
 }
 
+/* chunk @c made, mapped and put in the array of chunks, unless it is */
+static int chunk_make(struct unwind_store *s, uint32_t c)
+{
+	void *p;
+	int fd, err;
+
+	if (s->chunks[c])
+		return 0;
+	fd = s->m.new_chunk ? s->m.new_chunk(s->m.chunk_ctx) : -ENOSYS;
+	if (fd < 0) {
+		err = fd;
+		goto err_count;
+	}
+	p = map_array(fd, CHUNK_BYTES);
+	if (!p) {
+		err = -errno;
+		close(fd);
+		goto err_count;
+	}
+	/* published before any row of it is: no mapping points into it yet */
+	if (bpf_map_update_elem(s->m.rows_fd, &c, &fd, BPF_ANY)) {
+		err = -errno;
+		munmap(p, CHUNK_BYTES);
+		close(fd);
+		goto err_count;
+	}
+	/* the array of chunks and our mapping hold it now */
+	close(fd);
+	s->chunks[c] = p;
+	s->chunks_made++;
+	return 0;
+
+err_count:
+	/* the first time, said: every table past the first chunk goes without */
+	if (!s->chunk_errors++)
+		fprintf(stderr, "ctxprof: unwind: cannot make a chunk of unwind rows: %s\n",
+			strerror(-err));
+	return err;
+}
+
+static struct unwind_row *row_at(struct unwind_store *s, uint32_t i)
+{
+	return &s->chunks[i >> UNWIND_CHUNK_SHIFT][i & (UNWIND_CHUNK_ROWS - 1)];
+}
+
 int unwind_store__put_table(struct unwind_store *s, const struct unwind_row *rows, size_t nr_rows,
 			    const struct unwind_rule *rules, size_t nr_rules, uint32_t *first)
 {
@@ -145,13 +198,20 @@ int unwind_store__put_table(struct unwind_store *s, const struct unwind_row *row
 	err = extents__alloc(s->row_ranges, nr_rows, mono_ns(), first);
 	if (err)
 		return err;
+	for (i = *first >> UNWIND_CHUNK_SHIFT; i <= (*first + nr_rows - 1) >> UNWIND_CHUNK_SHIFT;
+	     i++) {
+		if (chunk_make(s, (uint32_t)i)) {
+			extents__release(s->row_ranges, *first, nr_rows, mono_ns());
+			return -ENOSPC;
+		}
+	}
 	for (i = 0; i < nr_rows; i++) {
 		/* a hostile table cannot point past its own rules */
 		if (rows[i].rule >= nr_rules) {
 			extents__release(s->row_ranges, *first, nr_rows, mono_ns());
 			return -EINVAL;
 		}
-		s->rows[*first + i] = (struct unwind_row){
+		*row_at(s, *first + (uint32_t)i) = (struct unwind_row){
 			.pc = rows[i].pc,
 			.rule = s->rule_map[rows[i].rule],
 		};
@@ -213,7 +273,12 @@ void unwind_store__stats(struct unwind_store *s, struct unwind_store_stats *st)
 	st->rules_cap = s->m.nr_rules;
 	st->mappings_used = extents__used(s->mapping_ranges);
 	st->mappings_cap = s->m.nr_mappings;
+	st->chunks = s->chunks_made;
+	st->chunks_cap = s->nr_chunks;
+	st->chunk_errors = s->chunk_errors;
 	/* a hash element: key, value and the kernel's ~48-byte htab_elem header */
-	st->bytes = s->rows_bytes + s->rules_bytes + s->mappings_bytes +
+	st->bytes = s->rules_bytes + s->mappings_bytes +
 		    (uint64_t)s->m.nr_procs * (sizeof(uint32_t) + sizeof(struct unwind_proc) + 48);
+	st->bytes_max = st->bytes + (uint64_t)s->nr_chunks * CHUNK_BYTES;
+	st->bytes += (uint64_t)s->chunks_made * CHUNK_BYTES;
 }
