@@ -72,7 +72,10 @@ static __always_inline void record_submit(struct lifecycle_record *rec)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (wakeup_bytes && bpf_ringbuf_query(&lifecycle_ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	/* an exec wakes the collector: the new image's mappings are to be read
+	 * while it lives (a short-lived program lives milliseconds) */
+	if (rec->type == LIFECYCLE_EXEC ||
+	    (wakeup_bytes && bpf_ringbuf_query(&lifecycle_ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes))
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
 	inc_stat(LIFECYCLE_STAT_EMITTED);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "collector/cli.h"
 #include "export/push.h"
@@ -277,6 +278,28 @@ static void cli__parse__push__options_defaults_and_conflicts(void **state)
 			 -EINVAL);
 }
 
+static void cli__parse__max_stacks__by_the_rate_unless_given(void **state)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	size_t want = CLI_MIN_MAX_STACKS;
+	struct collector_opts o;
+
+	/* 2 x CPUs x 99 Hz x 30 s (1.5 intervals of 20 s), a power of two */
+	while (want < (size_t)(2 * cpus * 99 * 30) && want < CLI_DEFAULT_MAX_STACKS)
+		want *= 2;
+	assert_int_equal(parse(&o, "--all", "--interval", "20", NULL), 0);
+	assert_int_equal(o.max_stacks, want);
+	assert_true(o.max_stacks < CLI_DEFAULT_MAX_STACKS || cpus > 32);
+	/* an unbounded run: the most */
+	assert_int_equal(parse(&o, "--pid", "42", NULL), 0);
+	assert_int_equal(o.max_stacks, CLI_DEFAULT_MAX_STACKS);
+	/* a short one: at least the floor */
+	assert_int_equal(parse(&o, "--pid", "42", "--duration", "0.01", NULL), 0);
+	assert_int_equal(o.max_stacks, CLI_MIN_MAX_STACKS);
+	assert_int_equal(parse(&o, "--all", "--interval", "20", "--max-stacks", "1000", NULL), 0);
+	assert_int_equal(o.max_stacks, 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +313,7 @@ int main(void)
 		cmocka_unit_test(cli__parse__help__explains_every_option),
 		cmocka_unit_test(cli__parse__continuous_mode__options_and_conflicts),
 		cmocka_unit_test(cli__parse__push__options_defaults_and_conflicts),
+		cmocka_unit_test(cli__parse__max_stacks__by_the_rate_unless_given),
 		cmocka_unit_test(cli__parse__metrics_addr__host_port_or_error),
 	};
 

@@ -256,6 +256,60 @@ static void insert__index_none__einval(void **state)
 	htable__destroy(&t);
 }
 
+static uint32_t hash_of_key(const void *ctx, uint32_t idx)
+{
+	const struct keys *k = ctx;
+
+	return key_hash(k->key[idx]);
+}
+
+/* every slot empty: what a fresh table of that size is */
+static bool all_empty(const struct htable *t)
+{
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->slots[i].ref || t->slots[i].hash)
+			return false;
+	return true;
+}
+
+static void clear_by__few_entries_colliding__each_slot_zeroed_table_reusable(void **state)
+{
+	static struct keys k;
+	struct htable t = {0};
+	uint64_t key;
+	uint32_t round, i;
+
+	assert_int_equal(htable__init(&t, 4096, HTABLE_FIXED), 0);
+	for (round = 0; round < 2; round++) {
+		/* runs of colliding keys, then well spread ones, interleaved */
+		key_hash = round ? hash_same : hash_good;
+		k.nr = 0;
+		for (i = 0; i < 100; i++) {
+			key = (uint64_t)round * 1000 + i;
+			assert_true(add(&t, &k, key) >= 0);
+		}
+		htable__clear_by(&t, hash_of_key, &k);
+		assert_int_equal(t.nr, 0);
+		assert_true(all_empty(&t));
+		k.nr = 0;
+		/* as good as new: the same keys go in and are found */
+		for (i = 0; i < 100; i++)
+			assert_int_equal(add(&t, &k, i), i);
+		for (i = 0; i < 100; i++)
+			assert_int_equal(find(&t, &k, i), i);
+		htable__clear_by(&t, hash_of_key, &k);
+		assert_true(all_empty(&t));
+	}
+	/* past a sixteenth in use: the whole array, the same result */
+	key_hash = hash_good;
+	k.nr = 0;
+	for (i = 0; i < 1000; i++)
+		assert_true(add(&t, &k, i) >= 0);
+	htable__clear_by(&t, hash_of_key, &k);
+	assert_true(all_empty(&t));
+	htable__destroy(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +329,7 @@ int main(void)
 			init__fixed_size_not_power_of_two__holds_exactly_that, setup, teardown),
 		cmocka_unit_test(init__bad_sizes__einval),
 		cmocka_unit_test(insert__index_none__einval),
+		cmocka_unit_test(clear_by__few_entries_colliding__each_slot_zeroed_table_reusable),
 	};
 
 	return cmocka_run_group_tests_name("htable", tests, NULL, NULL);

@@ -238,13 +238,18 @@ static void proc_scan__read_process__self__stat_and_exe(void **state)
 {
 	struct proc_process *p = malloc(sizeof(*p));
 
-	assert_int_equal(proc_scan__read_process(NULL, getpid(), p), 0);
+	assert_int_equal(proc_scan__read_process(NULL, getpid(), p, true), 0);
 	assert_int_equal(p->stat.pid, getpid());
 	assert_int_equal(p->stat.ppid, getppid());
 	assert_true(p->stat.starttime > 0);
 	assert_true(p->exe[0] == '/');
 	assert_true(p->cgroup[0] == '/');
-	assert_int_equal(proc_scan__read_process(NULL, THREAD_REGISTRY_MAX_TID + 7, p), -ESRCH);
+	/* the cgroup left out when the caller knows it */
+	assert_int_equal(proc_scan__read_process(NULL, getpid(), p, false), 0);
+	assert_true(p->exe[0] == '/');
+	assert_true(p->cgroup[0] == '\0');
+	assert_int_equal(proc_scan__read_process(NULL, THREAD_REGISTRY_MAX_TID + 7, p, true),
+			 -ESRCH);
 	free(p);
 }
 

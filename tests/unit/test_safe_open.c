@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,6 +321,51 @@ static void proc_root_open__no_such_pid__esrch(void **state)
 	assert_int_equal(proc_root_open(-1), -EINVAL);
 }
 
+/*
+ * safe_stat_mapped() names the inode mapped, as safe_open_mapped() opens it:
+ * one of our own mappings of a file, and none for anonymous memory.  Root
+ * (map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE).
+ */
+static void safe_stat_mapped__own_file_mapping__its_inode(void **state)
+{
+	struct stat st, want, opened;
+	char path[] = "/tmp/safe_stat_mappedXXXXXX";
+	long page = sysconf(_SC_PAGESIZE);
+	void *file_map, *anon;
+	int fd, f;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, page), 0);
+	assert_int_equal(fstat(fd, &want), 0);
+	file_map = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	anon = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	close(fd);
+	assert_true(file_map != MAP_FAILED && anon != MAP_FAILED);
+	if (geteuid()) {
+		print_message("not root: map_files refused, nothing to compare\n");
+		skip();
+	}
+	assert_int_equal(
+		safe_stat_mapped(getpid(), (uintptr_t)file_map, (uintptr_t)file_map + page, &st),
+		0);
+	assert_int_equal(st.st_ino, want.st_ino);
+	assert_int_equal(st.st_dev, want.st_dev);
+	f = safe_open_mapped(getpid(), (uintptr_t)file_map, (uintptr_t)file_map + page, SMALL_MAX,
+			     &opened);
+	assert_true(f >= 0);
+	close(f);
+	assert_int_equal(opened.st_ino, st.st_ino);
+	assert_int_equal(opened.st_mtim.tv_nsec, st.st_mtim.tv_nsec);
+	/* no file behind anonymous memory; no range at all is refused */
+	assert_int_equal(safe_stat_mapped(getpid(), (uintptr_t)anon, (uintptr_t)anon + page, &st),
+			 -ESRCH);
+	assert_int_equal(safe_stat_mapped(getpid(), 2 * page, page, &st), -EINVAL);
+	munmap(file_map, page);
+	munmap(anon, page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +392,7 @@ int main(void)
 		cmocka_unit_test(safe_open_in_root__magic_link__eloop),
 		cmocka_unit_test(proc_root_open__self__directory_fd),
 		cmocka_unit_test(proc_root_open__no_such_pid__esrch),
+		cmocka_unit_test(safe_stat_mapped__own_file_mapping__its_inode),
 	};
 
 	return cmocka_run_group_tests_name("safe_open", tests, NULL, NULL);

@@ -23,11 +23,15 @@ struct go_proc {
 	bool in_map; /* its layout is in the sampler's map */
 };
 
+/* executables found not to be Go, remembered at most (an exec churn's programs) */
+#define NOT_GO_MAX 4096
+
 struct go_labels {
 	int map_fd;
 	int verbose;
 	struct go_proc *procs;
 	struct go_labels_stats st;
+	struct file_id_set *not_go; /* by the identity their mapping was resolved to */
 };
 
 struct go_labels *go_labels__new(int map_fd, int verbose)
@@ -38,14 +42,21 @@ struct go_labels *go_labels__new(int map_fd, int verbose)
 		return NULL;
 	gl->map_fd = map_fd;
 	gl->verbose = verbose;
+	gl->not_go = file_id_set__new(NOT_GO_MAX);
+	if (!gl->not_go) {
+		free(gl);
+		return NULL;
+	}
 	return gl;
 }
 
 /* @pid's executable, as the inode it maps */
-static enum go_binary_status inspect(pid_t pid, const struct proc_maps *all, struct go_binary *bin,
+static enum go_binary_status inspect(struct go_labels *gl, pid_t pid, const struct proc_maps *all,
+				     const struct mappings *snap, struct go_binary *bin,
 				     const char **why)
 {
 	const struct proc_map *exe = mapped_file__exe(pid, all);
+	const struct file_id *id;
 	enum go_binary_status s;
 	struct elf_file *ef;
 	int root_fd = -1, fd;
@@ -54,6 +65,12 @@ static enum go_binary_status inspect(pid_t pid, const struct proc_maps *all, str
 	/* a kernel thread, or gone already: nothing to tell */
 	if (!exe) {
 		*why = "no executable mapping found";
+		return GO_BINARY_NOT_GO;
+	}
+	/* a program seen before and not Go (each exec of /bin/true...): no open */
+	id = mappings__file_id(snap, exe->inode, exe->dev_major, exe->dev_minor);
+	if (id && file_id_set__has(gl->not_go, id)) {
+		*why = "not a Go program (seen before)";
 		return GO_BINARY_NOT_GO;
 	}
 	fd = mapped_file__open(pid, exe, &root_fd);
@@ -71,6 +88,8 @@ static enum go_binary_status inspect(pid_t pid, const struct proc_maps *all, str
 	}
 	s = go_binary__inspect(ef, bin, why);
 	elf_file__free(ef);
+	if (s == GO_BINARY_NOT_GO && id)
+		file_id_set__add(gl->not_go, id);
 	return s;
 }
 
@@ -108,7 +127,7 @@ void go_labels__changed(void *ctx, struct process_state *st, struct mappings *sn
 	/* one look per image; a forked child's first read is its own image's */
 	if (st->go || retired || !all)
 		return;
-	s = inspect(st->pid, all, &bin, &why);
+	s = inspect(gl, st->pid, all, snap, &bin, &why);
 	if (s == GO_BINARY_NOT_GO)
 		return;
 	if (s == GO_BINARY_UNREADABLE) {
@@ -193,6 +212,9 @@ void go_labels__stats(const struct go_labels *gl, struct go_labels_stats *st)
 
 void go_labels__free(struct go_labels *gl)
 {
+	if (!gl)
+		return;
+	file_id_set__free(gl->not_go);
 	free(gl);
 }
 

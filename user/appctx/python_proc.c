@@ -52,6 +52,9 @@ struct python_proc {
 	size_t charged;
 };
 
+/* executables found to hold no interpreter, remembered at most */
+#define NO_INTERPRETER_MAX 4096
+
 struct python_procs {
 	int map_fd;
 	int verbose;
@@ -59,6 +62,9 @@ struct python_procs {
 	struct python_proc *procs;
 	struct python_procs_stats st;
 	struct py_entry scratch; /* a name that was not kept, until the next call */
+	/* by the identity their mapping was resolved to: each exec of a
+	 * program seen before costs no open */
+	struct file_id_set *no_interpreter;
 };
 
 /* what an interpreter file says of itself */
@@ -108,6 +114,11 @@ struct python_procs *python_procs__new(int map_fd, struct symbolizer *sym, int v
 	pp->map_fd = map_fd;
 	pp->sym = sym;
 	pp->verbose = verbose;
+	pp->no_interpreter = file_id_set__new(NO_INTERPRETER_MAX);
+	if (!pp->no_interpreter) {
+		free(pp);
+		return NULL;
+	}
 	return pp;
 }
 
@@ -190,14 +201,23 @@ static bool is_libpython(const char *path)
  * libpython.  Return: 0 and @f, @bias set; -ENOENT: no interpreter;
  * -EACCES: one could not be read.
  */
-static int find_interpreter(pid_t pid, const struct proc_maps *all, struct py_file *f,
-			    uint64_t *bias)
+static int find_interpreter(struct python_procs *pp, pid_t pid, const struct proc_maps *all,
+			    const struct mappings *snap, struct py_file *f, uint64_t *bias)
 {
 	const struct proc_map *exe = mapped_file__exe(pid, all), *m;
+	const struct file_id *exe_id = NULL;
 	struct elf_file *ef;
 	int root_fd = -1, fd, err = -ENOENT, ret;
+	bool lib = false;
 	size_t i;
 
+	for (i = 0; i < all->nr && !lib; i++)
+		lib = (all->maps[i].perms & PROC_MAP_X) && is_libpython(all->maps[i].path);
+	/* a program seen before, neither python nor embedding one: no open */
+	if (exe)
+		exe_id = mappings__file_id(snap, exe->inode, exe->dev_major, exe->dev_minor);
+	if (!lib && exe_id && file_id_set__has(pp->no_interpreter, exe_id))
+		return -ENOENT;
 	for (i = 0; i <= all->nr && err == -ENOENT; i++) {
 		m = i == 0 ? exe : &all->maps[i - 1];
 		if (!m || (i > 0 && (!(m->perms & PROC_MAP_X) || !is_libpython(m->path))))
@@ -220,6 +240,8 @@ static int find_interpreter(pid_t pid, const struct proc_maps *all, struct py_fi
 	}
 	if (root_fd >= 0)
 		close(root_fd);
+	if (err == -ENOENT && !lib && exe_id)
+		file_id_set__add(pp->no_interpreter, exe_id);
 	return err;
 }
 
@@ -275,14 +297,13 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 	bool retired;
 	int err;
 
-	(void)snap;
 	pthread_mutex_lock(&st->lock);
 	retired = st->retired;
 	pthread_mutex_unlock(&st->lock);
 	if (st->python || retired || !all)
 		return;
 	st->python_looked = true;
-	err = find_interpreter((pid_t)st->pid, all, &f, &bias);
+	err = find_interpreter(pp, (pid_t)st->pid, all, snap, &f, &bias);
 	if (err == -ENOENT)
 		return;
 	if (err == -EACCES) {
@@ -603,5 +624,6 @@ void python_procs__free(struct python_procs *pp)
 	if (!pp)
 		return;
 	python_code_name__free(&pp->scratch.name);
+	file_id_set__free(pp->no_interpreter);
 	free(pp);
 }

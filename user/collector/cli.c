@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "collector/cli.h"
 #include "export/push.h"
 #include "export/scrape_queue.h"
@@ -267,8 +268,11 @@ static void usage(FILE *f, const char *prog)
 		"                         --off-cpu's budget, %d-%d: 512 at 99 Hz, %d at\n"
 		"                         999 Hz); raise it if ring_full drops show\n"
 		"      --max-stacks N     distinct stacks kept per interval, and (stack, thread)\n"
-		"                         pairs per drain thread (default %u); more are counted\n"
-		"                         as dropped (stack_table_full, sample_table_full)\n"
+		"                         pairs per drain thread (default: twice the samples\n"
+		"                         an interval can hold, CPUs x -F x 1.5 intervals,\n"
+		"                         %u-%u; with no interval or duration, the most);\n"
+		"                         more are counted as dropped (stack_table_full,\n"
+		"                         sample_table_full)\n"
 		"      --btf FILE         kernel BTF to use when /sys/kernel/btf/vmlinux is "
 		"missing\n"
 		"      --status           print a status line every second on stderr\n"
@@ -297,7 +301,8 @@ static void usage(FILE *f, const char *prog)
 		CLI_DEFAULT_TIMELINE_MIB, CLI_DEFAULT_MAX_FILES, SCRAPE_MAX_SECONDS, DRAIN_SCRAPES,
 		CLI_PUSH_INTERVAL, PUSH_DEFAULT_SPOOL_MIB, PUSH_DEFAULT_TIMEOUT_S, CLI_PUSH_FLUSH_S,
 		CLI_MAX_DRAIN_THREADS, CLI_DEFAULT_DRAIN_THREADS, CLI_RING_AUTO_MIN_KIB,
-		CLI_RING_AUTO_MAX_KIB, CLI_RING_AUTO_MAX_KIB, CLI_DEFAULT_MAX_STACKS, prog);
+		CLI_RING_AUTO_MAX_KIB, CLI_RING_AUTO_MAX_KIB, CLI_MIN_MAX_STACKS,
+		CLI_DEFAULT_MAX_STACKS, prog);
 }
 
 /* a whole decimal number in [min, max]; nothing else accepted */
@@ -330,8 +335,8 @@ static void set_defaults(struct collector_opts *opts)
 	opts->context = true;
 	opts->python = true;
 	opts->off_cpu_threshold_us = CLI_OFF_CPU_THRESHOLD_US;
-	opts->ring_kib = 0; /* ring_kib_for() once -F and --off-cpu are known */
-	opts->max_stacks = CLI_DEFAULT_MAX_STACKS;
+	opts->ring_kib = 0;   /* ring_kib_for() once -F and --off-cpu are known */
+	opts->max_stacks = 0; /* max_stacks_for() once -F and the window are known */
 	opts->status = -1;
 	opts->max_files = CLI_DEFAULT_MAX_FILES;
 	opts->drain_threads = CLI_DEFAULT_DRAIN_THREADS;
@@ -372,6 +377,32 @@ static size_t ring_kib_for(unsigned int frequency, bool off_cpu)
 	for (kib = CLI_RING_AUTO_MIN_KIB; kib < need && kib < CLI_RING_AUTO_MAX_KIB; kib *= 2)
 		;
 	return kib;
+}
+
+/*
+ * --max-stacks when not given: twice what a profile window can hold (each
+ * CPU's samples at -F, and with --off-cpu its budget of waits, over 1.5
+ * intervals: an export that overruns makes the next window longer), within
+ * the bounds; without an interval, over --duration, and the most when the
+ * run is unbounded.  A window's distinct stacks, and its (stack, thread)
+ * rows, are at most its samples; the second half is for the stacks a
+ * timeline keeps alive across a rotation.  The stack and sample tables are
+ * this size: what a 2-CPU node uses, not what a 192-CPU one might.
+ */
+static size_t max_stacks_for(const struct collector_opts *opts)
+{
+	double window = opts->interval ? 1.5 * opts->interval : opts->duration;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	double records, want;
+	size_t n = CLI_MIN_MAX_STACKS;
+
+	if (!window || cpus <= 0)
+		return CLI_DEFAULT_MAX_STACKS;
+	records = (double)cpus * (opts->frequency + (opts->off_cpu ? CLI_OFF_CPU_BUDGET : 0));
+	want = 2 * records * window;
+	while (n < want && n < CLI_DEFAULT_MAX_STACKS)
+		n *= 2;
+	return n;
 }
 
 /* a file named for speedscope's format: NAME.speedscope.json, gzipped or not */
@@ -716,6 +747,8 @@ int cli__parse(int argc, char **argv, struct collector_opts *opts, FILE *out, FI
 		opts->timeline_speedscope = speedscope_name(opts->timeline);
 	if (!opts->ring_kib)
 		opts->ring_kib = ring_kib_for(opts->frequency, opts->off_cpu);
+	if (!opts->max_stacks)
+		opts->max_stacks = max_stacks_for(opts);
 	if (!opts->context && (opts->timeline || opts->timelines)) {
 		fprintf(err,
 			"%s: a timeline shows spans: it needs the trace context (drop "

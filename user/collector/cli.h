@@ -20,7 +20,8 @@
 /* --ring-size by default (cli.c's ring_kib_for()): 2 s of records at -F, within these */
 #define CLI_RING_AUTO_MIN_KIB	  256
 #define CLI_RING_AUTO_MAX_KIB	  4096
-#define CLI_DEFAULT_MAX_STACKS	  (1u << 18)
+#define CLI_DEFAULT_MAX_STACKS	  (1u << 18) /* --max-stacks at most by default */
+#define CLI_MIN_MAX_STACKS	  (1u << 12) /* ... at least */
 #define CLI_DEFAULT_MAX_FILES	  100
 #define CLI_DEFAULT_DRAIN_THREADS 1
 #define CLI_MAX_DRAIN_THREADS	  64
@@ -57,7 +58,7 @@ struct collector_opts {
 	bool timeline_speedscope;	    /* --timeline-format speedscope */
 	size_t timeline_mib;		    /* --timeline-memory, MiB of trace parts */
 	size_t ring_kib;		    /* --ring-size, or cli__ring_kib()'s */
-	size_t max_stacks;		    /* --max-stacks */
+	size_t max_stacks;		    /* --max-stacks, or max_stacks_for()'s */
 	const char *btf_path;		    /* --btf */
 	int verbose;			    /* -v, repeatable */
 	int status;		  /* --status / --no-status; -1: when stderr is a terminal */

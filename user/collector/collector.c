@@ -819,6 +819,8 @@ static int mapping_events_setup(struct collector *c, char *err_msg, size_t err_l
 	}
 	c->nr_possible = n;
 	tracker__set_mapping_opener(c->tracker, open_mapping_cpu, c->map_opener);
+	/* the kernel reports new code: a process long set up is re-read rarely */
+	process_states__set_refresh_max(c->states, PROCESS_STATE_REFRESH_MAX_NS);
 	return 0;
 }
 

@@ -244,6 +244,8 @@ FAMILY(f_gopclntab, "ctxprof_gopclntab_total", COUNTER,
        "Go programs without symbols whose .gopclntab was read or ignored, by result.", "result");
 FAMILY(f_elf_shared, "ctxprof_elf_files_shared_total", COUNTER,
        "ELF files found parsed already under their build id.", NULL);
+FAMILY(f_elf_by_stat, "ctxprof_elf_files_by_stat_total", COUNTER,
+       "Mappings whose file was found parsed already by its identity (a stat, no open).", NULL);
 FAMILY(f_sym_files, "ctxprof_symbol_cache_files", GAUGE, "ELF files whose symbols are cached.",
        NULL);
 FAMILY(f_sym_bytes, "ctxprof_symbol_cache_bytes", GAUGE,
@@ -732,6 +734,8 @@ const struct counter_desc counter_descs[] = {
 	    sym.elf_by_path),
 	ONE(f_elf_shared, NULL, COUNTERS_PROFILE, "found parsed already (same build id)",
 	    sym.elf_shared),
+	ONE(f_elf_by_stat, NULL, COUNTERS_PROFILE, "mappings found parsed by a stat",
+	    sym.elf_by_stat),
 
 	/* symbols */
 	ONE(f_names, "debug_file", COUNTERS_SYMBOLS, "names from debug files",

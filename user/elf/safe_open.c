@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "elf/safe_open.h"
 
@@ -152,15 +153,37 @@ int safe_open_in_root_nofollow(int root_fd, const char *path, uint64_t max_size,
 	return open_in_root(root_fd, path, O_NOFOLLOW, max_size, st);
 }
 
+/* /proc/PID/map_files/START-END into @path; -EINVAL for a bad range */
+static int map_files_path(pid_t pid, uint64_t start, uint64_t end, char *path, size_t len)
+{
+	if (pid <= 0 || start >= end)
+		return -EINVAL;
+	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	return 0;
+}
+
+int safe_stat_mapped(pid_t pid, uint64_t start, uint64_t end, struct stat *st)
+{
+	char path[80];
+	int err;
+
+	err = map_files_path(pid, start, end, path, sizeof(path));
+	if (err)
+		return err;
+	if (stat(path, st) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return S_ISREG(st->st_mode) ? 0 : -EINVAL;
+}
+
 int safe_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint64_t max_size, struct stat *st)
 {
 	char path[80];
-	int path_fd;
+	int path_fd, err;
 
-	if (pid <= 0 || start >= end)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)start, (unsigned long long)end);
+	err = map_files_path(pid, start, end, path, sizeof(path));
+	if (err)
+		return err;
 	/* the magic link names the mapped inode itself: follow it, to an O_PATH fd */
 	path_fd = open(path, O_PATH | O_CLOEXEC);
 	if (path_fd < 0)

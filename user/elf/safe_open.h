@@ -66,4 +66,13 @@ int safe_open_in_root_nofollow(int root_fd, const char *path, uint64_t max_size,
  */
 int safe_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint64_t max_size, struct stat *st);
 
+/**
+ * safe_stat_mapped() - the identity of the file @pid maps at [@start, @end)
+ * without opening it (a stat through the magic link): enough to find a file
+ * parsed already.  Opening nothing, it needs no type check.
+ * Return: 0 with @st filled, or -errno as safe_open_mapped(); -EINVAL for a
+ * mapping of anything but a regular file.
+ */
+int safe_stat_mapped(pid_t pid, uint64_t start, uint64_t end, struct stat *st);
+
 #endif /* CTXPROF_SAFE_OPEN_H */

@@ -61,13 +61,13 @@ static uint64_t ns_to_ticks(uint64_t ns)
 	return ns / ns_per_tick;
 }
 
-/* exe and cgroup of @pid from /proc, if it is still incarnation @start */
+/* exe and (if @cgroup) cgroup of @pid from /proc, if it is still incarnation @start */
 static struct proc_process *read_proc(const char *proc_root, uint32_t pid, uint64_t start,
-				      struct lifecycle_counters *c)
+				      bool cgroup, struct lifecycle_counters *c)
 {
 	struct proc_process *proc = malloc(sizeof(*proc));
 
-	if (proc && !proc_scan__read_process(proc_root, pid, proc) &&
+	if (proc && !proc_scan__read_process(proc_root, pid, proc, cgroup) &&
 	    proc->stat.starttime == start) {
 		c->proc_reads++;
 		return proc;
@@ -77,14 +77,14 @@ static struct proc_process *read_proc(const char *proc_root, uint32_t pid, uint6
 	return NULL;
 }
 
-/* the cgroup id the parent process's image was read for, 0 if unknown */
-static uint64_t parent_cgroup_id(struct thread_registry *r, uint32_t ppid)
+/* the cgroup id process @pid's image was read for, 0 if unknown */
+static uint64_t known_cgroup_id(struct thread_registry *r, uint32_t pid)
 {
 	const struct process_info *p;
 	uint64_t id = 0;
 
 	thread_registry__read_lock();
-	p = thread_registry__lookup_process(r, ppid);
+	p = thread_registry__lookup_process(r, pid);
 	if (p)
 		id = process_info__image(p)->cgroup_id;
 	thread_registry__read_unlock();
@@ -118,9 +118,9 @@ static int apply_fork(struct thread_registry *r, const struct lifecycle_record *
 	 * parent takes the path and teaches the registry its id. */
 	pd.cgroup_id = rec->cgroup_id;
 	if (rec->type == LIFECYCLE_FORK && rec->cgroup_id) {
-		parent_id = parent_cgroup_id(r, rec->ppid);
+		parent_id = known_cgroup_id(r, rec->ppid);
 		if (parent_id && parent_id != rec->cgroup_id)
-			proc = read_proc(proc_root, rec->pid, pd.start, c);
+			proc = read_proc(proc_root, rec->pid, pd.start, true, c);
 		if (proc)
 			pd.cgroup = proc->cgroup;
 	}
@@ -147,16 +147,20 @@ static int apply_exec(struct thread_registry *r, const struct lifecycle_record *
 			},
 	};
 	struct proc_process *proc;
+	bool cgroup;
 	int err;
 
 	memcpy(ed.pd.comm, rec->comm, sizeof(ed.pd.comm));
 	/* /proc/PID/exe is the binary really mapped, and the cgroup may have
-	 * moved since the fork (a container runtime does that before exec) */
-	proc = read_proc(proc_root, rec->pid, ed.pd.start, c);
+	 * moved since the fork (a container runtime does that before exec):
+	 * read unless the id is the one the image before the exec was read for */
+	cgroup = !rec->cgroup_id || known_cgroup_id(r, rec->pid) != rec->cgroup_id;
+	proc = read_proc(proc_root, rec->pid, ed.pd.start, cgroup, c);
 	if (proc) {
 		if (proc->exe[0])
 			ed.pd.exe = proc->exe;
-		ed.pd.cgroup = proc->cgroup;
+		if (cgroup)
+			ed.pd.cgroup = proc->cgroup;
 	}
 	err = thread_registry__exec(r, &ed);
 	free(proc);
@@ -345,6 +349,11 @@ int lifecycle__poll(struct lifecycle *l, int timeout_ms)
 	if (m < 0)
 		return m;
 	return n + m;
+}
+
+int lifecycle__fd(const struct lifecycle *l)
+{
+	return ring_buffer__epoll_fd(l->rb);
 }
 
 int lifecycle__consume(struct lifecycle *l)

@@ -74,6 +74,14 @@ int lifecycle__poll(struct lifecycle *l, int timeout_ms);
 int lifecycle__consume(struct lifecycle *l);
 
 /**
+ * lifecycle__fd() - an fd (epoll) readable when the ring signalled: an exec
+ * record (each wakes its reader, so that the process's mappings are read
+ * while it lives), or the ring a quarter full; other records wait for the
+ * reader's timeout.  For a reader waiting on more than the ring.
+ */
+int lifecycle__fd(const struct lifecycle *l);
+
+/**
  * lifecycle__read_stats() - sum the BPF per-CPU counters into
  * @out[LIFECYCLE_STAT_MAX].  Any thread.
  * Return: 0 or -errno.

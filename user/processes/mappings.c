@@ -89,6 +89,18 @@ bool mapping__same_file(const struct mapping *a, const struct mapping *b)
 	       !strcmp(a->path, b->path);
 }
 
+const struct file_id *mappings__file_id(const struct mappings *m, uint64_t inode,
+					uint32_t dev_major, uint32_t dev_minor)
+{
+	unsigned int i;
+
+	for (i = 0; m && i < m->nr; i++)
+		if (m->maps[i].inode == inode && m->maps[i].dev_major == dev_major &&
+		    m->maps[i].dev_minor == dev_minor && m->maps[i].id.ino)
+			return &m->maps[i].id;
+	return NULL;
+}
+
 bool mappings__same(const struct mappings *a, const struct mappings *b)
 {
 	unsigned int i;

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "util/file_id.h"
 
 struct mappings;
 struct proc_maps;
@@ -59,6 +60,9 @@ struct mapping {
 	/* the file behind it, attached by the state set's resolver (the
 	 * symbolizer's cached file) when the snapshot was built; NULL: none */
 	const void *file;
+	/* ... and its identity as the resolver opened it (id.ino 0: none):
+	 * what others key the same file under without opening it again */
+	struct file_id id;
 };
 
 struct mappings_owner {
@@ -138,6 +142,14 @@ bool mapping__same_file(const struct mapping *a, const struct mapping *b);
 
 /** mappings__find() - the mapping holding @addr, by binary search; NULL if none. */
 const struct mapping *mappings__find(const struct mappings *m, uint64_t addr);
+
+/**
+ * mappings__file_id() - the identity the resolver found for the file of
+ * @inode on @dev_major:@dev_minor, when one of @m's mappings is of it;
+ * NULL when none is or its file was not resolved.
+ */
+const struct file_id *mappings__file_id(const struct mappings *m, uint64_t inode,
+					uint32_t dev_major, uint32_t dev_minor);
 
 /**
  * mappings_history__add() - a generation @gen found by a read: @m, read at

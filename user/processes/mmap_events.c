@@ -318,9 +318,12 @@ static void init_attr(struct perf_event_attr *a, size_t data_size)
 	/* its enabled time tells a dead event (cpu_event__dead()) */
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
 	a->disabled = 1;
-	/* wake the poller at a quarter, not at the default half: room for a burst */
+	/* wake the poller at each report: a new library's samples are named by
+	 * its generation, which the report starts (the reader waits long
+	 * otherwise; reports are a handful per process start).  A watermark,
+	 * as wakeup_events counts samples only, never these records. */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(data_size / 4);
+	a->wakeup_watermark = 1;
 }
 
 static const char *open_hint(int err)

@@ -60,7 +60,7 @@
 struct mmap_events;
 
 /* data pages of each CPU's ring when mmap_events__new() is given 0: 64 KiB
- * with 4 KiB pages, some 500 records of ~120 bytes; wakeups come at a quarter */
+ * with 4 KiB pages, some 500 records of ~120 bytes; each record wakes the poller */
 #define MMAP_EVENTS_DEFAULT_PAGES 16
 /* the kernel's build ids are at most this long (BUILD_ID_SIZE_MAX) */
 #define MMAP_EVENTS_BUILD_ID_MAX 20
@@ -132,8 +132,8 @@ struct mmap_events_stats {
 struct mmap_events *mmap_events__new(int nr_pages, char *err, size_t err_len);
 
 /**
- * mmap_events__poll() - wait up to @timeout_ms (-1: forever) for a ring to
- * fill a quarter of its size, then read every ring (mmap_events__consume()).
+ * mmap_events__poll() - wait up to @timeout_ms (-1: forever) for a record in
+ * any ring, then read every ring (mmap_events__consume()).
  * Polling thread.  Records are already in the ring when the mmap() that made
  * them returns; the wait only bounds how long they stay there.
  * Return: records read (>= 0), or -errno (-EINTR: a signal came).
@@ -144,8 +144,8 @@ int mmap_events__poll(struct mmap_events *me, int timeout_ms, mmap_events_fn cb,
 int mmap_events__consume(struct mmap_events *me, mmap_events_fn cb, void *ctx);
 
 /**
- * mmap_events__fd() - an epoll fd that is readable when a ring is a quarter
- * full, for a caller's own epoll; then call mmap_events__consume().
+ * mmap_events__fd() - an epoll fd that is readable when a ring holds a
+ * record, for a caller's own epoll; then call mmap_events__consume().
  */
 int mmap_events__fd(const struct mmap_events *me);
 

@@ -201,8 +201,8 @@ int proc_scan__parse_cgroup(const char *buf, size_t len, char *path, size_t path
 	return 0;
 }
 
-/* stat, exe and cgroup of the process whose /proc directory is @pfd */
-static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t cap)
+/* stat, exe and (if @cgroup) cgroup of the process whose /proc directory is @pfd */
+static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t cap, bool cgroup)
 {
 	size_t len = 0;
 	ssize_t n;
@@ -220,12 +220,13 @@ static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t 
 	out->exe[n > 0 ? n : 0] = '\0';
 
 	out->cgroup[0] = '\0';
-	if (!read_at(pfd, "cgroup", buf, cap, &len))
+	if (cgroup && !read_at(pfd, "cgroup", buf, cap, &len))
 		proc_scan__parse_cgroup(buf, len, out->cgroup, sizeof(out->cgroup));
 	return 0;
 }
 
-int proc_scan__read_process(const char *proc_root, uint32_t pid, struct proc_process *out)
+int proc_scan__read_process(const char *proc_root, uint32_t pid, struct proc_process *out,
+			    bool cgroup)
 {
 	char name[64], *buf;
 	int pfd, err;
@@ -239,7 +240,7 @@ int proc_scan__read_process(const char *proc_root, uint32_t pid, struct proc_pro
 		err = -ENOMEM;
 		goto out;
 	}
-	err = read_process_at(pfd, out, buf, PROC_SCAN_MAX_CGROUP);
+	err = read_process_at(pfd, out, buf, PROC_SCAN_MAX_CGROUP, cgroup);
 	if (!err && out->stat.pid != pid)
 		err = -EINVAL;
 	free(buf);
@@ -330,7 +331,7 @@ static void scan_process(struct thread_registry *r, int rootfd, const char *name
 	}
 	/* no event can be applied between what we read and what we insert */
 	thread_registry__lock_writer(r);
-	err = read_process_at(pfd, proc, buf, PROC_SCAN_MAX_CGROUP);
+	err = read_process_at(pfd, proc, buf, PROC_SCAN_MAX_CGROUP, true);
 	if (err == -ESRCH || err == -ENOENT) {
 		st->vanished++;
 		goto out;

@@ -103,12 +103,14 @@ int proc_scan__parse_stat(const char *buf, size_t len, struct proc_stat *out);
 int proc_scan__parse_cgroup(const char *buf, size_t len, char *path, size_t path_len);
 
 /**
- * proc_scan__read_process() - read process @pid's leader stat, exe and
- * cgroup.  The lifecycle consumer uses it to complete an exec event.
+ * proc_scan__read_process() - read process @pid's leader stat, exe and, when
+ * @cgroup, its cgroup.  The lifecycle consumer uses it to complete an exec
+ * event; it skips the cgroup when the event's cgroup id says it is known.
  * @proc_root: NULL for "/proc"
  * Return: 0 (an unreadable exe or cgroup leaves "": kernel threads have
  * none), -ESRCH when the process is gone, -EINVAL when its stat is malformed.
  */
-int proc_scan__read_process(const char *proc_root, uint32_t pid, struct proc_process *out);
+int proc_scan__read_process(const char *proc_root, uint32_t pid, struct proc_process *out,
+			    bool cgroup);
 
 #endif /* CTXPROF_PROC_SCAN_H */

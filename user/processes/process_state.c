@@ -29,6 +29,7 @@ struct process_states {
 	uint32_t main_wants;	       /* the main-thread subscribers' wants, together */
 	bool main_first;	       /* one of them wants every image's first read */
 	struct pod_index *pods;	       /* NULL: no Kubernetes names */
+	uint64_t refresh_max_ns;       /* process_states__set_refresh_max() */
 	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
@@ -61,6 +62,7 @@ struct process_states *process_states__new(void)
 	if (!ps)
 		return NULL;
 	ps->owner = (struct mappings_owner){owner_release, ps};
+	ps->refresh_max_ns = PROCESS_STATE_REFRESH_NS;
 	pthread_mutex_init(&ps->retired_lock, NULL);
 	pthread_mutex_init(&ps->queue_lock, NULL);
 	return ps;
@@ -228,6 +230,11 @@ void process_states__set_pods(struct process_states *ps, struct pod_index *pods)
 	ps->pods = pods;
 }
 
+void process_states__set_refresh_max(struct process_states *ps, uint64_t max_ns)
+{
+	ps->refresh_max_ns = max_ns > PROCESS_STATE_REFRESH_NS ? max_ns : PROCESS_STATE_REFRESH_NS;
+}
+
 struct process_state *process_states__get(struct process_states *ps, struct thread_registry *reg,
 					  uint32_t pid)
 {
@@ -330,10 +337,13 @@ int process_states__add_text(struct process_states *ps, struct process_state *st
 	struct mappings *snap = NULL;
 	struct proc_maps *pm = NULL;
 	bool changed, main, first;
+	uint32_t flags;
+	uint64_t wait;
 	int err = 0;
 
 	count(&ps->st.reads, 1);
 	pthread_mutex_lock(&st->lock);
+	flags = st->maps_flags;
 	changed = st->text_len != len || st->text_hash != hash;
 	first = !atomic_load_explicit(&st->delivered, memory_order_relaxed);
 	main = first && ((st->maps_flags & ps->main_wants) || ps->main_first);
@@ -351,11 +361,16 @@ int process_states__add_text(struct process_states *ps, struct process_state *st
 		if (snap)
 			mappings__get(snap);
 	}
+	/* new code, or what the readers look for: soon again; else later each time */
+	if (snap || st->maps_flags != flags || !st->refresh_step_ns)
+		st->refresh_step_ns = PROCESS_STATE_REFRESH_NS;
+	else if (st->refresh_step_ns < ps->refresh_max_ns)
+		st->refresh_step_ns *= 2;
+	if (st->refresh_step_ns > ps->refresh_max_ns)
+		st->refresh_step_ns = ps->refresh_max_ns;
+	wait = snap ? PROCESS_STATE_REFRESH_SOON_NS : st->refresh_step_ns;
 	pthread_mutex_unlock(&st->lock);
-	atomic_store_explicit(
-		&st->refresh_after_ns,
-		now_ns + (snap ? PROCESS_STATE_REFRESH_SOON_NS : PROCESS_STATE_REFRESH_NS),
-		memory_order_relaxed);
+	atomic_store_explicit(&st->refresh_after_ns, now_ns + wait, memory_order_relaxed);
 	if (snap) {
 		notify(ps, st, snap, pm);
 		mappings__put(snap);
@@ -408,6 +423,25 @@ static unsigned int announce(struct process_state *st, const struct process_mapp
 	return done;
 }
 
+/* whether @ev holds a change after @st's last read (or it was never read) */
+static bool newer_than_read(struct process_state *st, const struct process_mapped *ev,
+			    unsigned int n)
+{
+	uint64_t last_read = 0;
+	unsigned int i;
+
+	pthread_mutex_lock(&st->lock);
+	if (st->maps.nr)
+		last_read = st->maps.e[st->maps.nr - 1].read_ns;
+	pthread_mutex_unlock(&st->lock);
+	if (!last_read)
+		return true;
+	for (i = 0; i < n; i++)
+		if (ev[i].time_ns > last_read && ev[i].start < ev[i].end)
+			return true;
+	return false;
+}
+
 int process_states__mapped(struct process_states *ps, struct process_state *st,
 			   const struct process_mapped *ev, unsigned int n)
 {
@@ -419,6 +453,9 @@ int process_states__mapped(struct process_states *ps, struct process_state *st,
 	size_t len = 0;
 	int err;
 
+	/* a read since the changes shows them already: nothing to announce */
+	if (!newer_than_read(st, ev, n))
+		return 0;
 	/* read after the changes were made: it shows them */
 	err = proc_maps__read_text(st->pid, &text, &len);
 	now = mono_ns();

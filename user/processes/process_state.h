@@ -70,6 +70,13 @@ struct unwind_proc_state;
  */
 #define PROCESS_STATE_REFRESH_NS      1000000000ull
 #define PROCESS_STATE_REFRESH_SOON_NS 100000000ull
+/*
+ * Where the kernel reports new code (processes/mmap_events.h), a read that
+ * finds nothing new doubles the wait before the next, up to this: the
+ * reports tell the code, the reads the rest (a libctxprof region, an
+ * OpenTelemetry context) of a process long set up.
+ */
+#define PROCESS_STATE_REFRESH_MAX_NS 16000000000ull
 
 /* generations whose start times a state publishes for the drain threads */
 #define PROCESS_STATE_GEN_TIMES 8
@@ -105,8 +112,9 @@ struct process_state {
 	 * loaded since); 0 until the first read.  Read without @lock by the
 	 * drain threads, which ask the main thread for a refresh past it. */
 	_Atomic uint64_t refresh_after_ns;
-	struct app_region *app; /* its libctxprof region, NULL when none (main thread) */
-	struct otel_proc *otel; /* its OpenTelemetry context, NULL when none (main thread) */
+	uint64_t refresh_step_ns; /* the wait after a read finding nothing new; under @lock */
+	struct app_region *app;	  /* its libctxprof region, NULL when none (main thread) */
+	struct otel_proc *otel;	  /* its OpenTelemetry context, NULL when none (main thread) */
 	/* its JIT code's names (symbols/perf_map.h), NULL until it had anonymous
 	 * code at an export, and when the exporter last looked (main thread) */
 	struct perf_map *perf_map;
@@ -339,6 +347,14 @@ unsigned int process_states__collect(struct process_states *ps, uint64_t before_
  * pod, namespace, container); before any state exists.  NULL: none.
  */
 void process_states__set_pods(struct process_states *ps, struct pod_index *pods);
+
+/**
+ * process_states__set_refresh_max() - a sampled process's mappings are
+ * re-read after PROCESS_STATE_REFRESH_NS, the wait doubling while reads find
+ * nothing new, up to @max_ns (PROCESS_STATE_REFRESH_NS, the default: every
+ * second).  For where the kernel reports new code; before any state exists.
+ */
+void process_states__set_refresh_max(struct process_states *ps, uint64_t max_ns);
 
 /** process_states__nr_retired() - states waiting to be collected. */
 unsigned int process_states__nr_retired(struct process_states *ps);

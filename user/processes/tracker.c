@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include "processes/lifecycle.h"
 #include "processes/mmap_events.h"
@@ -12,8 +14,20 @@
 #include "processes/tracker.h"
 #include "traces/trace.h"
 #include "traces/trace_event.h"
+#include "util/clock.h"
 
-#define POLL_MS 20 /* lifecycle ring wait; exec snapshots must beat short lives */
+/*
+ * The longest wait for lifecycle records and mapping reports: an exec or a
+ * report wakes the thread at once (lifecycle__fd(), mmap_events__fd()); the
+ * rest (forks, exits, renames) waits for this or for a quarter-full ring.
+ */
+#define POLL_MS 500
+
+/*
+ * What a wake-up waits before it reads: an exec and the libraries its loader
+ * maps right after arrive together, so one read of /proc/PID/maps covers all.
+ */
+#define COALESCE_US 10000
 
 struct tracker {
 	struct tracker_opts o;
@@ -172,26 +186,52 @@ static void apply_mapped(struct tracker *t)
 	}
 }
 
+/* one epoll over the lifecycle ring and the mapping reports; -1 on failure */
+static int wait_set(struct tracker *t)
+{
+	struct epoll_event e = {.events = EPOLLIN};
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		return -1;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, lifecycle__fd(t->lc), &e) ||
+	    (t->me && epoll_ctl(ep, EPOLL_CTL_ADD, mmap_events__fd(t->me), &e))) {
+		close(ep);
+		return -1;
+	}
+	return ep;
+}
+
 static void *tracker_thread(void *arg)
 {
 	struct tracker *t = arg;
-	unsigned int polls = 0;
-	int n;
+	struct epoll_event ev[2];
+	uint64_t last_sweep = 0, now;
+	int n, ep;
 
 	thread_registry__register_thread();
 	/* top -H and /proc/PID/task name what uses the CPU */
 	pthread_setname_np(pthread_self(), "ctxprof-track");
+	ep = wait_set(t);
 	while (!atomic_load(&t->stop)) {
 		atomic_fetch_add_explicit(&t->heartbeat, 1, memory_order_relaxed);
-		n = lifecycle__poll(t->lc, POLL_MS);
+		/* without the set (no memory for an epoll): the ring alone, as before */
+		if (ep >= 0 && epoll_wait(ep, ev, 2, POLL_MS) > 0)
+			usleep(COALESCE_US);
+		n = ep >= 0 ? lifecycle__consume(t->lc) : lifecycle__poll(t->lc, 20);
 		if (n < 0 && n != -EINTR)
 			break;
 		if (t->me)
 			apply_mapped(t);
 		/* about once a second: let the traces of gone threads go */
-		if (t->tw && ++polls % (1000 / POLL_MS) == 0)
+		now = mono_ns();
+		if (t->tw && now - last_sweep >= 1000000000ull) {
 			trace_writer__sweep(t->tw);
+			last_sweep = now;
+		}
 	}
+	if (ep >= 0)
+		close(ep);
 	lifecycle__consume(t->lc);
 	thread_registry__unregister_thread();
 	return NULL;

@@ -38,6 +38,7 @@
 #include "symbols/symbolizer.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/file_id.h"
 #include "util/hash.h"
 #include "util/htable.h"
 #include "util/read_capped.h"
@@ -48,14 +49,6 @@
 #define VDSO_MAPPING	 "[vdso]"
 /* entries at most, negative ones included: past it, unheld ones go first */
 #define MAX_FILES 16384
-
-struct file_id {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	int64_t mtime_ns;
-	int64_t ctime_ns;
-};
 
 struct display_name {
 	const char *name; /* as the symbol table has it; keyed by address */
@@ -102,21 +95,11 @@ struct symbolizer {
 	struct symbolizer_stats stats;
 };
 
-static uint32_t id_hash(const struct file_id *id)
-{
-	uint64_t w[5] = {id->dev, id->ino, (uint64_t)id->size, (uint64_t)id->mtime_ns,
-			 (uint64_t)id->ctime_ns};
-
-	return (uint32_t)hash_words(0, w, 5);
-}
-
 static bool id_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct alias *a = (const struct alias *)ctx + idx;
-	const struct file_id *k = key;
 
-	return a->id.dev == k->dev && a->id.ino == k->ino && a->id.size == k->size &&
-	       a->id.mtime_ns == k->mtime_ns && a->id.ctime_ns == k->ctime_ns;
+	return file_id_eq(&a->id, key);
 }
 
 static bool build_id_eq(const void *ctx, uint32_t idx, const void *key)
@@ -138,17 +121,6 @@ static bool display_name_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct display_name *names = ctx;
 
 	return names[idx].name == key;
-}
-
-static struct file_id stat_id(const struct stat *st)
-{
-	return (struct file_id){
-		.dev = st->st_dev,
-		.ino = st->st_ino,
-		.size = st->st_size,
-		.mtime_ns = st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec,
-		.ctime_ns = st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec,
-	};
 }
 
 /* Return: the interned copy of @s, or NULL (ENOMEM). */
@@ -198,7 +170,7 @@ static void hold_locked(struct symbolizer *s, struct sym_file *f)
 
 static struct sym_file *find_id_locked(struct symbolizer *s, const struct file_id *id)
 {
-	uint32_t idx = htable__find(&s->by_id, id_hash(id), id_eq, s->aliases, id);
+	uint32_t idx = htable__find(&s->by_id, file_id_hash(id), id_eq, s->aliases, id);
 
 	return idx == HTABLE_NONE ? NULL : s->aliases[idx].f;
 }
@@ -218,7 +190,7 @@ static int alias_add_locked(struct symbolizer *s, const struct file_id *id, stru
 	err = array_grow((void **)&s->aliases, &s->cap_aliases, s->nr_aliases + 1,
 			 sizeof(*s->aliases), 64);
 	if (!err)
-		err = htable__insert(&s->by_id, id_hash(id), s->nr_aliases);
+		err = htable__insert(&s->by_id, file_id_hash(id), s->nr_aliases);
 	if (!err)
 		s->aliases[s->nr_aliases++] = (struct alias){*id, f};
 	return err;
@@ -249,7 +221,7 @@ static void compact_locked(struct symbolizer *s, bool (*gone)(const struct sym_f
 	s->nr_aliases = n;
 	htable__clear(&s->by_id);
 	for (i = 0; i < n; i++)
-		htable__insert(&s->by_id, id_hash(&s->aliases[i].id), i);
+		htable__insert(&s->by_id, file_id_hash(&s->aliases[i].id), i);
 	for (i = n = 0; i < s->nr_files; i++)
 		if (!gone(s->files[i], ctx))
 			s->files[n++] = s->files[i];
@@ -492,7 +464,7 @@ static struct sym_file *file_by_build_id(struct symbolizer *s, const struct elf_
 static struct sym_file *file_from_fd(struct symbolizer *s, int fd, const struct stat *st,
 				     int root_fd, const char *path)
 {
-	struct file_id id = stat_id(st);
+	struct file_id id = file_id_of(st);
 	struct debug_file_result dres = {};
 	struct elf_syms *es, *dbg = NULL;
 	struct elf_file *ef;
@@ -549,35 +521,78 @@ static void count(struct symbolizer *s, uint64_t *counter)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/*
- * The file @pid maps at @m: the mapped inode itself through map_files;
- * when that is refused (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE) or the
- * mapping is gone by now, the path inside the target's root, kept only if
- * it is the inode mapped.  The path of an unlinked file names another file
- * or none: never tried.
- */
-static struct sym_file *file_mapped(struct symbolizer *s, pid_t pid, int root_fd,
-				    const struct mapping *m)
+/* the root of the process a snapshot is attached for, opened on first need */
+struct attach_root {
+	pid_t pid;
+	int fd;
+	bool tried, ours;
+};
+
+static int root_of(struct attach_root *r)
 {
+	if (!r->tried) {
+		r->fd = proc_root_open(r->pid);
+		r->ours = r->tried = true;
+	}
+	return r->fd;
+}
+
+/* the cached file with identity @id, held; NULL: not parsed yet */
+static struct sym_file *file_cached(struct symbolizer *s, const struct file_id *id)
+{
+	struct sym_file *f;
+
+	pthread_mutex_lock(&s->lock);
+	f = find_id_locked(s, id);
+	if (f) {
+		hold_locked(s, f);
+		s->stats.elf_by_stat++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return f;
+}
+
+/*
+ * The file @pid maps at @m: the mapped inode itself through map_files, a
+ * stat first (a file parsed already is not opened again); when map_files is
+ * refused (no CAP_SYS_ADMIN/CAP_CHECKPOINT_RESTORE) or the mapping is gone
+ * by now, the path inside the target's root, kept only if it is the inode
+ * mapped.  The path of an unlinked file names another file or none: never
+ * tried.
+ */
+static struct sym_file *file_mapped(struct symbolizer *s, pid_t pid, struct attach_root *root,
+				    struct mapping *m)
+{
+	struct sym_file *f;
 	struct stat st;
 	int fd;
 
+	if (pid && !safe_stat_mapped(pid, m->start, m->end, &st)) {
+		m->id = file_id_of(&st);
+		f = file_cached(s, &m->id);
+		if (f)
+			return f;
+	}
 	fd = pid ? safe_open_mapped(pid, m->start, m->end, SAFE_OPEN_MAX_ELF_SIZE, &st) : -EPERM;
 	if (fd < 0 && fd != -EFBIG && fd != -EINVAL && !m->deleted) {
 		count(s, &s->stats.elf_by_path);
-		fd = root_fd >= 0 ? safe_open_in_root(root_fd, m->path, SAFE_OPEN_MAX_ELF_SIZE, &st)
-				  : -EBADF;
+		fd = root_of(root) >= 0
+			     ? safe_open_in_root(root->fd, m->path, SAFE_OPEN_MAX_ELF_SIZE, &st)
+			     : -EBADF;
 		if (fd >= 0 && (uint64_t)st.st_ino != m->inode) {
 			close(fd);
 			count(s, &s->stats.elf_mismatch);
+			m->id = (struct file_id){0};
 			return NULL;
 		}
 	}
 	if (fd < 0) {
 		count(s, &s->stats.elf_open_failed);
+		m->id = (struct file_id){0};
 		return NULL;
 	}
-	return file_from_fd(s, fd, &st, root_fd, m->path);
+	m->id = file_id_of(&st);
+	return file_from_fd(s, fd, &st, root_of(root), m->path);
 }
 
 /* @prev's mapping of the same file at the same place, if any */
@@ -594,8 +609,8 @@ static const struct mapping *prev_same(const struct mappings *prev, const struct
 void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct mappings *snap,
 			const struct mappings *prev, uint64_t fresh_start, uint64_t fresh_end)
 {
+	struct attach_root root = {.pid = pid, .fd = root_fd, .tried = root_fd >= 0 || !pid};
 	const struct mapping *old, *last = NULL;
-	bool root_tried = root_fd >= 0 || !pid, root_ours = false;
 	unsigned int i;
 
 	for (i = 0; i < snap->nr; i++) {
@@ -603,6 +618,7 @@ void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct map
 		struct sym_file *f = NULL;
 
 		m->file = NULL;
+		m->id = (struct file_id){0};
 		if (!strcmp(m->path, VDSO_MAPPING)) {
 			if (s->vdso.es && m->end - m->start == s->vdso_size)
 				m->file = &s->vdso;
@@ -618,24 +634,20 @@ void symbolizer__attach(struct symbolizer *s, pid_t pid, int root_fd, struct map
 			old = last;
 		if (old) {
 			f = (struct sym_file *)old->file;
+			m->id = old->id;
 			if (f) {
 				pthread_mutex_lock(&s->lock);
 				hold_locked(s, f);
 				pthread_mutex_unlock(&s->lock);
 			}
 		} else {
-			/* for debug files, and the path when map_files is refused */
-			if (!root_tried) {
-				root_fd = proc_root_open(pid);
-				root_ours = root_tried = true;
-			}
-			f = file_mapped(s, pid, root_fd, m);
+			f = file_mapped(s, pid, &root, m);
 		}
 		m->file = f;
 		last = m;
 	}
-	if (root_ours && root_fd >= 0)
-		close(root_fd);
+	if (root.ours && root.fd >= 0)
+		close(root.fd);
 }
 
 int symbolizer__charge(struct symbolizer *s, size_t n)

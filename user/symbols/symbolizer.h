@@ -109,6 +109,7 @@ struct symbolizer_stats {
 	uint64_t elf_by_path;	    /* opened by path: /proc/PID/map_files was refused */
 	uint64_t elf_mismatch;	    /* by path, but another inode than mapped: refused */
 	uint64_t elf_shared;	    /* identities found parsed already under their build id */
+	uint64_t elf_by_stat;	    /* mappings found parsed already by a stat, not opened */
 	uint64_t files_cached;	    /* entries in the cache now */
 	uint64_t bytes_cached;	    /* memory their parsed symbols hold now, and bytes_charged */
 	uint64_t bytes_charged;	    /* of those, what processes' perf maps hold */

@@ -15,6 +15,7 @@
 #include "unwind/unwind_table.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/file_id.h"
 #include "util/hash.h"
 
 #define MAX_SEGS 16
@@ -23,11 +24,8 @@
 
 struct utable {
 	uint8_t build_id[ELF_FILE_BUILD_ID_MAX];
-	uint32_t build_id_len; /* 0: none, keyed by its identity alone */
-	dev_t dev;	       /* the identity it was read under */
-	ino_t ino;
-	off_t size;
-	int64_t mtime_ns;
+	uint32_t build_id_len;	   /* 0: none, keyed by its identity alone */
+	struct file_id id;	   /* the identity it was read under */
 	enum unwind_map_kind kind; /* TABLE, FP (no CFI), NO_TABLE (failed) */
 	uint64_t base;
 	uint32_t row_first;
@@ -67,36 +65,11 @@ static void count(struct table_cache *c, uint64_t *counter, uint64_t n)
 	pthread_mutex_unlock(c->lock);
 }
 
-struct identity {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	int64_t mtime_ns;
-};
-
-static struct identity identity_of(const struct stat *st)
-{
-	return (struct identity){st->st_dev, st->st_ino, st->st_size,
-				 st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec};
-}
-
-static uint32_t identity_hash(const struct identity *id)
-{
-	return (uint32_t)hash_combine(hash_combine(hash_u64(id->dev), id->ino),
-				      (uint64_t)id->size ^ (uint64_t)id->mtime_ns);
-}
-
-static bool identity_is(const struct utable *t, const struct identity *id)
-{
-	return t->dev == id->dev && t->ino == id->ino && t->size == id->size &&
-	       t->mtime_ns == id->mtime_ns;
-}
-
 static bool identity_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct table_cache *c = ctx;
 
-	return identity_is(c->files[idx], key);
+	return file_id_eq(&c->files[idx]->id, key);
 }
 
 struct build_id {
@@ -115,7 +88,6 @@ static bool build_id_eq(const void *ctx, uint32_t idx, const void *key)
 
 static int index_file(struct table_cache *c, struct utable *t)
 {
-	struct identity id = {t->dev, t->ino, t->size, t->mtime_ns};
 	uint32_t idx = c->nr_files;
 	int err;
 
@@ -123,7 +95,7 @@ static int index_file(struct table_cache *c, struct utable *t)
 			 sizeof(struct utable *), 256);
 	if (err)
 		return err;
-	err = htable__insert(&c->by_identity, identity_hash(&id), idx);
+	err = htable__insert(&c->by_identity, file_id_hash(&t->id), idx);
 	if (!err && t->build_id_len)
 		err = htable__insert(&c->by_build_id,
 				     (uint32_t)hash_bytes(t->build_id, t->build_id_len), idx);
@@ -262,16 +234,13 @@ static void install_rows(struct table_cache *c, struct utable *t, struct unwind_
 	unwind_table__free(tab);
 }
 
-static struct utable *file_new(const struct identity *id)
+static struct utable *file_new(const struct file_id *id)
 {
 	struct utable *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
-	t->dev = id->dev;
-	t->ino = id->ino;
-	t->size = id->size;
-	t->mtime_ns = id->mtime_ns;
+	t->id = *id;
 	return t;
 }
 
@@ -390,7 +359,7 @@ static int job_start(struct table_cache *c, struct build_job *j)
 {
 	struct unwind_table_limits lim = {.cancel = &*c->cancel};
 	struct elf_file *ef, *dbg = NULL;
-	struct identity id;
+	struct file_id id;
 	struct stat st;
 	int fd, e;
 
@@ -400,8 +369,8 @@ static int job_start(struct table_cache *c, struct build_job *j)
 	ef = elf_file__open_fd(fd);
 	close(fd);
 	/* still the file of the cache entry: its identity, or its build id */
-	id = identity_of(&st);
-	if (ef && !identity_is(j->t, &id) && !same_build_id(j->t, ef)) {
+	id = file_id_of(&st);
+	if (ef && !file_id_eq(&j->t->id, &id) && !same_build_id(j->t, ef)) {
 		elf_file__free(ef);
 		ef = NULL;
 	}
@@ -542,10 +511,22 @@ static bool job_run(struct table_cache *c)
  * The table of the file open on @fd (@pid maps it at @m), from the cache,
  * or a new entry whose table is queued to be built.
  */
+/* @t, a file known already, for another mapping of it */
+static struct utable *file_found(struct table_cache *c, struct utable *t, uint32_t pid,
+				 const struct mapping *m)
+{
+	count(c, &c->st->tables_shared, 1);
+	/* evicted since, found no room then, or left unbuilt: build again */
+	if (t->kind == UNWIND_MAP_TABLE && !t->in_store && !t->job)
+		job_queue(c, t, pid, m, t->debug_file);
+	t->last_used = ++c->tick;
+	return t;
+}
+
 static struct utable *file_table(struct table_cache *c, int fd, const struct stat *st, uint32_t pid,
 				 const struct mapping *m)
 {
-	struct identity id = identity_of(st);
+	struct file_id id = file_id_of(st);
 	const uint8_t *bid = NULL;
 	struct elf_file *ef;
 	struct build_id key;
@@ -553,7 +534,7 @@ static struct utable *file_table(struct table_cache *c, int fd, const struct sta
 	size_t bid_len = 0;
 	uint32_t idx;
 
-	idx = htable__find(&c->by_identity, identity_hash(&id), identity_eq, c, &id);
+	idx = htable__find(&c->by_identity, file_id_hash(&id), identity_eq, c, &id);
 	if (idx != HTABLE_NONE) {
 		t = c->files[idx];
 		goto found;
@@ -594,10 +575,7 @@ static struct utable *file_table(struct table_cache *c, int fd, const struct sta
 	goto out;
 
 found:
-	count(c, &c->st->tables_shared, 1);
-	/* evicted since, found no room then, or left unbuilt: build again */
-	if (t->kind == UNWIND_MAP_TABLE && !t->in_store && !t->job)
-		job_queue(c, t, pid, m, t->debug_file);
+	return file_found(c, t, pid, m);
 out:
 	t->last_used = ++c->tick;
 	return t;
@@ -607,7 +585,7 @@ static int vdso_table(struct table_cache *c)
 {
 	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
 	struct unwind_table *tab = NULL;
-	struct identity none = {0};
+	struct file_id none = {0};
 	struct elf_file *ef = NULL;
 	struct proc_maps *pm;
 	size_t i, len = 0;
@@ -679,12 +657,23 @@ struct utable *table_cache__get(struct table_cache *c, uint32_t pid, const struc
 {
 	struct utable *t;
 	struct stat st;
+	uint32_t idx;
 	int fd;
 
 	if (!strcmp(m->path, "[vdso]"))
 		return c->vdso;
 	if (m->path[0] != '/')
 		return NULL;
+	/*
+	 * The resolver opened the file for this very snapshot (its identity
+	 * is the mapping's): a file known under it needs no second open, the
+	 * one each exec of a known program paid
+	 */
+	if (m->id.ino) {
+		idx = htable__find(&c->by_identity, file_id_hash(&m->id), identity_eq, c, &m->id);
+		if (idx != HTABLE_NONE)
+			return file_found(c, c->files[idx], pid, m);
+	}
 	fd = open_mapped(pid, m, &st);
 	if (fd < 0) {
 		count(c, &c->st->files_unreadable, 1);

@@ -10,11 +10,19 @@
 #include "unwind/table_cache.h"
 #include "unwind/unwinder.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/htable.h"
 
 /* a pid asked for while the thread is busy waits here (deduplicated) */
 #define MAX_PENDING 65536
+
+/*
+ * The least time between two rounds of requests and releases: a node
+ * starting programs all the time (each a fork, an exec, a loader's mmaps,
+ * an exit) gets a round per gap rather than a wake-up per event.
+ */
+#define ROUND_GAP_NS 20000000ull
 
 /* one mapping as installed, kept to install the process again when a table lands */
 struct inst_map {
@@ -46,6 +54,7 @@ struct unwinder {
 	pthread_cond_t wake;
 	pthread_cond_t idle; /* signalled when the queues are found empty */
 	bool busy;	     /* the thread works on what it took off the queues */
+	bool holding;	     /* lets the queues fill until the gap is over: no signal */
 	bool stop;
 	uint32_t *pending;
 	uint32_t nr_pending;
@@ -258,6 +267,13 @@ static bool pending_eq(const void *ctx, uint32_t idx, const void *key)
 	return u->pending[idx] == *(const uint32_t *)key;
 }
 
+static uint32_t pending_hash(const void *ctx, uint32_t idx)
+{
+	const struct unwinder *u = ctx;
+
+	return (uint32_t)hash_u64(u->pending[idx]);
+}
+
 void unwinder__request(struct unwinder *u, uint32_t pid)
 {
 	uint32_t hash = (uint32_t)hash_u64(pid);
@@ -267,7 +283,8 @@ void unwinder__request(struct unwinder *u, uint32_t pid)
 	    u->nr_pending < MAX_PENDING &&
 	    !htable__insert(&u->pending_index, hash, u->nr_pending)) {
 		u->pending[u->nr_pending++] = pid;
-		pthread_cond_signal(&u->wake);
+		if (!u->holding)
+			pthread_cond_signal(&u->wake);
 	}
 	pthread_mutex_unlock(&u->lock);
 }
@@ -290,7 +307,8 @@ static void on_retired(void *ctx, struct process_state *st)
 	pthread_mutex_lock(&u->lock);
 	ups->next = u->releases;
 	u->releases = ups;
-	pthread_cond_signal(&u->wake);
+	if (!u->holding)
+		pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -316,11 +334,24 @@ static void work(struct unwinder *u, struct unwind_proc_state *rel, const uint32
 		install_waiting(u);
 }
 
+/* @ts: CLOCK_REALTIME @ns from now, for pthread_cond_timedwait() */
+static void realtime_after(struct timespec *ts, uint64_t ns)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ns / 1000000000ull;
+	ts->tv_nsec += ns % 1000000000ull;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 static void *unwinder_thread(void *arg)
 {
 	struct unwinder *u = arg;
 	struct unwind_proc_state *rel;
 	uint32_t *batch = NULL, n;
+	uint64_t last = 0, now;
 	struct timespec ts;
 
 	pthread_setname_np(pthread_self(), "ctxprof-unwind");
@@ -331,22 +362,31 @@ static void *unwinder_thread(void *arg)
 		if (!u->nr_pending && !u->releases && !table_cache__busy(&u->cache)) {
 			u->busy = false;
 			pthread_cond_broadcast(&u->idle);
+			/* requests and releases signal: the timeout only refreshes
+			 * the stats, and lets quarantined ranges out */
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			ts.tv_sec++;
 			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
 			continue;
 		}
+		/* work soon after the last round (builds aside): more gathers meanwhile */
+		now = mono_ns();
+		if (!table_cache__busy(&u->cache) && now - last < ROUND_GAP_NS) {
+			realtime_after(&ts, last + ROUND_GAP_NS - now);
+			u->holding = true;
+			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
+			u->holding = false;
+			continue;
+		}
+		last = now;
 		u->busy = true;
 		rel = u->releases;
 		u->releases = NULL;
 		n = u->nr_pending;
 		memcpy(batch, u->pending, n * sizeof(*batch));
+		/* a few pids in an index for 64k: their slots, not the megabyte */
+		htable__clear_by(&u->pending_index, pending_hash, u);
 		u->nr_pending = 0;
-		htable__clear(&u->pending_index);
 		pthread_mutex_unlock(&u->lock);
 
 		work(u, rel, batch, n);

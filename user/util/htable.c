@@ -90,3 +90,23 @@ void htable__clear(struct htable *t)
 		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
 	t->nr = 0;
 }
+
+void htable__clear_by(struct htable *t, htable_hash_fn hash_of, const void *ctx)
+{
+	uint32_t idx;
+	size_t i;
+
+	if (t->nr > (t->mask + 1) / 16) {
+		htable__clear(t);
+		return;
+	}
+	for (idx = (uint32_t)t->nr; idx-- > 0;) {
+		/* every slot on its probe run is an older entry's, or its own */
+		for (i = hash_of(ctx, idx) & t->mask; t->slots[i].ref; i = (i + 1) & t->mask)
+			if (t->slots[i].ref == idx + 1) {
+				t->slots[i] = (struct htable_slot){0};
+				break;
+			}
+	}
+	t->nr = 0;
+}

@@ -116,4 +116,18 @@ int htable__insert(struct htable *t, uint32_t hash, uint32_t idx);
 /** htable__clear() - drop every entry, keeping the memory (and a fixed table's size). */
 void htable__clear(struct htable *t);
 
+/* the hash entry @idx was inserted with (htable__clear_by()) */
+typedef uint32_t (*htable_hash_fn)(const void *ctx, uint32_t idx);
+
+/**
+ * htable__clear_by() - htable__clear() for a table much larger than what it
+ * holds: the entries' slots alone are zeroed, found from their hashes
+ * (@hash_of), newest first (with linear probing, no older entry's probe
+ * runs through a newer one's slot, so each is found whole); the whole slot
+ * array when more than a sixteenth of it is in use.  Writes as many cache
+ * lines as entries, where htable__clear() writes every slot: for a fixed
+ * table emptied often (a queue's index).
+ */
+void htable__clear_by(struct htable *t, htable_hash_fn hash_of, const void *ctx);
+
 #endif /* CTXPROF_HTABLE_H */
