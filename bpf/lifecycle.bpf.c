@@ -116,6 +116,9 @@ int BPF_PROG(lifecycle_exec, struct task_struct *p, pid_t old_pid, struct linux_
 		rec->filename[0] = '\0';
 		inc_stat(LIFECYCLE_STAT_FILENAME_ERR);
 	}
+	/* the file's identity: an exec of a file seen before needs no /proc read */
+	rec->exe_ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	rec->exe_dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	record_submit(rec);
 	return 0;
 }

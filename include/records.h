@@ -311,9 +311,15 @@ struct lifecycle_record {
 	__u32 ptgid;
 	char comm[LIFECYCLE_COMM_LEN];	       /* subject's comm; RENAME: the new one */
 	char filename[LIFECYCLE_FILENAME_LEN]; /* EXEC: bprm->filename, cut; else "" */
+	/* EXEC: the file the new image runs (bprm->file: a script's
+	 * interpreter), what /proc/PID/exe names: its inode and its device in
+	 * the kernel's encoding (major << 20 | minor); else 0 */
+	__u64 exe_ino;
+	__u32 exe_dev;
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct lifecycle_record) == 208, "lifecycle_record ABI");
+_Static_assert(sizeof(struct lifecycle_record) == 224, "lifecycle_record ABI");
 _Static_assert(__builtin_offsetof(struct lifecycle_record, comm) == 64, "lifecycle_record ABI");
 
 /*

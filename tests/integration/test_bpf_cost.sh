@@ -57,7 +57,7 @@ bcnt=$(printf '%s\n' "$bpftool_line" | awk '{ for (i = 1; i < NF; i++) if ($i ==
 mruns=$(sed -n 's/^ctxprof_bpf_runs_total{program="sample"} \([0-9.e+]*\)$/\1/p' "$TMP/metrics")
 msecs=$(sed -n 's/^ctxprof_bpf_run_seconds_total{program="sample"} \([0-9.e+-]*\)$/\1/p' "$TMP/metrics")
 mper=$(awk -v r="${mruns:-0}" -v s="${msecs:-0}" 'BEGIN { if (r > 0) printf "%.0f", s * 1e9 / r }')
-sruns=$(printf '%s\n' "$line" | sed -n 's/.* \([0-9]*\) runs, .*/\1/p')
+sruns=$(printf '%s\n' "$line" | sed -n 's/.*sample() [0-9.]* s in all, \([0-9]*\) runs, .*/\1/p')
 if [ -z "$bt" ]; then
 	fail "bpftool shows no run_time_ns for the sample program: '${bpftool_line:-no program found}'"
 elif awk -v a="${mper:-0}" -v b="$bt" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && b > 0 && d <= b * 0.25) }'; then

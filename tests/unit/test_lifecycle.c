@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "processes/exe_cache.h"
 #include "processes/lifecycle.h"
 
 /* start_boottime of @ticks clock ticks, as BPF reports it */
@@ -56,7 +58,7 @@ static struct lifecycle_record rec(uint32_t type, uint32_t pid, uint32_t tid, ui
 static int apply(struct thread_registry *r, const struct lifecycle_record *l,
 		 struct lifecycle_counters *c)
 {
-	return lifecycle_apply(r, l, sizeof(*l), fixture, c);
+	return lifecycle_apply(r, l, sizeof(*l), fixture, NULL, c);
 }
 
 static void lifecycle_apply__fork_thread_exit__threads_come_and_go(void **state)
@@ -167,13 +169,113 @@ static void lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc(void
 	assert_int_equal(c.proc_misses, 1);
 }
 
+/* the record's device as the kernel encodes it (major << 20 | minor) */
+static uint32_t kernel_dev(dev_t dev)
+{
+	return major(dev) << 20 | minor(dev);
+}
+
+static void lifecycle_apply__exec_of_a_file_read_before__no_proc_read(void **state)
+{
+	struct thread_registry *r = *state;
+	struct exe_cache *exes = exe_cache__new();
+	struct lifecycle_counters c = {0};
+	struct lifecycle_record l;
+	char link[256], app[256];
+	struct stat st;
+	uint32_t pid;
+
+	/* a real file behind /proc/900/exe, as the kernel saw it at exec */
+	fixture_put(fixture, "files/app", "#!/bin/true\n");
+	snprintf(app, sizeof(app), "%s/files/app", fixture);
+	assert_int_equal(stat(app, &st), 0);
+	fixture_put(fixture, "900/stat",
+		    "900 (app) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 90 0 0\n");
+	snprintf(link, sizeof(link), "%s/900/exe", fixture);
+	assert_int_equal(symlink(app, link), 0);
+
+	/* forks in cgroup 7, then execs of the file: the first one reads /proc;
+	 * 901 has no /proc entry, yet gets the path read for 900 */
+	for (pid = 900; pid <= 901; pid++) {
+		l = rec(LIFECYCLE_FORK, pid, pid, 90, 90, "sh");
+		l.cgroup_id = 7;
+		assert_int_equal(apply(r, &l, &c), 0);
+		l = rec(LIFECYCLE_EXEC, pid, pid, 90, 90, "app");
+		l.cgroup_id = 7;
+		l.ptid = pid;
+		strcpy(l.filename, "./app");
+		l.exe_dev = kernel_dev(st.st_dev);
+		l.exe_ino = st.st_ino;
+		assert_int_equal(lifecycle_apply(r, &l, sizeof(l), fixture, exes, &c), 0);
+		assert_string_equal(fixture_look(r, pid).exe, app);
+	}
+	assert_int_equal(c.proc_reads, 1);
+	assert_int_equal(c.exe_known, 1);
+
+	/* another inode under the same name, or the same one under another
+	 * name: not known, and without /proc the record's filename */
+	l = rec(LIFECYCLE_FORK, 902, 902, 90, 90, "sh");
+	l.cgroup_id = 7;
+	assert_int_equal(apply(r, &l, &c), 0);
+	l = rec(LIFECYCLE_EXEC, 902, 902, 90, 90, "app");
+	l.cgroup_id = 7;
+	strcpy(l.filename, "./app");
+	l.exe_dev = kernel_dev(st.st_dev);
+	l.exe_ino = st.st_ino + 1;
+	assert_int_equal(lifecycle_apply(r, &l, sizeof(l), fixture, exes, &c), 0);
+	assert_string_equal(fixture_look(r, 902).exe, "./app");
+	l.exe_ino = st.st_ino;
+	strcpy(l.filename, "/other/app");
+	assert_int_equal(lifecycle_apply(r, &l, sizeof(l), fixture, exes, &c), 0);
+	assert_string_equal(fixture_look(r, 902).exe, "/other/app");
+	assert_int_equal(c.exe_known, 1);
+	assert_int_equal(c.proc_misses, 2);
+	exe_cache__free(exes);
+}
+
+static void lifecycle_apply__exe_not_the_records_file__path_not_remembered(void **state)
+{
+	struct thread_registry *r = *state;
+	struct exe_cache *exes = exe_cache__new();
+	struct lifecycle_counters c = {0};
+	struct lifecycle_record l;
+	char link[256], app[256];
+	struct stat st;
+	uint32_t pid;
+
+	/* /proc/910/exe is another file than the one the record names (the
+	 * process exec'd again before the read): its path is used, not kept */
+	fixture_put(fixture, "files/later", "later\n");
+	snprintf(app, sizeof(app), "%s/files/later", fixture);
+	assert_int_equal(stat(app, &st), 0);
+	fixture_put(fixture, "910/stat",
+		    "910 (app) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 90 0 0\n");
+	snprintf(link, sizeof(link), "%s/910/exe", fixture);
+	assert_int_equal(symlink(app, link), 0);
+	for (pid = 910; pid <= 911; pid++) {
+		l = rec(LIFECYCLE_FORK, pid, pid, 90, 90, "sh");
+		l.cgroup_id = 7;
+		assert_int_equal(apply(r, &l, &c), 0);
+		l = rec(LIFECYCLE_EXEC, pid, pid, 90, 90, "first");
+		l.cgroup_id = 7;
+		strcpy(l.filename, "/bin/first");
+		l.exe_dev = kernel_dev(st.st_dev);
+		l.exe_ino = st.st_ino + 1;
+		assert_int_equal(lifecycle_apply(r, &l, sizeof(l), fixture, exes, &c), 0);
+	}
+	assert_string_equal(fixture_look(r, 910).exe, app);
+	assert_string_equal(fixture_look(r, 911).exe, "/bin/first");
+	assert_int_equal(c.exe_known, 0);
+	exe_cache__free(exes);
+}
+
 static void lifecycle_apply__malformed_records__einval_counted(void **state)
 {
 	struct thread_registry *r = *state;
 	struct lifecycle_counters c = {0};
 	struct lifecycle_record l = rec(LIFECYCLE_FORK, 700, 700, 1, 1, "x");
 
-	assert_int_equal(lifecycle_apply(r, &l, sizeof(l) - 8, fixture, &c), -EINVAL);
+	assert_int_equal(lifecycle_apply(r, &l, sizeof(l) - 8, fixture, NULL, &c), -EINVAL);
 	l.type = 0;
 	assert_int_equal(apply(r, &l, &c), -EINVAL);
 	l.type = LIFECYCLE_TYPE_MAX;
@@ -206,6 +308,8 @@ int main(void)
 		T(lifecycle_apply__rename__thread_comm_replaced),
 		T(lifecycle_apply__exec_of_vanished_process__filename_used),
 		T(lifecycle_apply__exec_with_proc_entry__exe_and_cgroup_from_proc),
+		T(lifecycle_apply__exec_of_a_file_read_before__no_proc_read),
+		T(lifecycle_apply__exe_not_the_records_file__path_not_remembered),
 		T(lifecycle_apply__malformed_records__einval_counted),
 		cmocka_unit_test(lifecycle_stat_name__every_stat__named),
 #undef T

@@ -126,6 +126,10 @@ FAMILY(f_lifecycle_lost, "ctxprof_lifecycle_events_lost_total", COUNTER,
        "Lifecycle events lost in BPF (ring full).", NULL);
 FAMILY(f_snapshots, "ctxprof_mapping_snapshots_total", COUNTER,
        "Mapping snapshots taken at exec and fork.", NULL);
+FAMILY(f_proc_reads, "ctxprof_lifecycle_proc_reads_total", COUNTER,
+       "Execs (and forks into another cgroup) completed by a read of /proc/PID.", NULL);
+FAMILY(f_exe_known, "ctxprof_lifecycle_exe_known_total", COUNTER,
+       "Execs of a file read before under the same name: its path known, /proc not read.", NULL);
 FAMILY(f_followed, "ctxprof_processes_followed_total", COUNTER,
        "Processes added to the profiled tree (--children).", NULL);
 /* libctxprof trace context */
@@ -585,6 +589,10 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_lifecycle_lost, NULL, COUNTERS_PROCESSES, "lost", tracker.dropped),
 	ONE(f_snapshots, NULL, COUNTERS_PROCESSES, "exec/fork snapshots", tracker.snapshots,
 	    .flags = COUNTER_GROUP),
+	ONE(f_proc_reads, NULL, COUNTERS_PROCESSES, "reads of /proc/PID at exec",
+	    tracker.proc_reads, .flags = COUNTER_GROUP),
+	ONE(f_exe_known, NULL, COUNTERS_PROCESSES, "execs of a known file (not read)",
+	    tracker.exe_known),
 	ONE(f_followed, NULL, COUNTERS_PROCESSES, "processes followed in the tree (--children)",
 	    tracker.tracked, .have = COUNTERS_HAVE_CHILDREN),
 

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "util/errmsg.h"
+#include "processes/exe_cache.h"
 #include "processes/lifecycle.h"
 #include "processes/proc_scan.h"
 #include "lifecycle.skel.h"
@@ -26,6 +28,7 @@ struct lifecycle {
 	struct ring_buffer *rb;
 	struct thread_registry *r;
 	char *proc_root;
+	struct exe_cache *exes; /* NULL: no memory for it, /proc read at every exec */
 	lifecycle_event_fn on_event;
 	void *ctx;
 	struct lifecycle_counters counters; /* polling thread only */
@@ -130,7 +133,7 @@ static int apply_fork(struct thread_registry *r, const struct lifecycle_record *
 }
 
 static int apply_exec(struct thread_registry *r, const struct lifecycle_record *rec,
-		      const char *proc_root, struct lifecycle_counters *c)
+		      const char *proc_root, struct exe_cache *exes, struct lifecycle_counters *c)
 {
 	struct exec_desc ed = {
 		.tid = rec->tid,
@@ -146,21 +149,34 @@ static int apply_exec(struct thread_registry *r, const struct lifecycle_record *
 				.exec_id = rec->exec_id,
 			},
 	};
-	struct proc_process *proc;
+	/* the record's file as st_dev encodes its device */
+	uint64_t dev = makedev(rec->exe_dev >> 20, rec->exe_dev & 0xfffff);
+	struct proc_process *proc = NULL;
+	const char *known;
 	bool cgroup;
 	int err;
 
 	memcpy(ed.pd.comm, rec->comm, sizeof(ed.pd.comm));
 	/* /proc/PID/exe is the binary really mapped, and the cgroup may have
 	 * moved since the fork (a container runtime does that before exec):
-	 * read unless the id is the one the image before the exec was read for */
+	 * read unless the file was read before under the name exec was given
+	 * and the cgroup id is the one the image before the exec was read for */
 	cgroup = !rec->cgroup_id || known_cgroup_id(r, rec->pid) != rec->cgroup_id;
-	proc = read_proc(proc_root, rec->pid, ed.pd.start, cgroup, c);
+	known = exes ? exe_cache__find(exes, dev, rec->exe_ino, rec->filename) : NULL;
+	if (known && !cgroup) {
+		c->exe_known++;
+		ed.pd.exe = known;
+	} else {
+		proc = read_proc(proc_root, rec->pid, ed.pd.start, cgroup, c);
+	}
 	if (proc) {
 		if (proc->exe[0])
 			ed.pd.exe = proc->exe;
 		if (cgroup)
 			ed.pd.cgroup = proc->cgroup;
+		/* the stat after the readlink found the record's file: the path names it */
+		if (exes && proc->exe_ino == rec->exe_ino && proc->exe_dev == dev)
+			exe_cache__add(exes, dev, rec->exe_ino, rec->filename, proc->exe);
 	}
 	err = thread_registry__exec(r, &ed);
 	free(proc);
@@ -168,7 +184,8 @@ static int apply_exec(struct thread_registry *r, const struct lifecycle_record *
 }
 
 int lifecycle_apply(struct thread_registry *r, const struct lifecycle_record *in, size_t size,
-		    const char *proc_root, struct lifecycle_counters *counters)
+		    const char *proc_root, struct exe_cache *exes,
+		    struct lifecycle_counters *counters)
 {
 	struct lifecycle_counters dummy;
 	struct lifecycle_counters *c = counters ? counters : &dummy;
@@ -192,7 +209,7 @@ int lifecycle_apply(struct thread_registry *r, const struct lifecycle_record *in
 		err = apply_fork(r, &rec, proc_root, c);
 		break;
 	case LIFECYCLE_EXEC:
-		err = apply_exec(r, &rec, proc_root, c);
+		err = apply_exec(r, &rec, proc_root, exes, c);
 		break;
 	case LIFECYCLE_EXIT:
 		err = thread_registry__remove(r, rec.tid, ns_to_ticks(rec.start_ns));
@@ -253,7 +270,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 	struct lifecycle *l = ctx;
 	int err;
 
-	err = lifecycle_apply(l->r, data, size, l->proc_root, &l->counters);
+	err = lifecycle_apply(l->r, data, size, l->proc_root, l->exes, &l->counters);
 	if (l->on_event && err != -EINVAL)
 		l->on_event(l->ctx, data, err);
 	return 0;
@@ -273,6 +290,8 @@ struct lifecycle *lifecycle__open(const struct lifecycle_opts *opts, struct thre
 	if (!l)
 		return NULL;
 	l->r = r;
+	/* without it (no memory): every exec reads /proc, as before */
+	l->exes = exe_cache__new();
 	l->on_event = opts->on_event;
 	l->ctx = opts->ctx;
 	if (opts->proc_root) {
@@ -384,6 +403,7 @@ void lifecycle__free(struct lifecycle *l)
 	ring_buffer__free(l->rb);
 	lifecycle_bpf__destroy(l->skel);
 	free(l->proc_root);
+	exe_cache__free(l->exes);
 	pthread_mutex_destroy(&l->pub_lock);
 	free(l);
 }

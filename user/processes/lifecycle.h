@@ -22,6 +22,7 @@
 #include "processes/thread_registry.h"
 
 struct lifecycle;
+struct exe_cache;
 
 /*
  * Called on the polling thread after each record was applied, with the
@@ -51,6 +52,7 @@ struct lifecycle_counters {
 	uint64_t failed;		      /* other errors (-ERANGE, -ENOMEM, ...) */
 	uint64_t proc_reads;		      /* exec or cgroup change completed from /proc */
 	uint64_t proc_misses;		      /* /proc had moved on: event data used alone */
+	uint64_t exe_known;		      /* exec of a file read before: no /proc read */
 };
 
 /**
@@ -106,10 +108,14 @@ const char *lifecycle_stat_name(enum lifecycle_stat stat);
  * from @proc_root/PID when it is still the same incarnation, else the
  * record's filename), EXIT removes, RENAME renames.  Takes the writer lock.
  * @size: the record's size as the ring gave it
+ * @exes: the exe paths read before (processes/exe_cache.h), taken for an
+ *        exec of the same file under the same name, added to after a read;
+ *        NULL: /proc read at every exec
  * @counters: updated; may be NULL
  * Return: the registry's result, or -EINVAL for a malformed record.
  */
 int lifecycle_apply(struct thread_registry *r, const struct lifecycle_record *rec, size_t size,
-		    const char *proc_root, struct lifecycle_counters *counters);
+		    const char *proc_root, struct exe_cache *exes,
+		    struct lifecycle_counters *counters);
 
 #endif /* CTXPROF_LIFECYCLE_USER_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "processes/proc_scan.h"
@@ -204,6 +205,7 @@ int proc_scan__parse_cgroup(const char *buf, size_t len, char *path, size_t path
 /* stat, exe and (if @cgroup) cgroup of the process whose /proc directory is @pfd */
 static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t cap, bool cgroup)
 {
+	struct stat st;
 	size_t len = 0;
 	ssize_t n;
 	int err;
@@ -218,6 +220,11 @@ static int read_process_at(int pfd, struct proc_process *out, char *buf, size_t 
 	/* kernel threads have no exe; a process may be gone meanwhile */
 	n = readlinkat(pfd, "exe", out->exe, sizeof(out->exe) - 1);
 	out->exe[n > 0 ? n : 0] = '\0';
+	out->exe_dev = out->exe_ino = 0;
+	if (n > 0 && !fstatat(pfd, "exe", &st, 0)) {
+		out->exe_dev = st.st_dev;
+		out->exe_ino = st.st_ino;
+	}
 
 	out->cgroup[0] = '\0';
 	if (cgroup && !read_at(pfd, "cgroup", buf, cap, &len))

@@ -43,8 +43,11 @@ struct proc_stat {
 
 /* one process as read from /proc, for proc_scan__read_process() */
 struct proc_process {
-	struct proc_stat stat;		       /* of the group leader */
-	char exe[THREAD_REGISTRY_MAX_PATH];    /* readlink of exe; "" if unreadable (kthreads) */
+	struct proc_stat stat;		    /* of the group leader */
+	char exe[THREAD_REGISTRY_MAX_PATH]; /* readlink of exe; "" if unreadable (kthreads) */
+	/* stat of exe, after the readlink: the file's device (st_dev) and
+	 * inode; 0 if unreadable */
+	uint64_t exe_dev, exe_ino;
 	char cgroup[THREAD_REGISTRY_MAX_PATH]; /* proc_scan__parse_cgroup() of cgroup; "" */
 };
 

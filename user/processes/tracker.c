@@ -418,6 +418,8 @@ void tracker__stats(struct tracker *t, struct tracker_stats *st)
 	st->snapshots = atomic_load(&t->snapshots);
 	st->tracked = atomic_load(&t->tracked);
 	st->events = lc.records;
+	st->proc_reads = lc.proc_reads;
+	st->exe_known = lc.exe_known;
 	for (i = LIFECYCLE_STAT_DROP_FIRST; i <= LIFECYCLE_STAT_DROP_LAST; i++)
 		st->dropped += bpf[i];
 	st->retired = process_states__nr_retired(t->o.states);

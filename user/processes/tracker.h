@@ -45,6 +45,8 @@ struct tracker_stats {
 	uint64_t processes;	 /* live processes in the registry */
 	uint64_t threads;	 /* live threads */
 	uint64_t snapshots;	 /* mapping snapshots taken on exec/fork */
+	uint64_t proc_reads;	 /* execs (and forks into another cgroup) completed from /proc */
+	uint64_t exe_known;	 /* execs of a file read before: no /proc read */
 	uint64_t tracked;	 /* with children: processes added to the filter */
 	uint64_t events;	 /* lifecycle records applied */
 	uint64_t dropped;	 /* lifecycle records lost in BPF (ring full, ...) */
