@@ -64,6 +64,9 @@ wait
 EOF
 start_bg bash "$TMP/driver.sh"
 driver=$!
+# the mappers spin for 60 s: they go with the test (cleanup kills the driver
+# alone), or the tests after it run on a busy machine
+trap 'pkill -9 -P "$driver" 2>/dev/null; cleanup' EXIT
 
 PORT=$((20000 + $$ % 20000))
 # a reason's count of files left without a table, from /metrics
