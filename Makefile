@@ -190,7 +190,7 @@ fuzz: $(FUZZ_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
 
 # each fuzz target's smoke run in make test (make fuzz runs them longer)
-TEST_FUZZ_SECONDS ?= 5
+TEST_FUZZ_SECONDS ?= 3
 
 # the README's test command: everything, dependencies included
 test: deps

@@ -29,8 +29,10 @@ for t in "$@"; do
 	*) cmd=("$t") ;;
 	esac
 	printf '=== %s\n' "$name"
+	t0=$SECONDS
 	"${cmd[@]}" >"$log" 2>&1
 	rc=$?
+	took="$((SECONDS - t0)) s"
 	if grep -q '^\[==========\]' "$log"; then
 		# cmocka: count its cases
 		cat "$log"
@@ -53,9 +55,9 @@ for t in "$@"; do
 		;;
 	esac
 	case $rc in
-	0) pass=$((pass + 1)); echo "--- PASS $name" ;;
-	77) skip=$((skip + 1)); echo "--- SKIP $name: $(grep -m1 '^SKIP' "$log" || echo 'no reason printed')" ;;
-	*) fail=$((fail + 1)); failed+=("$name"); echo "--- FAIL $name (exit $rc, log $log)" ;;
+	0) pass=$((pass + 1)); echo "--- PASS $name ($took)" ;;
+	77) skip=$((skip + 1)); echo "--- SKIP $name ($took): $(grep -m1 '^SKIP' "$log" || echo 'no reason printed')" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "--- FAIL $name (exit $rc, $took, log $log)" ;;
 	esac
 done
 
@@ -64,5 +66,5 @@ if [ ${#fuzz_summary[@]} -gt 0 ]; then
 	printf '  %s\n' "${fuzz_summary[@]}"
 fi
 [ ${#failed[@]} -gt 0 ] && echo "$suite: failed: ${failed[*]}"
-echo "$pass passed, $fail failed, $skip skipped"
+echo "$pass passed, $fail failed, $skip skipped in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 [ "$fail" -eq 0 ]
