@@ -111,7 +111,7 @@ run_mode() {
 		ok "$mode: cpu1 sampled at $rate/s after it came back (-F $FREQ)"
 	else
 		fail "$mode: cpu1 sampled at $rate/s after it came back, not within 10 % of $FREQ"
-		# what the profile holds instead (once seen: 0 under --all, not reproduced)
+		# what the profile holds instead
 		"$PPROF" -top -sample_index=samples -nodecount=15 "$pb" 2>&1 | sed 's/^/   /'
 		"$PPROF" -top -sample_index=samples -nodecount=15 -tagfocus="pid=$wl" "$pb" 2>&1 |
 			sed 's/^/   pid /'

@@ -128,7 +128,9 @@ void fixture_registry_free(struct thread_registry *r)
 
 struct thread_registry *fixture_registry_with_states(struct process_states *ps)
 {
-	struct thread_registry_opts opts = {.state_free = process_states_retire, .state_ctx = ps};
+	struct thread_registry_opts opts = {.state_free = process_states_retire,
+					    .state_unlinked = process_states_unlinked,
+					    .state_ctx = ps};
 
 	return fixture_registry_new(&opts);
 }

@@ -749,8 +749,10 @@ static char *raw_profile_of_lib(struct fixture *f, const char *lib, const char *
 	strcpy(td.comm, "test_export");
 	states = fixture_states_new(f->sym);
 	assert_non_null(states);
-	reg = thread_registry__new(&(struct thread_registry_opts){
-		.state_free = process_states_retire, .state_ctx = states});
+	reg = thread_registry__new(
+		&(struct thread_registry_opts){.state_free = process_states_retire,
+					       .state_unlinked = process_states_unlinked,
+					       .state_ctx = states});
 	assert_non_null(reg);
 	thread_registry__register_thread();
 	assert_int_equal(thread_registry__insert(reg, &td, &pd, 0), 0);

@@ -319,6 +319,49 @@ static void process_states__retire__last_thread_removed__hook_under_lock_state_k
 	assert_ptr_equal(process_states__find(f->ps, f->r, 3000, 9), st);
 }
 
+/*
+ * Between an image's unlinking (exit, exec) and its retirement a grace
+ * period later, an export still finds its state (before: no state, and a
+ * just-exited process's samples lost their mappings); none is collected or
+ * listed twice.
+ */
+static void process_states__find__unlinked_before_its_grace_period__found(void **state)
+{
+	struct fixture *f = *state;
+	struct process_state *gone, *old, *now;
+
+	assert_int_equal(fixture_add_process(f->r, 3100, 5, "brief", NULL, 7), 0);
+	assert_int_equal(fixture_add_process(f->r, 3101, 5, "sh", NULL, 3), 0);
+	gone = process_states__get(f->ps, f->r, 3100);
+	old = process_states__get(f->ps, f->r, 3101);
+	assert_non_null(gone);
+	assert_non_null(old);
+	/* a reader in its section holds the grace period back */
+	thread_registry__read_lock();
+	assert_int_equal(thread_registry__remove(f->r, 3100, 5), 0);
+	assert_int_equal(fixture_exec(f->r, 3101, 5, "worker", 4), 0);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 3100, 7), gone);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 3101, 3), old);
+	assert_false(gone->retired);
+	assert_false(old->retired);
+	assert_int_equal(f->log.retired, 0);
+	assert_int_equal(process_states__nr_retired(f->ps), 2);
+	/* not retired yet: not collected, however late the cut */
+	assert_int_equal(process_states__collect(f->ps, UINT64_MAX - 1, NULL), 0);
+	thread_registry__read_unlock();
+	thread_registry__barrier(f->r);
+	assert_true(gone->retired);
+	assert_true(old->retired);
+	assert_int_equal(f->log.retired, 2);
+	assert_int_equal(process_states__nr_retired(f->ps), 2);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 3100, 7), gone);
+	now = process_states__get(f->ps, f->r, 3101);
+	assert_ptr_equal(process_states__find(f->ps, f->r, 3101, 4), now);
+	assert_int_equal(process_states__collect(f->ps, fixture_mono_ns() + 1, NULL), 2);
+	assert_int_equal(process_states__nr_retired(f->ps), 0);
+	assert_null(process_states__find(f->ps, f->r, 3100, 7));
+}
+
 static struct app_region *freed_app;
 static int apps_freed;
 
@@ -524,6 +567,7 @@ int main(void)
 		T(process_states__retire__last_thread_removed__hook_under_lock_state_kept),
 		T(process_states__collect__retired_before_and_unpinned__only_those_freed),
 		T(process_states__find__exact_exec_id_then_unknown__preferred),
+		T(process_states__find__unlinked_before_its_grace_period__found),
 		T(process_states__inherit__forked_child__parent_snapshot_shared),
 		T(process_states__deliver__region_mapped__main_reader_called_once_per_change),
 		T(process_states__deliver__first_read__once_per_image),

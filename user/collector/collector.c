@@ -907,6 +907,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 	if (c->states)
 		c->reg = thread_registry__new(&(struct thread_registry_opts){
 			.state_free = process_states_retire,
+			.state_unlinked = process_states_unlinked,
 			.state_ctx = c->states,
 		});
 	c->traces = calltrace_storage__new(o->max_stacks);

@@ -30,7 +30,7 @@ struct process_states {
 	bool main_first;	       /* one of them wants every image's first read */
 	struct pod_index *pods;	       /* NULL: no Kubernetes names */
 	uint64_t refresh_max_ns;       /* process_states__set_refresh_max() */
-	pthread_mutex_t retired_lock;  /* the reclaim thread pushes, the exporter collects */
+	pthread_mutex_t retired_lock;  /* writer and reclaim thread push, the exporter collects */
 	struct process_state *retired; /* newest first */
 	unsigned int nr_retired;
 	pthread_mutex_t queue_lock; /* @queue, @nr_queued */
@@ -142,13 +142,36 @@ void process_states__free(struct process_states *ps)
 	free(ps);
 }
 
+/* onto the retired list, newest first, unless there already; with retired_lock */
+static void list_retired(struct process_states *ps, struct process_state *st)
+{
+	if (st->listed)
+		return;
+	st->listed = true;
+	st->next_retired = ps->retired;
+	ps->retired = st;
+	ps->nr_retired++;
+}
+
+void process_states_unlinked(void *ctx, void *state)
+{
+	struct process_states *ps = ctx;
+	struct process_state *st = state;
+
+	pthread_mutex_lock(&ps->retired_lock);
+	/* found by process_states__find(), never collected before its retirement */
+	if (!st->listed)
+		st->retired_ns = UINT64_MAX;
+	list_retired(ps, st);
+	pthread_mutex_unlock(&ps->retired_lock);
+}
+
 void process_states_retire(void *ctx, void *state)
 {
 	struct process_states *ps = ctx;
 	struct process_state *st = state;
 	unsigned int i;
 
-	st->retired_ns = mono_ns();
 	pthread_mutex_lock(&st->lock);
 	st->retired = true;
 	for (i = 0; i < ps->nr_subs; i++)
@@ -156,9 +179,8 @@ void process_states_retire(void *ctx, void *state)
 			ps->subs[i].gone(ps->subs[i].ctx, st);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_lock(&ps->retired_lock);
-	st->next_retired = ps->retired;
-	ps->retired = st;
-	ps->nr_retired++;
+	st->retired_ns = mono_ns();
+	list_retired(ps, st);
 	pthread_mutex_unlock(&ps->retired_lock);
 }
 

@@ -125,7 +125,10 @@ struct process_state {
 	/* its CPython interpreter's reader, NULL when none (main thread) */
 	struct python_proc *python;
 	bool python_looked; /* its mappings were looked at for one (main thread) */
-	/* set once, when the registry let the image go */
+	/* under the states' retired_lock: on the retired list (from the
+	 * image's unlinking on), and when the registry let the image go
+	 * (UINT64_MAX until then: not collected) */
+	bool listed;
 	uint64_t retired_ns;
 	struct process_state *next_retired;
 };
@@ -207,8 +210,9 @@ struct process_states;
 /**
  * process_states__new() - the states of a registry's images.  Create it
  * before the registry, and create the registry with
- * opts->state_free = process_states_retire and opts->state_ctx set to the
- * pointer this returns (see thread_registry_opts).
+ * opts->state_free = process_states_retire, opts->state_unlinked =
+ * process_states_unlinked and opts->state_ctx set to the pointer this
+ * returns (see thread_registry_opts).
  * Return: NULL with errno set.  Pair with process_states__free() after
  * thread_registry__free() (which retires every state left).
  */
@@ -235,6 +239,15 @@ int process_states__subscribe(struct process_states *ps, const struct process_st
  * gone.  Runs on the registry's reclaim thread; tells the subscribers.
  */
 void process_states_retire(void *ctx, void *state);
+
+/**
+ * process_states_unlinked() - the registry's state_unlinked: @state's image
+ * left the registry (exit, exec) and is retired a grace period later.  On
+ * the registry's writer, under its lock.  From now on process_states__find()
+ * finds @state on the retired list, so an export in between still names the
+ * image's samples; process_states__collect() leaves it until its retirement.
+ */
+void process_states_unlinked(void *ctx, void *state);
 
 /**
  * process_states__get() - the state of @pid's current image, created (with

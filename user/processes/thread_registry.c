@@ -99,6 +99,7 @@ struct thread_registry {
 	uintptr_t **chunks; /* THREAD_REGISTRY_NR_CHUNKS atomic pointers */
 	uint32_t max_tid;
 	void (*state_free)(void *ctx, void *state);
+	void (*state_unlinked)(void *ctx, void *state);
 	void *state_ctx;
 
 	struct cds_list_head threads;	    /* RCU: every thread */
@@ -277,6 +278,19 @@ static void reclaim_thread(struct rcu_head *head)
 	reclaim_end(r);
 }
 
+/*
+ * @img can no longer be looked up: say so of its state now, not a grace
+ * period later, so that an export in between still finds it (a sample of
+ * a process that just exited would be named by nothing).  Writer lock held.
+ */
+static void image_unlinked(struct thread_registry *r, const struct image *img)
+{
+	void *state = process_image__state(&img->pub);
+
+	if (state && r->state_unlinked)
+		r->state_unlinked(r->state_ctx, state);
+}
+
 /* hand @head to reclamation after a grace period; writer lock held */
 static void retire(struct thread_registry *r, struct rcu_head *head,
 		   void (*fn)(struct rcu_head *head))
@@ -323,6 +337,7 @@ struct thread_registry *thread_registry__new(const struct thread_registry_opts *
 	if (opts && opts->max_tid && opts->max_tid < THREAD_REGISTRY_MAX_TID)
 		r->max_tid = opts->max_tid;
 	r->state_free = opts ? opts->state_free : NULL;
+	r->state_unlinked = opts ? opts->state_unlinked : NULL;
 	r->state_ctx = opts ? opts->state_ctx : NULL;
 	CDS_INIT_LIST_HEAD(&r->threads);
 	CDS_INIT_LIST_HEAD(&r->processes);
@@ -577,6 +592,8 @@ static void process_remove(struct thread_registry *r, struct process *p)
 {
 	uintptr_t *pslot = slot_get(r, p->pub.pid); /* its chunk exists */
 
+	/* listed before it can be missed: a lookup finds it one way or the other */
+	image_unlinked(r, image_of(p->pub.image));
 	/* a tombstone says the leader thread died: true only if we saw it go.
 	 * A process known only by other threads (older than the ring, its
 	 * leader not scanned yet) may still have a live leader. */
@@ -945,6 +962,7 @@ static int exec_locked(struct thread_registry *r, const struct exec_desc *ed)
 			pd->exec_id);
 	if (!img)
 		return -ENOMEM;
+	image_unlinked(r, old);
 	__atomic_store_n(&p->pub.image, &img->pub, __ATOMIC_RELEASE);
 	retire(r, &old->rcu, reclaim_image);
 	r->stats.execs++;

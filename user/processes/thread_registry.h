@@ -175,7 +175,12 @@ struct thread_registry_opts {
 	/* takes the collector's state slot of an image back, after its grace
 	 * period; runs on the reclaim thread: must not call into the registry */
 	void (*state_free)(void *ctx, void *state);
-	void *state_ctx; /* its first argument */
+	/* the image holding the state left the registry (its process exited or
+	 * exec'd): no lookup finds it from now on, though readers may still
+	 * hold it until state_free.  Under the writer lock, on the writer's
+	 * thread: must not call into the registry.  NULL: not told */
+	void (*state_unlinked)(void *ctx, void *state);
+	void *state_ctx; /* the first argument of both */
 };
 
 /* thread_registry__insert() flags */
