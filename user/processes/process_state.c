@@ -142,15 +142,16 @@ void process_states__free(struct process_states *ps)
 	free(ps);
 }
 
-/* onto the retired list, newest first, unless there already; with retired_lock */
-static void list_retired(struct process_states *ps, struct process_state *st)
+/* @st retired at @ns, onto the retired list (newest first) unless there
+ * already; with retired_lock */
+static void list_retired(struct process_states *ps, struct process_state *st, uint64_t ns)
 {
-	if (st->listed)
-		return;
-	st->listed = true;
-	st->next_retired = ps->retired;
-	ps->retired = st;
-	ps->nr_retired++;
+	if (!st->retired_ns) {
+		st->next_retired = ps->retired;
+		ps->retired = st;
+		ps->nr_retired++;
+	}
+	st->retired_ns = ns;
 }
 
 void process_states_unlinked(void *ctx, void *state)
@@ -160,9 +161,8 @@ void process_states_unlinked(void *ctx, void *state)
 
 	pthread_mutex_lock(&ps->retired_lock);
 	/* found by process_states__find(), never collected before its retirement */
-	if (!st->listed)
-		st->retired_ns = UINT64_MAX;
-	list_retired(ps, st);
+	if (!st->retired_ns)
+		list_retired(ps, st, UINT64_MAX);
 	pthread_mutex_unlock(&ps->retired_lock);
 }
 
@@ -179,8 +179,7 @@ void process_states_retire(void *ctx, void *state)
 			ps->subs[i].gone(ps->subs[i].ctx, st);
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_lock(&ps->retired_lock);
-	st->retired_ns = mono_ns();
-	list_retired(ps, st);
+	list_retired(ps, st, mono_ns());
 	pthread_mutex_unlock(&ps->retired_lock);
 }
 

@@ -125,10 +125,9 @@ struct process_state {
 	/* its CPython interpreter's reader, NULL when none (main thread) */
 	struct python_proc *python;
 	bool python_looked; /* its mappings were looked at for one (main thread) */
-	/* under the states' retired_lock: on the retired list (from the
-	 * image's unlinking on), and when the registry let the image go
-	 * (UINT64_MAX until then: not collected) */
-	bool listed;
+	/* under the states' retired_lock: 0 until it is on the retired list
+	 * (from the image's unlinking on), then when the registry let the
+	 * image go (UINT64_MAX until then: not collected) */
 	uint64_t retired_ns;
 	struct process_state *next_retired;
 };
