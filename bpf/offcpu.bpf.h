@@ -11,7 +11,9 @@
  *     its task storage with the time;
  *   - next, when it has such a capture: it was away now - then; a wait of
  *     --off-cpu-threshold or more goes to this CPU's ring as a sample
- *     record with SAMPLE_F_OFFCPU and its struct offcpu_trailer.
+ *     record with SAMPLE_F_OFFCPU and its struct offcpu_trailer;
+ *   - prev, when it still has one: its switch back in went unreported
+ *     (offcpu_unreported_in()).
  * Why at sched_switch, both ends: the stacks must be taken in the task
  * itself (bpf_get_stack and the user-memory reads of the walk act on
  * current), and finish_task_switch, where the next task runs, needs a
@@ -55,6 +57,7 @@ volatile bool off_cpu_running = false;
 /* a blocked thread's capture, until it runs again */
 struct offcpu_pending {
 	__u64 start_ns;	  /* 0: none */
+	__u64 ran_ns;	  /* its CPU time (se.sum_exec_runtime) as it left */
 	__u64 pending_ns; /* waits sampled away since the last recorded one: their time */
 	__u32 pending_n;  /* and their number */
 	__u32 size;	  /* bytes of @rec: the header and frames */
@@ -173,8 +176,10 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
 		p->captured = 0;
 		p->start_ns = now;
+		p->ran_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		return;
 	}
+	p->ran_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	rec = scratch_record();
 	if (!rec)
 		return;
@@ -230,20 +235,21 @@ static __always_inline __u8 *offcpu_assemble(struct task_struct *next, struct of
 	return buf;
 }
 
-/* @next runs again: its wait, when long enough, goes to this CPU's ring */
-static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
+/*
+ * @task (with capture @p) came back at @now: its wait, when long enough,
+ * goes to this CPU's ring.  @task is next at a switch in, or prev when
+ * its switch back in went unreported.
+ */
+static __always_inline void offcpu_end(struct task_struct *task, struct offcpu_pending *p,
+				       __u64 now)
 {
 	struct offcpu_trailer *t;
 	struct sample_record *rec;
-	struct offcpu_pending *p;
 	__u32 cpu, size;
 	__u8 *out;
 	__u64 d;
 	void *ring;
 
-	p = bpf_task_storage_get(&offcpu_store, next, 0, 0);
-	if (!p || !p->start_ns)
-		return;
 	d = now - p->start_ns;
 	p->start_ns = 0;
 	if (d < off_cpu_threshold_ns) {
@@ -261,7 +267,7 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	rec = (struct sample_record *)p->rec;
 	rec->time_ns = now;
 	rec->flags |= SAMPLE_F_OFFCPU;
-	out = offcpu_assemble(next, p, &size);
+	out = offcpu_assemble(task, p, &size);
 	if (!out) {
 		inc_stat(SAMPLER_STAT_OFF_DROP_NO_STORAGE);
 		return;
@@ -285,6 +291,38 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
 	inc_stat(SAMPLER_STAT_OFF_EMITTED);
 }
 
+/* @next runs again */
+static __always_inline void offcpu_in(struct task_struct *next, __u64 now)
+{
+	struct offcpu_pending *p = bpf_task_storage_get(&offcpu_store, next, 0, 0);
+
+	if (p && p->start_ns)
+		offcpu_end(next, p, now);
+}
+
+/*
+ * @prev leaves the CPU with its last wait still open: it ran again, but
+ * the kernel reported no switch in (seen on 6.18: a switch back from some
+ * tasks fires no sched_switch; ftrace misses it too).  Left open, the wait
+ * would end at its next reported switch in and swallow the run between
+ * (and its CPU samples).  Its end: now less the CPU time it ran since it
+ * left (exact when that was one stretch, as it is when only the switch in
+ * went unreported).
+ */
+static __always_inline void offcpu_unreported_in(struct task_struct *prev, __u64 now)
+{
+	struct offcpu_pending *p = bpf_task_storage_get(&offcpu_store, prev, 0, 0);
+	__u64 ran, end = now;
+
+	if (!p || !p->start_ns)
+		return;
+	ran = BPF_CORE_READ(prev, se.sum_exec_runtime) - p->ran_ns;
+	if (ran < now - p->start_ns)
+		end = now - ran;
+	inc_stat(SAMPLER_STAT_OFF_UNREPORTED_IN);
+	offcpu_end(prev, p, end);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -296,6 +334,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		return 0;
 	now = bpf_ktime_get_ns();
 	ptid = BPF_CORE_READ(prev, pid);
+	if (ptid)
+		offcpu_unreported_in(prev, now);
 	/* a block, not a preemption: the task gave the CPU up to wait
 	 * (TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE, with their variants:
 	 * not stopped, traced, or dying), by a user thread */

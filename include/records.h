@@ -213,6 +213,9 @@ enum sampler_stat {
 	SAMPLER_STAT_OFF_BELOW,		 /* back within --off-cpu-threshold: not recorded */
 	SAMPLER_STAT_OFF_DROP_RING_FULL, /* the ring was full */
 	SAMPLER_STAT_OFF_DROP_NO_STORAGE, /* no task storage for the capture */
+	/* captures whose switch back in the kernel did not report: ended at
+	 * the thread's next switch out, less the CPU time it ran since */
+	SAMPLER_STAT_OFF_UNREPORTED_IN,
 	SAMPLER_STAT_MAX,
 };
 

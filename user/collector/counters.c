@@ -216,6 +216,10 @@ FAMILY(f_off_captured, "ctxprof_off_cpu_captures_total", COUNTER,
        "Stacks and context taken at a switch out (each a wait, recorded or below the "
        "threshold).",
        NULL);
+FAMILY(f_off_unreported, "ctxprof_off_cpu_unreported_switch_ins_total", COUNTER,
+       "Waits whose switch back in the kernel did not report (no sched_switch event): "
+       "ended at the thread's next switch out, less the CPU time it ran since.",
+       NULL);
 FAMILY(f_off_profile_waits, "ctxprof_last_profile_off_cpu_waits", GAUGE,
        "Off-CPU waits in the last profile written.", NULL);
 FAMILY(f_off_profile, "ctxprof_last_profile_off_cpu_seconds", GAUGE,
@@ -711,6 +715,8 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_off_switches, NULL, COUNTERS_OFF_CPU, "{} voluntary switches out", S_(OFF_SWITCHES),
 	    .flags = COUNTER_GROUP),
 	ONE(f_off_captured, NULL, COUNTERS_OFF_CPU, "{} captured", S_(OFF_CAPTURED)),
+	ONE(f_off_unreported, NULL, COUNTERS_OFF_CPU,
+	    "{} came back with no switch in reported (end from CPU time)", S_(OFF_UNREPORTED_IN)),
 	ONE(f_off_profile_waits, NULL, COUNTERS_OFF_CPU, "in the last profile: {} waits",
 	    last.off_waits, .flags = COUNTER_GROUP),
 	ONE(f_off_profile, NULL, COUNTERS_OFF_CPU, "{} off the CPU", last.off_ns,
