@@ -10,7 +10,7 @@ CXX ?= g++
 ELF_FIXTURE_DIR := $(OUTPUT)/fixtures
 ELF_FIXTURES := $(addprefix $(ELF_FIXTURE_DIR)/,elf_fixture_nopie elf_fixture_pie \
 	elf_fixture_stripped libelf_fixture.so elf_fixture_minidebug elf_fixture_debuglink \
-	libelf_fixture_alias.so)
+	libelf_fixture_alias.so libelf_fixture_plt.so libelf_fixture_plt_ibt.so)
 # target roots, each /bin/elf_fixture_debuglink (stripped, with a
 # .gnu_debuglink) and its debug file where the test expects it:
 #   buildid: /usr/lib/debug/.build-id/xx/yyyy.debug    (found by build id)
@@ -48,6 +48,17 @@ $(ELF_FIXTURE_DIR)/elf_fixture_stripped: tests/unit/fixtures/elf_fixture.c | $(E
 $(ELF_FIXTURE_DIR)/libelf_fixture.so: tests/unit/fixtures/elf_fixture_lib.c | $(ELF_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared $(ELF_FIXTURE_LDFLAGS) $< -o $@
+
+# calls through the PLT: lazy binding (.plt, and .plt.got for strcmp, whose
+# address is also taken), and IBT's .plt.sec (-z ibtplt, bound at load)
+$(ELF_FIXTURE_DIR)/libelf_fixture_plt.so: tests/unit/fixtures/elf_fixture_plt.c | $(ELF_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared -Wl,-z,lazy $(ELF_FIXTURE_LDFLAGS) $< -o $@
+
+$(ELF_FIXTURE_DIR)/libelf_fixture_plt_ibt.so: tests/unit/fixtures/elf_fixture_plt.c | $(ELF_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared -fcf-protection=full -Wl,-z,ibtplt \
+		-Wl,-z,now $(ELF_FIXTURE_LDFLAGS) $< -o $@
 
 # aliases at one address and a function with two versions, exported by a
 # version script as glibc exports its own: .symtab names the versioned one

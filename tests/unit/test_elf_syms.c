@@ -34,6 +34,8 @@
 #define FIXTURE_LIB	 "libelf_fixture.so"
 #define FIXTURE_MINI	 "elf_fixture_minidebug"
 #define FIXTURE_ALIAS	 "libelf_fixture_alias.so"
+#define FIXTURE_PLT	 "libelf_fixture_plt.so"
+#define FIXTURE_PLT_IBT	 "libelf_fixture_plt_ibt.so"
 
 static const char *const all_fixtures[] = {FIXTURE_NOPIE, FIXTURE_PIE, FIXTURE_STRIPPED,
 					   FIXTURE_LIB};
@@ -1409,6 +1411,85 @@ static void elf_syms__open_file__names_past_budget__refused_whole(void **state)
 	fixture_tmpdir_remove(dir);
 }
 
+/*
+ * The PLT stubs of @path as objdump labels them ("<NAME@plt>", which it
+ * synthesizes from the relocations as perf does): each found at its first
+ * and last byte with that name; and the lazy PLT0 at @plt0 (0: none)
+ * unnamed.  Return: the stubs checked.
+ */
+static size_t check_plt_names(const char *path, uint64_t plt0)
+{
+	char cmd[4200], line[1024], label[1024];
+	struct elf_syms *es;
+	size_t n = 0;
+	uint64_t addr, off;
+	const char *name;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	es = elf_syms__open_fd(fd);
+	close(fd);
+	assert_non_null(es);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len;
+
+		if (sscanf(line, "%" SCNx64 " <%1023[^>]>:", &addr, label) != 2)
+			continue;
+		len = strlen(label);
+		if (len < 5 || strcmp(label + len - 4, "@plt"))
+			continue; /* PLT0 ("<.plt>", "<getenv@plt-0x10>") */
+		name = elf_syms__lookup(es, addr, &off);
+		if (!name || strcmp(name, label) || off)
+			fail_msg("%s: %#" PRIx64 " is %s+%#" PRIx64 ", objdump says %s", path, addr,
+				 name ?: "(none)", off, label);
+		/* a stub is 8 or 16 bytes: its eighth byte is still it */
+		name = elf_syms__lookup(es, addr + 7, &off);
+		if (!name || strcmp(name, label) || off != 7)
+			fail_msg("%s: %#" PRIx64 " + 7 is %s, objdump says %s", path, addr,
+				 name ?: "(none)", label);
+		n++;
+	}
+	assert_int_equal(pclose(f), 0);
+	if (plt0)
+		assert_null(elf_syms__lookup(es, plt0, NULL));
+	elf_syms__free(es);
+	return n;
+}
+
+/* the .plt section's address in @path (objdump -h) */
+static uint64_t plt_start(const char *path)
+{
+	struct objdump_sec sec;
+
+	assert_true(objdump_section(path, ".plt", &sec));
+	return sec.vma;
+}
+
+static void elf_syms__lookup__plt_stubs__named_as_objdump_names_them(void **state)
+{
+	const char *lazy = fixture_path(FIXTURE_PLT), *ibt;
+	static const char *const system[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+					     "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"};
+	size_t i;
+
+	(void)state;
+	/* getenv free puts strlen strcmp atoi strdup in .plt, __cxa_finalize in .plt.got */
+	assert_int_equal(check_plt_names(lazy, plt_start(lazy)), 8);
+	ibt = fixture_path(FIXTURE_PLT_IBT);
+	/* the same in .plt.sec; .plt holds only IBT's lazy stubs, unnamed */
+	assert_int_equal(check_plt_names(ibt, plt_start(ibt)), 8);
+	/* libc's IFUNC stubs are named "*ABS*+0xADDR@plt" by both */
+	for (i = 0; i < sizeof(system) / sizeof(system[0]); i++)
+		if (access(system[i], R_OK) == 0)
+			assert_true(check_plt_names(system[i], 0) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1416,6 +1497,7 @@ int main(void)
 		cmocka_unit_test(elf_syms__lookup__pie_known_functions__found_at_nm_addresses),
 		cmocka_unit_test(elf_syms__lookup__shared_lib_functions__found_at_nm_addresses),
 		cmocka_unit_test(elf_syms__lookup__aliases_at_one_address__the_name_perf_shows),
+		cmocka_unit_test(elf_syms__lookup__plt_stubs__named_as_objdump_names_them),
 		cmocka_unit_test(elf_syms__lookup__every_nm_function__starts_a_symbol),
 		cmocka_unit_test(elf_syms__lookup__inside_function_body__names_function),
 		cmocka_unit_test(elf_syms__lookup__outside_any_function__null),

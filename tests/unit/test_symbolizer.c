@@ -319,6 +319,74 @@ static uint8_t *xz_zeros(size_t len, size_t *out_len)
  * A .gnu_debugdata that decompresses past ELF_SYMS_MAX_MINIDEBUG (a few KiB
  * on disk): refused and counted; the file is still used for its .dynsym.
  */
+/* the address of the first stub objdump labels "<PREFIX...@plt>" in @path; 0 when none */
+static uint64_t plt_label(const char *path, const char *prefix, char *label, size_t len)
+{
+	char cmd[PATH_MAX + 96], line[1024], l[1024];
+	unsigned long long addr, found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n;
+
+		if (sscanf(line, "%llx <%1023[^>]>:", &addr, l) != 2 ||
+		    strncmp(l, prefix, strlen(prefix)))
+			continue;
+		n = strlen(l);
+		if (n > 4 && !strcmp(l + n - 4, "@plt")) {
+			snprintf(label, len, "%s", l);
+			found = addr;
+		}
+	}
+	pclose(f);
+	return found;
+}
+
+/* a PLT stub's name as a frame: "NAME@plt" shown and kept, C++ demangled before it */
+static void symbolizer__user__plt_stub__shown_with_its_plt_suffix(void **state)
+{
+	const char *cxx = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	char label[1024], lib[PATH_MAX], cpath[PATH_MAX];
+	struct mappings *m;
+	struct symbolizer *s;
+	struct sym_frame f;
+	uint64_t vaddr;
+	int root = root_dir();
+
+	(void)state;
+	/* the symbolizer opens a mapping's path under the target's root: absolute */
+	assert_non_null(realpath(fixture_path("libelf_fixture_plt.so"), lib));
+	s = symbolizer__new(0, 64 << 20);
+	assert_non_null(s);
+	vaddr = plt_label(lib, "puts@plt", label, sizeof(label));
+	assert_true(vaddr);
+	assert_non_null(file_at(s, root, lib, inode_of(lib), &m));
+	assert_int_equal(symbolizer__user(s, &m->maps[0],
+					  m->maps[0].start + file_offset_of(lib, vaddr), false, &f),
+			 0);
+	assert_string_equal(f.function, "puts@plt");
+	assert_string_equal(f.system_name, "puts@plt");
+	release(s, m);
+	if (realpath(cxx, cpath) && (vaddr = plt_label(cpath, "_Z", label, sizeof(label)))) {
+		assert_non_null(file_at(s, root, cpath, inode_of(cpath), &m));
+		assert_int_equal(symbolizer__user(s, &m->maps[0],
+						  m->maps[0].start + file_offset_of(cpath, vaddr),
+						  false, &f),
+				 0);
+		assert_string_equal(f.system_name, label);
+		/* "std::...(...)@plt" */
+		assert_true(strncmp(f.function, "_Z", 2) && strstr(f.function, "::"));
+		assert_string_equal(f.function + strlen(f.function) - 4, "@plt");
+		release(s, m);
+	}
+	symbolizer__free(s);
+	close(root);
+}
+
 static void symbolizer__attach__minidebuginfo_bomb__refused_and_counted(void **state)
 {
 	char dir[] = "/tmp/test_symbolizer.XXXXXX", xz[64], bomb[64], cmd[512];
@@ -690,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(symbolizer__attach__same_file_twice__parsed_once),
+		cmocka_unit_test(symbolizer__user__plt_stub__shown_with_its_plt_suffix),
 		cmocka_unit_test(symbolizer__attach__other_inode_than_mapped__refused_and_counted),
 		cmocka_unit_test(
 			symbolizer__attach__path_replaced_after_mmap__named_from_mapped_file),

@@ -31,7 +31,8 @@
  * ("sem_post@@GLIBC_2.34", "sem_post@GLIBC_2.2.5"; Debian's libc6-dbg
  * files are full of them).  .dynsym never has them: versions live in
  * .gnu.version there.  The display name is the part before it, the one
- * users and callers know; the whole name stays the system name.
+ * users and callers know; the whole name stays the system name.  A PLT
+ * stub's "@plt" (elf_plt.h) is no version: the symbolizer keeps it shown.
  * Return: the length of @name without its version; strlen(@name) when it
  * has none ("@" first, an empty version, or a second version are none).
  */

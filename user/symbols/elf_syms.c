@@ -17,6 +17,7 @@
 
 #include "elf/debug_file.h"
 #include "elf/gopclntab.h"
+#include "symbols/elf_plt.h"
 #include "symbols/elf_syms.h"
 #include "util/mem_budget.h"
 #include "util/ranges.h"
@@ -48,6 +49,7 @@ struct elf_syms {
 	enum elf_syms_minidebug minidebug;
 	enum elf_syms_go go_state;
 	struct gopclntab *go; /* a Go program's own table: its names when it has no symbols */
+	struct elf_plt plt;   /* its PLT stubs, "NAME@plt": no symbol covers them */
 	uint32_t debuglink_crc;
 	uint8_t build_id_raw[ELF_FILE_BUILD_ID_MAX];
 	size_t build_id_len;
@@ -592,6 +594,13 @@ static struct elf_syms *elf_syms__parse(const struct elf_file *ef, struct mem_bu
 		if (err)
 			goto err_free;
 	}
+	if (!(flags & ELF_SYMS_INNER)) {
+		err = elf_plt__read(ef, b, &es->plt);
+		if (err == -E2BIG) /* past the budget: the stubs stay unnamed */
+			err = 0;
+		if (err)
+			goto err_free;
+	}
 	/* no symbol table: a stripped Go program names its own functions */
 	if (!(flags & ELF_SYMS_INNER) && !es->has_symtab &&
 	    es->minidebug != ELF_SYMS_MINIDEBUG_OK) {
@@ -683,11 +692,13 @@ void elf_syms__free(struct elf_syms *es)
 	free(es->mini_names);
 	free(es->loads);
 	gopclntab__free(es->go);
+	elf_plt__release(&es->plt);
 	free(es);
 }
 
 const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t *offset)
 {
+	const struct elf_plt_stub *stub;
 	const struct elf_sym *sym;
 	struct gopclntab_func f;
 
@@ -698,11 +709,17 @@ const char *elf_syms__lookup(const struct elf_syms *es, uint64_t vaddr, uint64_t
 		return f.name;
 	}
 	sym = RANGE_FIND(es->syms, es->nr_syms, start, end, vaddr);
-	if (!sym)
+	if (sym) {
+		if (offset)
+			*offset = vaddr - sym->start;
+		return sym->name;
+	}
+	stub = elf_plt__find(&es->plt, vaddr);
+	if (!stub)
 		return NULL;
 	if (offset)
-		*offset = vaddr - sym->start;
-	return sym->name;
+		*offset = vaddr - stub->start;
+	return stub->name;
 }
 
 size_t elf_syms__source(const struct elf_syms *es, uint64_t vaddr, struct gopclntab_frame *frames,
@@ -784,7 +801,8 @@ bool elf_syms__over_budget(const struct elf_syms *es)
 size_t elf_syms__bytes(const struct elf_syms *es)
 {
 	return sizeof(*es) + es->nr_syms * sizeof(*es->syms) + es->names_len + es->mini_names_len +
-	       es->nr_loads * sizeof(*es->loads) + (es->go ? gopclntab__bytes(es->go) : 0);
+	       es->nr_loads * sizeof(*es->loads) + (es->go ? gopclntab__bytes(es->go) : 0) +
+	       elf_plt__bytes(&es->plt);
 }
 
 const char *elf_syms__symbol(const struct elf_syms *es, size_t idx, uint64_t *start, uint64_t *end)

@@ -33,6 +33,7 @@
 #include "processes/proc_maps.h"
 #include "processes/process_state.h"
 #include "symbols/demangle.h"
+#include "symbols/elf_plt.h"
 #include "symbols/elf_syms.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolizer.h"
@@ -875,7 +876,17 @@ static const char *display_name_locked(struct symbolizer *s, struct sym_file *f,
 			s->stats.demangle_failed++;
 		}
 	}
-	if (!shown && name[len]) {
+	if (!strcmp(name + len, ELF_PLT_SUFFIX)) {
+		/* a PLT stub stays one ("memcpy@plt"), apart from the function it calls */
+		char *stub = NULL;
+
+		if (shown && asprintf(&stub, "%s" ELF_PLT_SUFFIX, shown) < 0) {
+			free(shown);
+			return name;
+		}
+		free(shown);
+		shown = stub;
+	} else if (!shown && name[len]) {
 		shown = strdup(plain);
 		if (!shown)
 			return name;
