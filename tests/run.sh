@@ -65,6 +65,12 @@ if [ ${#fuzz_summary[@]} -gt 0 ]; then
 	echo "fuzzing (FUZZ_SECONDS=${FUZZ_SECONDS:-20} per target):"
 	printf '  %s\n' "${fuzz_summary[@]}"
 fi
+# why each failed, again at the end: a CI page often shows only the tail
+for name in "${failed[@]}"; do
+	echo "--- why $name failed (log $log_dir/$name.log):"
+	grep -E '^(FAIL|ERROR|\[  (FAILED|ERROR)  \])' "$log_dir/$name.log" | head -n 12 | grep . ||
+		tail -n 3 "$log_dir/$name.log"
+done
 [ ${#failed[@]} -gt 0 ] && echo "$suite: failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 [ "$fail" -eq 0 ]
