@@ -170,16 +170,15 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 		inc_stat(SAMPLER_STAT_OFF_DROP_NO_STORAGE);
 		return;
 	}
+	p->ran_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	/* sampled away: timed all the same, its time goes with the thread's
 	 * next recorded wait (so the totals are every wait's, not a guess) */
 	if (!offcpu_capture(now)) {
 		inc_stat(SAMPLER_STAT_OFF_SAMPLED_AWAY);
 		p->captured = 0;
 		p->start_ns = now;
-		p->ran_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 		return;
 	}
-	p->ran_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 	rec = scratch_record();
 	if (!rec)
 		return;

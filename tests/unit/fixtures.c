@@ -2,6 +2,7 @@
 /* Shared unit test fixtures: see fixtures.h */
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -284,6 +285,37 @@ uint64_t fixture_kallsyms_addr(const char *name)
 	}
 	fclose(f);
 	return found;
+}
+
+struct fixture_plt_stub *fixture_plt_stubs(const char *path, size_t *nr)
+{
+	char cmd[PATH_MAX + 96], line[1200];
+	struct fixture_plt_stub *stubs = NULL, s;
+	size_t cap = 0;
+	FILE *f;
+
+	*nr = 0;
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len;
+
+		if (sscanf(line, "%" SCNx64 " <%1023[^>]>:", &s.addr, s.name) != 2)
+			continue;
+		len = strlen(s.name);
+		if (len < 5 || strcmp(s.name + len - 4, "@plt"))
+			continue; /* PLT0 ("<.plt>", "<getenv@plt-0x10>") */
+		if (*nr == cap) {
+			cap = cap ? 2 * cap : 64;
+			stubs = realloc(stubs, cap * sizeof(*stubs));
+			assert_non_null(stubs);
+		}
+		stubs[(*nr)++] = s;
+	}
+	assert_int_equal(pclose(f), 0);
+	return stubs;
 }
 
 const char *fixture_pprof_tool(void)

@@ -140,6 +140,20 @@ void fixture_map_code(struct process_states *ps, struct process_state *st, uint6
 /** fixture_kallsyms_addr() - the address /proc/kallsyms prints for @name, or 0. */
 uint64_t fixture_kallsyms_addr(const char *name);
 
+/* --- PLT stubs, as binutils names them */
+
+struct fixture_plt_stub {
+	uint64_t addr;
+	char name[1024]; /* "NAME@plt" */
+};
+
+/**
+ * fixture_plt_stubs() - the stubs objdump labels "<NAME@plt>" in the .plt,
+ * .plt.sec and .plt.got of @path (the lazy PLT0 left out), in its order.
+ * Return: them (caller frees), *@nr set.
+ */
+struct fixture_plt_stub *fixture_plt_stubs(const char *path, size_t *nr);
+
 /* --- the reference pprof tool */
 
 /**

@@ -197,17 +197,22 @@ static void readelf_build_id(const char *path, char *out, size_t outsz)
 	assert_true(strlen(out) > 0);
 }
 
-static struct elf_syms *open_fixture(const char *name)
+static struct elf_syms *open_path(const char *path)
 {
 	struct elf_syms *es;
 	int fd;
 
-	fd = open(fixture_path(name), O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	es = elf_syms__open_fd(fd);
 	close(fd);
 	assert_non_null(es);
 	return es;
+}
+
+static struct elf_syms *open_fixture(const char *name)
+{
+	return open_path(fixture_path(name));
 }
 
 static void image_load(struct image *img, const char *name)
@@ -1414,50 +1419,32 @@ static void elf_syms__open_file__names_past_budget__refused_whole(void **state)
 /*
  * The PLT stubs of @path as objdump labels them ("<NAME@plt>", which it
  * synthesizes from the relocations as perf does): each found at its first
- * and last byte with that name; and the lazy PLT0 at @plt0 (0: none)
+ * and eighth byte with that name; and the lazy PLT0 at @plt0 (0: none)
  * unnamed.  Return: the stubs checked.
  */
 static size_t check_plt_names(const char *path, uint64_t plt0)
 {
-	char cmd[4200], line[1024], label[1024];
-	struct elf_syms *es;
-	size_t n = 0;
-	uint64_t addr, off;
+	struct fixture_plt_stub *stubs;
+	struct elf_syms *es = open_path(path);
 	const char *name;
-	FILE *f;
-	int fd;
+	uint64_t off;
+	size_t i, n;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	es = elf_syms__open_fd(fd);
-	close(fd);
-	assert_non_null(es);
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
-		 path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		size_t len;
-
-		if (sscanf(line, "%" SCNx64 " <%1023[^>]>:", &addr, label) != 2)
-			continue;
-		len = strlen(label);
-		if (len < 5 || strcmp(label + len - 4, "@plt"))
-			continue; /* PLT0 ("<.plt>", "<getenv@plt-0x10>") */
-		name = elf_syms__lookup(es, addr, &off);
-		if (!name || strcmp(name, label) || off)
-			fail_msg("%s: %#" PRIx64 " is %s+%#" PRIx64 ", objdump says %s", path, addr,
-				 name ?: "(none)", off, label);
+	stubs = fixture_plt_stubs(path, &n);
+	for (i = 0; i < n; i++) {
+		name = elf_syms__lookup(es, stubs[i].addr, &off);
+		if (!name || strcmp(name, stubs[i].name) || off)
+			fail_msg("%s: %#" PRIx64 " is %s+%#" PRIx64 ", objdump says %s", path,
+				 stubs[i].addr, name ?: "(none)", off, stubs[i].name);
 		/* a stub is 8 or 16 bytes: its eighth byte is still it */
-		name = elf_syms__lookup(es, addr + 7, &off);
-		if (!name || strcmp(name, label) || off != 7)
-			fail_msg("%s: %#" PRIx64 " + 7 is %s, objdump says %s", path, addr,
-				 name ?: "(none)", label);
-		n++;
+		name = elf_syms__lookup(es, stubs[i].addr + 7, &off);
+		if (!name || strcmp(name, stubs[i].name) || off != 7)
+			fail_msg("%s: %#" PRIx64 " + 7 is %s, objdump says %s", path, stubs[i].addr,
+				 name ?: "(none)", stubs[i].name);
 	}
-	assert_int_equal(pclose(f), 0);
 	if (plt0)
 		assert_null(elf_syms__lookup(es, plt0, NULL));
+	free(stubs);
 	elf_syms__free(es);
 	return n;
 }

@@ -322,27 +322,18 @@ static uint8_t *xz_zeros(size_t len, size_t *out_len)
 /* the address of the first stub objdump labels "<PREFIX...@plt>" in @path; 0 when none */
 static uint64_t plt_label(const char *path, const char *prefix, char *label, size_t len)
 {
-	char cmd[PATH_MAX + 96], line[1024], l[1024];
-	unsigned long long addr, found = 0;
-	FILE *f;
+	struct fixture_plt_stub *stubs = NULL;
+	uint64_t found = 0;
+	size_t i, n;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
-		 path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f)) {
-		size_t n;
-
-		if (sscanf(line, "%llx <%1023[^>]>:", &addr, l) != 2 ||
-		    strncmp(l, prefix, strlen(prefix)))
+	stubs = fixture_plt_stubs(path, &n);
+	for (i = 0; i < n && !found; i++) {
+		if (strncmp(stubs[i].name, prefix, strlen(prefix)))
 			continue;
-		n = strlen(l);
-		if (n > 4 && !strcmp(l + n - 4, "@plt")) {
-			snprintf(label, len, "%s", l);
-			found = addr;
-		}
+		snprintf(label, len, "%s", stubs[i].name);
+		found = stubs[i].addr;
 	}
-	pclose(f);
+	free(stubs);
 	return found;
 }
 

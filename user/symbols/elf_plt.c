@@ -292,6 +292,16 @@ static int keep_stubs(struct plt_read *r, struct elf_plt *plt)
 	return 0;
 }
 
+/* the scratch arrays freed, their charge given back (the pool's only if not kept) */
+static void read_release(struct plt_read *r)
+{
+	mem_budget__give(r->b, r->cap_slots * sizeof(*r->slots) + r->cap_found * sizeof(*r->found) +
+				       (r->pool ? r->pool_cap : 0));
+	free(r->slots);
+	free(r->found);
+	free(r->pool);
+}
+
 static bool is_plt_section(const char *name)
 {
 	return name &&
@@ -302,7 +312,6 @@ int elf_plt__read(const struct elf_file *ef, struct mem_budget *b, struct elf_pl
 {
 	struct plt_read r = {.b = b, .ef = ef};
 	size_t i, dynsym, nr = elf_file__nr_sections(ef);
-	size_t used = b->used;
 	int ret = 0;
 
 	memset(plt, 0, sizeof(*plt));
@@ -325,17 +334,8 @@ int elf_plt__read(const struct elf_file *ef, struct mem_budget *b, struct elf_pl
 		ret = name_stubs(&r);
 	if (!ret && r.nr_found)
 		ret = keep_stubs(&r, plt);
-	free(r.slots);
-	free(r.found);
-	free(r.pool);
-	if (ret) {
-		elf_plt__release(plt);
-		b->used = used;
-		return ret;
-	}
-	/* what is kept stays charged; the scratch arrays go back */
-	b->used = used + elf_plt__bytes(plt);
-	return 0;
+	read_release(&r);
+	return ret; /* on an error, keep_stubs() did not run or kept nothing */
 }
 
 void elf_plt__release(struct elf_plt *plt)
