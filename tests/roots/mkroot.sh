@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A Debian suite's minimal root with the given packages, made once and reused:
+#   tests/roots/mkroot.sh SUITE [PKG...]     (root; prints the root's path last)
+# The roots hold other Debian releases' runtimes (CPython, Go, JDKs, Node.js) for
+# the runtime-version tests: a workload runs inside with chroot, on this kernel,
+# and the host's collector profiles it by pid.  debootstrap --variant=minbase from
+# the mirror this machine's apt uses, into $CTXPROF_ROOTS/SUITE (default
+# /opt/ctxprof-deps/roots, shared by every clone, as make deps' other caches are);
+# packages missing from the root are installed with the root's own apt.  A flock
+# per root serialises concurrent callers; a root whose debootstrap did not finish
+# (no .complete marker) is made again.
+set -euo pipefail
+SUITE=${1:?usage: mkroot.sh SUITE [PKG...]}
+shift
+ROOTS=${CTXPROF_ROOTS:-/opt/ctxprof-deps/roots}
+ROOT=$ROOTS/$SUITE
+log() { printf '  %-9s %s\n' ROOT "$*" >&2; }
+
+case $SUITE in
+bullseye | bookworm | trixie | sid) ;;
+*) echo "mkroot.sh: unknown suite '$SUITE' (bullseye, bookworm, trixie or sid)" >&2; exit 2 ;;
+esac
+[ "$(id -u)" = 0 ] || { echo "mkroot.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
+command -v debootstrap > /dev/null ||
+	{ echo "mkroot.sh: debootstrap is missing: run make deps" >&2; exit 1; }
+
+# the mirrors this machine's apt uses, else Debian's
+mirror() {
+	local m
+	m=$(sed -n "s|^URIs: *\(http[^ ]*$1\)/*$|\1|p" /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+	[ -n "$m" ] || m=$(awk -v s="$1" '$1 == "deb" && $2 ~ s"/?$" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+	echo "${m:-http://deb.debian.org$1}"
+}
+
+mkdir -p "$ROOTS"
+exec 9> "$ROOTS/.$SUITE.lock"
+flock 9
+
+make_root() {
+	local main f
+	main=$(mirror /debian)
+	log "debootstrap $SUITE from $main into $ROOT (a few minutes, once)"
+	rm -rf "$ROOT"
+	debootstrap --variant=minbase "$SUITE" "$ROOT" "$main" > "$ROOTS/$SUITE.debootstrap.log" 2>&1 ||
+		{ tail -20 "$ROOTS/$SUITE.debootstrap.log" >&2; exit 1; }
+	echo "deb $main $SUITE main" > "$ROOT/etc/apt/sources.list"
+	# apt inside behaves like this machine's (its Acquire:: settings); sid's
+	# Release file may read as expired on a snapshot mirror
+	for f in /etc/apt/apt.conf.d/*; do
+		grep -q '^Acquire::' "$f" 2>/dev/null && cp "$f" "$ROOT/etc/apt/apt.conf.d/"
+	done
+	echo 'Acquire::Check-Valid-Until "false";' > "$ROOT/etc/apt/apt.conf.d/99ctxprof-valid"
+	touch "$ROOT/.complete"
+}
+
+[ -f "$ROOT/.complete" ] || make_root
+
+missing=()
+for p in "$@"; do
+	chroot "$ROOT" dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "$SUITE: installing ${missing[*]}"
+	chroot "$ROOT" apt-get update -qq > /dev/null
+	DEBIAN_FRONTEND=noninteractive chroot "$ROOT" apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" > "$ROOTS/$SUITE.apt.log" 2>&1 ||
+		{ tail -20 "$ROOTS/$SUITE.apt.log" >&2; exit 1; }
+	chroot "$ROOT" apt-get clean
+fi
+echo "$ROOT"
