@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "unwind/cfi_check.h"
-#include "unwind/unwind_build.h"
+#include "unwind/cfi_fdes.h"
 #include "util/errmsg.h"
 
 static const unsigned char elf64_lsb_ident[EI_NIDENT] = {

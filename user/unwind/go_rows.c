@@ -15,6 +15,7 @@
 
 #include "elf/gopclntab.h"
 #include "unwind/go_rows.h"
+#include "unwind/unwind_walk.h"
 
 /* a frame larger than this is not Go's: the row is UNSUPPORTED */
 #define GO_MAX_FRAME (1 << 30)

@@ -81,40 +81,4 @@ struct unwind_build {
 	struct unwind_table_stats stats;
 };
 
-/**
- * fdes_collect() - enumerate @src's FDEs with dwarf_next_cfi() and append
- * those inside the text that no earlier source covers (a later source
- * only fills the gaps); stats count the others.
- * Return: 0 (none appended is not an error), -EINVAL when libdw frames the
- * section otherwise than cfi_check() did, -E2BIG past the budget, -ENOMEM.
- */
-int fdes_collect(struct unwind_build *b, const struct cfi_src *src, unsigned int src_idx);
-
-/** fdes_settle() - sort by start; an FDE overlapping the ones before it loses the overlap. */
-void fdes_settle(struct unwind_build *b);
-
-/**
- * unwind_walk() - walk the settled FDEs' rows with libdw, from where the
- * last call stopped, until done or @slice_ns of the thread's CPU time.
- * Return: 0 when every FDE is walked, -EAGAIN when the slice ran out,
- * -ETIME past the CPU budget, -ECANCELED, -E2BIG, -ENOMEM.
- */
-int unwind_walk(struct unwind_build *b, uint64_t slice_ns);
-
-/**
- * unwind_walk__emit() - emit a row at @vaddr, at or past the last one.  A
- * row at the pc of the one emitted before it covers nothing: the later
- * stands; a row whose rule is the one before it adds nothing: it merges.
- * So b->rows holds what the table will.
- * Return: 0, -E2BIG past UNWIND_TABLE_MAX_ROWS or the memory budget,
- * -EINVAL for a row out of order, -ENOMEM.
- */
-int unwind_walk__emit(struct unwind_build *b, uint64_t vaddr, const struct unwind_rule *rule);
-
-/**
- * unwind_walk__finish() - the walked rows and rules as b->table (rules
- * sorted, only those rows use).  Return: 0, -ENODATA without rows, -ENOMEM.
- */
-int unwind_walk__finish(struct unwind_build *b);
-
 #endif /* CTXPROF_UNWIND_BUILD_H */

@@ -12,9 +12,10 @@
 
 #include "elf/elf_file.h"
 #include "elf/gopclntab.h"
+#include "unwind/cfi_fdes.h"
 #include "unwind/go_rows.h"
-#include "unwind/unwind_build.h"
 #include "unwind/unwind_table.h"
+#include "unwind/unwind_walk.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 

@@ -18,8 +18,7 @@
 #include <time.h>
 
 #include "unwind/cfi_rules.h"
-#include "unwind/unwind_build.h"
-#include "unwind/unwind_table.h"
+#include "unwind/unwind_walk.h"
 #include "util/clock.h"
 #include "util/errmsg.h"
 #include "util/hash.h"
@@ -288,7 +287,9 @@ int unwind_walk__finish(struct unwind_build *b)
 	if (!order || !remap || !t || !t->rules) {
 		free(order);
 		free(remap);
-		unwind_table__free(t);
+		if (t)
+			free(t->rules);
+		free(t);
 		set_err(b->err, b->err_len, "out of memory");
 		return -ENOMEM;
 	}
