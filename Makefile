@@ -1,17 +1,35 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
-# Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
+# Targets: all (default), deps, deps-cross, demo, check, integration, test, fuzz, bench,
 #          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
 
-OUTPUT ?= build
-CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 GO ?= go
 
-ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# ARCH: x86 or arm64; another than the host's cross-builds with Debian's cross
+# toolchain (gcc-aarch64-linux-gnu / gcc-x86-64-linux-gnu) and the target's
+# multiarch -dev packages (make deps-cross), into build/ARCH, collector included
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
 ifeq ($(wildcard vmlinux/$(ARCH)/vmlinux.h),)
 $(error Architecture $(ARCH) is not supported yet: run vmlinux/gen.sh $(ARCH) on such a machine)
+endif
+ifeq ($(ARCH),$(HOST_ARCH))
+OUTPUT ?= build
+COLLECTOR := collector
+PKG_CONFIG := pkg-config
+else
+TRIPLET := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
+OUTPUT ?= build/$(ARCH)
+COLLECTOR := $(OUTPUT)/collector
+ifeq ($(origin CC),default)
+CC := $(TRIPLET)-gcc
+endif
+ifeq ($(origin AR),default)
+AR := $(TRIPLET)-ar
+endif
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
 endif
 
 CFLAGS ?= -g -O2
@@ -23,7 +41,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE $(INCLUDES) -MMD -M
 # libiberty (C++ and Rust demangling; static only, so no pkg-config), libcap
 # (dropping capabilities after start-up), libmicrohttpd (/metrics, /healthz,
 # /debug/pprof/profile), libcurl (--push uploads)
-LIBS := $(shell pkg-config --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd libcurl \
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf libdw libelf zlib liblzma libcap libmicrohttpd libcurl \
 	2>/dev/null || echo -lbpf -ldw -lelf -lz -llzma -lcap -lmicrohttpd -lcurl) -lpthread -lm \
 	-lurcu-memb -lurcu-common -liberty
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
@@ -64,11 +82,11 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 PPROF := $(OUTPUT)/pprof
 
-.PHONY: all deps demo check integration test fuzz bench format lint vmlinux clean
+.PHONY: all deps deps-cross demo check integration test fuzz bench format lint vmlinux clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: collector $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
+all: $(COLLECTOR) $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 
 # --- dependencies (Debian 12), idempotent: apt-get runs only when something is missing
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
@@ -107,6 +125,20 @@ deps:
 			$(SPEEDSCOPE_DIR); \
 	fi
 
+# the cross toolchain and the other architecture's -dev packages (multiarch),
+# for make ARCH=arm64 on x86-64 (or ARCH=x86 on arm64)
+CROSS_ARCH := $(if $(filter x86,$(HOST_ARCH)),arm64,amd64)
+CROSS_PKGS := $(if $(filter x86,$(HOST_ARCH)),gcc-aarch64-linux-gnu,gcc-x86-64-linux-gnu) \
+	$(addsuffix :$(CROSS_ARCH),libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev \
+	libiberty-dev libcap-dev libmicrohttpd-dev libcurl4-openssl-dev liburcu-dev)
+deps-cross: deps
+	$(Q)dpkg --print-foreign-architectures | grep -qx $(CROSS_ARCH) || \
+		{ dpkg --add-architecture $(CROSS_ARCH) && apt-get update -qq; }
+	$(Q)missing=$$(for p in $(CROSS_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); [ -z "$$missing" ] || { echo "  DEPS      installing:" $$missing; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
+
 # --- BPF objects and skeletons
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -125,7 +157,7 @@ $(LIBCOLLECTOR): $(USER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-collector: $(OUTPUT)/user/collector/collector.o $(LIBCOLLECTOR)
+$(COLLECTOR): $(OUTPUT)/user/collector/collector.o $(LIBCOLLECTOR)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
