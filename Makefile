@@ -92,13 +92,16 @@ all: $(COLLECTOR) $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
 # python3-dev: CPython 3.11's internal headers, test_python_layout's reference
 # nodejs and default-jdk-headless (javac, jcmd: the JRE has neither): JIT names (test_jit_names.sh)
+# gcc-aarch64-linux-gnu: AArch64 fixtures (test_elf_syms: PLT names); make deps-cross adds the
+# arm64 libraries for make ARCH=arm64
 # the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	liblzma-dev libiberty-dev libcap-dev libmicrohttpd-dev libcurl4-openssl-dev \
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 python3-dev xz-utils sqlite3 openssl \
 	python3-protobuf protobuf-compiler \
-	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless
+	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless \
+	gcc-aarch64-linux-gnu
 # speedscope's built web app, from the npm registry, pinned by version and by the
 # tarball's SHA-512 (the registry's "integrity", in hex).  It goes in DEPS_DIR, not
 # under $(OUTPUT): it survives make clean and every clone on the machine (a fresh CI

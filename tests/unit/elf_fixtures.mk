@@ -60,6 +60,24 @@ $(ELF_FIXTURE_DIR)/libelf_fixture_plt_ibt.so: tests/unit/fixtures/elf_fixture_pl
 	$(Q)$(CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared -fcf-protection=full -Wl,-z,ibtplt \
 		-Wl,-z,now $(ELF_FIXTURE_LDFLAGS) $< -o $@
 
+# the same for AArch64 with Debian's cross compiler (make deps installs it):
+# lazy 16-byte stubs, and BTI + PAC-PLT's 24-byte ones (autia1716 before br)
+A64_CC ?= aarch64-linux-gnu-gcc
+ELF_FIXTURES_A64 := $(addprefix $(ELF_FIXTURE_DIR)/,libelf_fixture_plt_a64.so \
+	libelf_fixture_plt_a64_pac.so)
+ifneq ($(shell command -v $(A64_CC)),)
+UNIT_EXTRA += $(ELF_FIXTURES_A64)
+$(OUTPUT)/tests/test_elf_syms: $(ELF_FIXTURES_A64)
+endif
+$(ELF_FIXTURE_DIR)/libelf_fixture_plt_a64.so: tests/unit/fixtures/elf_fixture_plt.c | $(ELF_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(A64_CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared -Wl,-z,lazy $(ELF_FIXTURE_LDFLAGS) $< -o $@
+
+$(ELF_FIXTURE_DIR)/libelf_fixture_plt_a64_pac.so: tests/unit/fixtures/elf_fixture_plt.c | $(ELF_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(A64_CC) $(ELF_FIXTURE_CFLAGS) -fPIC -shared -mbranch-protection=standard \
+		-Wl,-z,force-bti -Wl,-z,pac-plt -Wl,-z,lazy $(ELF_FIXTURE_LDFLAGS) $< -o $@ 2>/dev/null
+
 # aliases at one address and a function with two versions, exported by a
 # version script as glibc exports its own: .symtab names the versioned one
 # "fx_sem_post@@FX_2" and "fx_sem_post@FX_1"

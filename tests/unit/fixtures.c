@@ -287,7 +287,7 @@ uint64_t fixture_kallsyms_addr(const char *name)
 	return found;
 }
 
-struct fixture_plt_stub *fixture_plt_stubs(const char *path, size_t *nr)
+struct fixture_plt_stub *fixture_plt_stubs(const char *objdump, const char *path, size_t *nr)
 {
 	char cmd[PATH_MAX + 96], line[1200];
 	struct fixture_plt_stub *stubs = NULL, s;
@@ -295,8 +295,8 @@ struct fixture_plt_stub *fixture_plt_stubs(const char *path, size_t *nr)
 	FILE *f;
 
 	*nr = 0;
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
-		 path);
+	snprintf(cmd, sizeof(cmd), "%s -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 objdump, path);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {

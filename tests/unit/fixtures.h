@@ -148,11 +148,12 @@ struct fixture_plt_stub {
 };
 
 /**
- * fixture_plt_stubs() - the stubs objdump labels "<NAME@plt>" in the .plt,
- * .plt.sec and .plt.got of @path (the lazy PLT0 left out), in its order.
+ * fixture_plt_stubs() - the stubs @objdump (objdump, or another
+ * architecture's) labels "<NAME@plt>" in the .plt, .plt.sec and .plt.got of
+ * @path (the lazy PLT0 left out), in its order.
  * Return: them (caller frees), *@nr set.
  */
-struct fixture_plt_stub *fixture_plt_stubs(const char *path, size_t *nr);
+struct fixture_plt_stub *fixture_plt_stubs(const char *objdump, const char *path, size_t *nr);
 
 /* --- the reference pprof tool */
 

@@ -28,14 +28,17 @@
 #include "symbols/demangle.h"
 #include "symbols/elf_syms.h"
 
-#define FIXTURE_NOPIE	 "elf_fixture_nopie"
-#define FIXTURE_PIE	 "elf_fixture_pie"
-#define FIXTURE_STRIPPED "elf_fixture_stripped"
-#define FIXTURE_LIB	 "libelf_fixture.so"
-#define FIXTURE_MINI	 "elf_fixture_minidebug"
-#define FIXTURE_ALIAS	 "libelf_fixture_alias.so"
-#define FIXTURE_PLT	 "libelf_fixture_plt.so"
-#define FIXTURE_PLT_IBT	 "libelf_fixture_plt_ibt.so"
+#define FIXTURE_NOPIE	    "elf_fixture_nopie"
+#define FIXTURE_PIE	    "elf_fixture_pie"
+#define FIXTURE_STRIPPED    "elf_fixture_stripped"
+#define FIXTURE_LIB	    "libelf_fixture.so"
+#define FIXTURE_MINI	    "elf_fixture_minidebug"
+#define FIXTURE_ALIAS	    "libelf_fixture_alias.so"
+#define FIXTURE_PLT	    "libelf_fixture_plt.so"
+#define FIXTURE_PLT_IBT	    "libelf_fixture_plt_ibt.so"
+#define FIXTURE_PLT_A64	    "libelf_fixture_plt_a64.so"
+#define FIXTURE_PLT_A64_PAC "libelf_fixture_plt_a64_pac.so"
+#define A64_OBJDUMP	    "aarch64-linux-gnu-objdump"
 
 static const char *const all_fixtures[] = {FIXTURE_NOPIE, FIXTURE_PIE, FIXTURE_STRIPPED,
 					   FIXTURE_LIB};
@@ -1422,7 +1425,7 @@ static void elf_syms__open_file__names_past_budget__refused_whole(void **state)
  * and eighth byte with that name; and the lazy PLT0 at @plt0 (0: none)
  * unnamed.  Return: the stubs checked.
  */
-static size_t check_plt_names(const char *path, uint64_t plt0)
+static size_t check_plt_names(const char *objdump, const char *path, uint64_t plt0)
 {
 	struct fixture_plt_stub *stubs;
 	struct elf_syms *es = open_path(path);
@@ -1430,13 +1433,13 @@ static size_t check_plt_names(const char *path, uint64_t plt0)
 	uint64_t off;
 	size_t i, n;
 
-	stubs = fixture_plt_stubs(path, &n);
+	stubs = fixture_plt_stubs(objdump, path, &n);
 	for (i = 0; i < n; i++) {
 		name = elf_syms__lookup(es, stubs[i].addr, &off);
 		if (!name || strcmp(name, stubs[i].name) || off)
 			fail_msg("%s: %#" PRIx64 " is %s+%#" PRIx64 ", objdump says %s", path,
 				 stubs[i].addr, name ?: "(none)", off, stubs[i].name);
-		/* a stub is 8 or 16 bytes: its eighth byte is still it */
+		/* a stub is 8 to 24 bytes: its eighth byte is still it */
 		name = elf_syms__lookup(es, stubs[i].addr + 7, &off);
 		if (!name || strcmp(name, stubs[i].name) || off != 7)
 			fail_msg("%s: %#" PRIx64 " + 7 is %s, objdump says %s", path, stubs[i].addr,
@@ -1467,14 +1470,60 @@ static void elf_syms__lookup__plt_stubs__named_as_objdump_names_them(void **stat
 
 	(void)state;
 	/* getenv free puts strlen strcmp atoi strdup in .plt, __cxa_finalize in .plt.got */
-	assert_int_equal(check_plt_names(lazy, plt_start(lazy)), 8);
+	assert_int_equal(check_plt_names("objdump", lazy, plt_start(lazy)), 8);
 	ibt = fixture_path(FIXTURE_PLT_IBT);
 	/* the same in .plt.sec; .plt holds only IBT's lazy stubs, unnamed */
-	assert_int_equal(check_plt_names(ibt, plt_start(ibt)), 8);
+	assert_int_equal(check_plt_names("objdump", ibt, plt_start(ibt)), 8);
 	/* libc's IFUNC stubs are named "*ABS*+0xADDR@plt" by both */
 	for (i = 0; i < sizeof(system) / sizeof(system[0]); i++)
 		if (access(system[i], R_OK) == 0)
-			assert_true(check_plt_names(system[i], 0) > 0);
+			assert_true(check_plt_names("objdump", system[i], 0) > 0);
+}
+
+/* the last byte of each AArch64 stub is it, the byte after the last stub's is not */
+static void check_a64_stub_ends(const char *path)
+{
+	struct fixture_plt_stub *stubs;
+	struct elf_syms *es = open_path(path);
+	const char *name;
+	uint64_t off;
+	size_t i, n;
+
+	stubs = fixture_plt_stubs(A64_OBJDUMP, path, &n);
+	for (i = 0; i + 1 < n; i++) {
+		name = elf_syms__lookup(es, stubs[i + 1].addr - 1, &off);
+		if (!name || strcmp(name, stubs[i].name))
+			fail_msg("%s: %#" PRIx64 " is %s, objdump says %s", path,
+				 stubs[i + 1].addr - 1, name ?: "(none)", stubs[i].name);
+	}
+	free(stubs);
+	elf_syms__free(es);
+}
+
+static void elf_syms__lookup__aarch64_plt_stubs__named_as_objdump_names_them(void **state)
+{
+	static const char *const fixtures[] = {FIXTURE_PLT_A64, FIXTURE_PLT_A64_PAC};
+	const char *libc = "/usr/lib/aarch64-linux-gnu/libc.so.6";
+	const char *path;
+	size_t i;
+
+	(void)state;
+	path = fixture_path(FIXTURE_PLT_A64);
+	if (access(path, R_OK) || system(A64_OBJDUMP " --version > /dev/null 2>&1")) {
+		print_message("SKIP: no AArch64 fixtures or " A64_OBJDUMP
+			      " (make deps installs gcc-aarch64-linux-gnu)\n");
+		skip();
+	}
+	/* 9 stubs (with __cxa_finalize, __gmon_start__): lazy 16-byte ones, then
+	 * BTI + PAC-PLT's 24-byte ones; PLT0 unnamed */
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		path = fixture_path(fixtures[i]);
+		assert_int_equal(check_plt_names(A64_OBJDUMP, path, plt_start(path)), 9);
+		check_a64_stub_ends(path);
+	}
+	/* glibc's own, IFUNC stubs included */
+	if (access(libc, R_OK) == 0)
+		assert_true(check_plt_names(A64_OBJDUMP, libc, 0) > 0);
 }
 
 int main(void)
@@ -1485,6 +1534,7 @@ int main(void)
 		cmocka_unit_test(elf_syms__lookup__shared_lib_functions__found_at_nm_addresses),
 		cmocka_unit_test(elf_syms__lookup__aliases_at_one_address__the_name_perf_shows),
 		cmocka_unit_test(elf_syms__lookup__plt_stubs__named_as_objdump_names_them),
+		cmocka_unit_test(elf_syms__lookup__aarch64_plt_stubs__named_as_objdump_names_them),
 		cmocka_unit_test(elf_syms__lookup__every_nm_function__starts_a_symbol),
 		cmocka_unit_test(elf_syms__lookup__inside_function_body__names_function),
 		cmocka_unit_test(elf_syms__lookup__outside_any_function__null),

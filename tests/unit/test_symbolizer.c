@@ -326,7 +326,7 @@ static uint64_t plt_label(const char *path, const char *prefix, char *label, siz
 	uint64_t found = 0;
 	size_t i, n;
 
-	stubs = fixture_plt_stubs(path, &n);
+	stubs = fixture_plt_stubs("objdump", path, &n);
 	for (i = 0; i < n && !found; i++) {
 		if (strncmp(stubs[i].name, prefix, strlen(prefix)))
 			continue;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * elf_plt - "NAME@plt" for the PLT stubs of an x86-64 ELF file.  See
+ * elf_plt - "NAME@plt" for the PLT stubs of an x86-64 or AArch64 ELF file.  See
  * elf_plt.h.
  */
 #include <elf.h>
@@ -38,16 +38,27 @@ struct plt_found {
 	uint64_t name;	      /* offset in the names pool once named */
 };
 
+struct plt_machine;
+
 /* one read: the budget, what it charged, and what it gathered */
 struct plt_read {
 	struct mem_budget *b;
 	const struct elf_file *ef;
+	const struct plt_machine *m;
 	struct plt_slot *slots;
 	size_t nr_slots, cap_slots;
 	struct plt_found *found;
 	size_t nr_found, cap_found;
 	char *pool;
 	size_t pool_len, pool_cap;
+};
+
+/* what differs by machine: the relocation types that name a slot, the stubs' code */
+struct plt_machine {
+	uint32_t jump_slot, glob_dat, irelative;
+	/* adds each stub of a section's bytes @p at @addr that jumps through a named slot */
+	int (*scan)(struct plt_read *r, const uint8_t *p, size_t len, uint64_t addr,
+		    uint64_t entsize);
 };
 
 /* section @idx copied, its bytes charged (give them back with free_section()) */
@@ -85,8 +96,8 @@ static int slot_cmp(const void *a, const void *b)
 
 /*
  * The JUMP_SLOT and GLOB_DAT relocations of one SHT_RELA section, read
- * through a window: .rela.dyn of a big library is mostly R_X86_64_RELATIVE
- * entries, megabytes of them, none of which we keep.
+ * through a window: .rela.dyn of a big library is mostly RELATIVE entries,
+ * megabytes of them, none of which we keep.
  */
 static int read_relocs(struct plt_read *r, size_t idx)
 {
@@ -109,9 +120,9 @@ static int read_relocs(struct plt_read *r, size_t idx)
 			uint64_t sym = ELF64_R_SYM(win[i].r_info);
 
 			/* an IFUNC the dynamic linker resolves by calling the addend */
-			if (type == R_X86_64_IRELATIVE && !sym)
+			if (type == r->m->irelative && !sym)
 				sym = PLT_SYM_IFUNC;
-			else if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
+			else if ((type != r->m->jump_slot && type != r->m->glob_dat) || !sym)
 				continue;
 			ret = mem_budget__grow(r->b, (void **)&r->slots, &r->cap_slots,
 					       r->nr_slots + 1, sizeof(*r->slots), 256);
@@ -124,8 +135,30 @@ static int read_relocs(struct plt_read *r, size_t idx)
 	return ret;
 }
 
-/* the GOT slot the stub at @p (@len bytes, at address @addr) jumps through */
-static bool stub_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *got)
+static const struct plt_slot *find_slot(const struct plt_read *r, uint64_t got)
+{
+	struct plt_slot key = {.got = got};
+
+	return bsearch(&key, r->slots, r->nr_slots, sizeof(key), slot_cmp);
+}
+
+/* the stub [@start, @end) jumps through @got: kept if a relocation names that slot */
+static int add_stub(struct plt_read *r, uint64_t start, uint64_t end, uint64_t got)
+{
+	const struct plt_slot *s = find_slot(r, got);
+	int ret;
+
+	if (!s || r->nr_found >= ELF_PLT_MAX_STUBS)
+		return 0;
+	ret = mem_budget__grow(r->b, (void **)&r->found, &r->cap_found, r->nr_found + 1,
+			       sizeof(*r->found), 256);
+	if (!ret)
+		r->found[r->nr_found++] = (struct plt_found){start, end, s->sym, s->addend, 0};
+	return ret;
+}
+
+/* the GOT slot the x86-64 stub at @p (@len bytes, at address @addr) jumps through */
+static bool x86_stub_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *got)
 {
 	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
 	size_t at = 0;
@@ -143,19 +176,83 @@ static bool stub_slot(const uint8_t *p, size_t len, uint64_t addr, uint64_t *got
 	return true;
 }
 
-static const struct plt_slot *find_slot(const struct plt_read *r, uint64_t got)
+/* x86-64: entries of sh_entsize (8 or 16) bytes, each decoded as one stub */
+static int x86_scan(struct plt_read *r, const uint8_t *p, size_t len, uint64_t addr,
+		    uint64_t entsize)
 {
-	struct plt_slot key = {.got = got};
+	uint64_t ent = entsize == 8 || entsize == 16 ? entsize : 16, off, got;
+	int ret = 0;
 
-	return bsearch(&key, r->slots, r->nr_slots, sizeof(key), slot_cmp);
+	for (off = 0; off + ent <= len && !ret; off += ent)
+		if (x86_stub_slot(p + off, ent, addr + off, &got))
+			ret = add_stub(r, addr + off, addr + off + ent, got);
+	return ret;
 }
+
+#define A64_BTI_C 0xd503245fu
+/* adrp x16, PAGE; ldr x17, [x16, #OFF] (the stub's first two loads of its slot) */
+#define A64_IS_ADRP_X16(i)    (((i)&0x9f00001fu) == 0x90000010u)
+#define A64_IS_LDR_X17_X16(i) (((i)&0xffc003ffu) == 0xf9400211u)
+#define A64_STUB_MAX	      24 /* bti c, adrp, ldr, add, autia1716, br at most */
+
+static uint32_t a64_insn(const uint8_t *p)
+{
+	uint32_t i;
+
+	memcpy(&i, p, sizeof(i));
+	return i; /* AArch64 code is little-endian whatever the data's order */
+}
+
+/*
+ * AArch64: a stub is `adrp x16, PAGE(slot); ldr x17, [x16, #OFF(slot)];
+ * add x16, x16, #OFF; br x17` (16 bytes), after a `bti c` in BTI PLTs, with
+ * an authenticating instruction before the br in PAC ones (24 bytes).  The
+ * pair adrp/ldr is searched for at every instruction, so entry sizes need
+ * not be known; a stub ends where the next begins, 24 bytes at most.
+ * PLT0 loads a slot too (the resolver's), which no relocation names.
+ */
+static int a64_scan(struct plt_read *r, const uint8_t *p, size_t len, uint64_t addr,
+		    uint64_t entsize)
+{
+	uint64_t off, start, got, page, imm;
+	size_t first = r->nr_found, i;
+	uint32_t adrp, ldr;
+	int ret = 0;
+
+	for (off = 0; off + 8 <= len && !ret; off += 4) {
+		adrp = a64_insn(p + off);
+		ldr = a64_insn(p + off + 4);
+		if (!A64_IS_ADRP_X16(adrp) || !A64_IS_LDR_X17_X16(ldr))
+			continue;
+		/* immhi:immlo, a signed count of 4 KiB pages from the adrp's own page */
+		imm = ((uint64_t)((adrp >> 5) & 0x7ffff) << 2) | ((adrp >> 29) & 3);
+		if (imm & (1u << 20))
+			imm |= ~(uint64_t)0x1fffff;
+		page = ((addr + off) & ~(uint64_t)0xfff) + (imm << 12);
+		got = page + (uint64_t)((ldr >> 10) & 0xfff) * 8;
+		start = addr + off;
+		if (off >= 4 && a64_insn(p + off - 4) == A64_BTI_C)
+			start -= 4;
+		/* the stub before, named or not, ends where this one begins */
+		if (r->nr_found > first && r->found[r->nr_found - 1].end > start)
+			r->found[r->nr_found - 1].end = start;
+		ret = add_stub(r, start, start + A64_STUB_MAX, got);
+	}
+	for (i = first; i < r->nr_found; i++)
+		if (r->found[i].end > addr + len)
+			r->found[i].end = addr + len;
+	return ret;
+}
+
+static const struct plt_machine plt_x86_64 = {R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT,
+					      R_X86_64_IRELATIVE, x86_scan};
+static const struct plt_machine plt_aarch64 = {R_AARCH64_JUMP_SLOT, R_AARCH64_GLOB_DAT,
+					       R_AARCH64_IRELATIVE, a64_scan};
 
 /* the stubs of one .plt* section whose slots a relocation names */
 static int read_stubs(struct plt_read *r, size_t idx)
 {
 	const Elf64_Shdr *sh = elf_file__section(r->ef, idx);
-	uint64_t ent, off, got;
-	const struct plt_slot *s;
 	size_t len;
 	void *buf;
 	int ret;
@@ -166,21 +263,7 @@ static int read_stubs(struct plt_read *r, size_t idx)
 	ret = copy_section(r, idx, &buf, &len);
 	if (ret) /* a section we cannot read has no names */
 		return ret == -ENOMEM || ret == -E2BIG ? ret : 0;
-	ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
-	for (off = 0; off + ent <= len && !ret; off += ent) {
-		if (!stub_slot((const uint8_t *)buf + off, ent, sh->sh_addr + off, &got))
-			continue;
-		s = find_slot(r, got);
-		if (!s)
-			continue;
-		if (r->nr_found >= ELF_PLT_MAX_STUBS)
-			break;
-		ret = mem_budget__grow(r->b, (void **)&r->found, &r->cap_found, r->nr_found + 1,
-				       sizeof(*r->found), 256);
-		if (!ret)
-			r->found[r->nr_found++] = (struct plt_found){
-				sh->sh_addr + off, sh->sh_addr + off + ent, s->sym, s->addend, 0};
-	}
+	ret = r->m->scan(r, buf, len, sh->sh_addr, sh->sh_entsize);
 	free_section(r, buf, len);
 	return ret;
 }
@@ -316,7 +399,17 @@ int elf_plt__read(const struct elf_file *ef, struct mem_budget *b, struct elf_pl
 
 	memset(plt, 0, sizeof(*plt));
 	dynsym = elf_file__find_section_type(ef, SHT_DYNSYM);
-	if (elf_file__ehdr(ef)->e_machine != EM_X86_64 || !dynsym)
+	switch (elf_file__ehdr(ef)->e_machine) {
+	case EM_X86_64:
+		r.m = &plt_x86_64;
+		break;
+	case EM_AARCH64:
+		r.m = &plt_aarch64;
+		break;
+	default:
+		return 0;
+	}
+	if (!dynsym)
 		return 0;
 	for (i = 1; i < nr && !ret; i++) {
 		const Elf64_Shdr *sh = elf_file__section(ef, i);

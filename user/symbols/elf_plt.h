@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * elf_plt - names for the PLT stubs of an x86-64 ELF file, "NAME@plt" as
+ * elf_plt - names for the PLT stubs of an x86-64 or AArch64 ELF file, "NAME@plt" as
  * perf and objdump give them.  No symbol covers .plt, .plt.sec or .plt.got,
  * yet a program that calls its libraries through them is sampled there
  * (a few per cent of a Python process: libpython calls its own exports
@@ -15,6 +15,10 @@
  * jump rather than counting entries works for lazy .plt, IBT's .plt.sec and
  * .plt.got alike; a stub that is not such a jump (the lazy PLT0, IBT's
  * lazy .plt stubs) or whose slot has no named relocation is left unnamed.
+ * AArch64's stubs load their slot with `adrp x16; ldr x17, [x16, #off]`
+ * (R_AARCH64_JUMP_SLOT / GLOB_DAT / IRELATIVE name it), after a `bti c` in
+ * BTI PLTs, 16 or 24 bytes (PAC-PLT's autia1716): the pair is found at any
+ * instruction and a stub ends where the next begins.
  *
  * Hostile input: every section is copied within a cap and charged to the
  * caller's budget first; counts and addresses are checked; a malformed
