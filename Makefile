@@ -6,6 +6,8 @@
 CLANG ?= clang
 BPFTOOL ?= bpftool
 GO ?= go
+# AArch64 test fixtures (unit tests on any host): Debian's cross compiler
+A64_CC ?= aarch64-linux-gnu-gcc
 
 # ARCH: x86 or arm64; another than the host's cross-builds with Debian's cross
 # toolchain (gcc-aarch64-linux-gnu / gcc-x86-64-linux-gnu) and the target's

@@ -2,9 +2,10 @@
 /*
  * Native unwinding tables shared by the collector, which builds them from
  * .eh_frame / .debug_frame with libdw (user/unwind/), and the BPF sampler,
- * which walks user stacks with them (bpf/native_unwind.bpf.h).  x86-64 only:
- * the registers named here are the x86-64 ones (DWARF 6 = rbp, 7 = rsp,
- * 16 = return address).
+ * which walks user stacks with them (bpf/native_unwind.bpf.h).  The names
+ * are x86-64's (DWARF 6 = rbp, 7 = rsp, 16 = return address); on arm64
+ * "rsp" stands for sp (DWARF 31), "rbp" for the frame pointer x29 and the
+ * return address is x30's (the link register), found as enum unwind_ra says.
  *
  * A table belongs to one ELF file and is a sorted array of rows; a row says
  * "from this pc on (up to the next row's pc), unwind with rule R".  Rules
@@ -71,13 +72,29 @@ enum unwind_rbp {
 	UNWIND_RBP_MAX,
 };
 
+/*
+ * Where the caller's pc (the return address) is.  x86-64's is always at
+ * CFA - 8, where the call pushed it (0, so x86-64 rules are as they were);
+ * arm64's call leaves it in x30, which a prologue stores with the frame
+ * pointer.  A PAC-signed return address is stripped by the unwinder.
+ */
+enum unwind_ra {
+	UNWIND_RA_CFA_M8 = 0, /* at CFA - 8 (x86-64) */
+	UNWIND_RA_CFA,	      /* saved at CFA + ra_off (arm64, after the prologue) */
+	/* still in the link register (arm64: a leaf, a prologue before the store,
+	 * an epilogue after the load): only the sampled frame can be such */
+	UNWIND_RA_LR,
+	UNWIND_RA_MAX,
+};
+
 struct unwind_rule {
 	__u8 cmd;      /* enum unwind_cmd */
 	__u8 rbp;      /* enum unwind_rbp */
-	__u16 pad;     /* zero */
+	__u8 ra;       /* enum unwind_ra */
+	__u8 pad;      /* zero: rules are compared and hashed as bytes */
 	__s32 cfa_off; /* see enum unwind_cmd */
 	__s32 rbp_off; /* see enum unwind_rbp; UNWIND_CMD_PLT: the threshold */
-	__u32 pad2;    /* zero: rules are compared and hashed as bytes */
+	__s32 ra_off;  /* UNWIND_RA_CFA: the offset from the CFA; else zero */
 };
 
 _Static_assert(sizeof(struct unwind_rule) == 16, "unwind_rule ABI");

@@ -59,7 +59,7 @@ static void check_table(const struct unwind_table *t, const uint8_t *data, size_
 
 		check(r->cmd < UNWIND_CMD_MAX && r->cmd != UNWIND_CMD_FP &&
 		      r->rbp < UNWIND_RBP_MAX);
-		check(!r->pad && !r->pad2);
+		check(!r->pad && r->ra < UNWIND_RA_MAX && (r->ra == UNWIND_RA_CFA || !r->ra_off));
 		check(!i || memcmp(r, &t->rules[i - 1], sizeof(*r)) != 0);
 	}
 	for (i = 0; i < t->nr_rows; i++) {
@@ -103,6 +103,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ef = elf_file__open_mem(data, size);
 	if (!ef)
 		return 0;
+	/* AArch64 inputs are built with AArch64's rules, x86-64's with x86-64's */
+	if (elf_file__ehdr(ef)->e_machine == EM_AARCH64)
+		lim.machine = EM_AARCH64;
 	/* built in slices, as the unwinder builds: the file is needed only to start */
 	ret = unwind_build__start(ef, NULL, &lim, &b, err, sizeof(err));
 	elf_file__free(ef);

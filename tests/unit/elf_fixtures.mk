@@ -62,7 +62,6 @@ $(ELF_FIXTURE_DIR)/libelf_fixture_plt_ibt.so: tests/unit/fixtures/elf_fixture_pl
 
 # the same for AArch64 with Debian's cross compiler (make deps installs it):
 # lazy 16-byte stubs, and BTI + PAC-PLT's 24-byte ones (autia1716 before br)
-A64_CC ?= aarch64-linux-gnu-gcc
 ELF_FIXTURES_A64 := $(addprefix $(ELF_FIXTURE_DIR)/,libelf_fixture_plt_a64.so \
 	libelf_fixture_plt_a64_pac.so)
 ifneq ($(shell command -v $(A64_CC)),)

@@ -50,12 +50,15 @@
 #define FIX_BARE_NOCFI "unwind_bare_nocfi"
 #define FIX_MIXED      "unwind_mixed"
 #define FIX_MIXED_DBG  "unwind_mixed.debug"
+#define FIX_A64_OMITFP "unwind_a64_omitfp_pie"
+#define FIX_A64_FP     "unwind_a64_fp_nopie"
 #define MAX_EXPRS      4
 #define PATH_LEN       4096
 
 /* ---- fixtures and files */
 
-static void fixture_path(char *buf, const char *name)
+/* where fixture @name is; whether it is there */
+static bool fixture_where(char *buf, const char *name)
 {
 	const char *dir = getenv("FIXTURES_DIR");
 	const char *output = getenv("OUTPUT");
@@ -66,7 +69,12 @@ static void fixture_path(char *buf, const char *name)
 		snprintf(buf, PATH_LEN, "%s/fixtures/unwind/%s", output, name);
 	else
 		snprintf(buf, PATH_LEN, "build/fixtures/unwind/%s", name);
-	if (access(buf, R_OK) != 0)
+	return access(buf, R_OK) == 0;
+}
+
+static void fixture_path(char *buf, const char *name)
+{
+	if (!fixture_where(buf, name))
 		fail_msg("fixture %s missing: run make check (tests/unit/unwind_fixtures.mk)", buf);
 }
 
@@ -105,7 +113,10 @@ static int build_path(const char *path, const char *debug_path, struct unwind_ta
 	test_elf__open(&f, path);
 	if (debug_path)
 		test_elf__open(&d, debug_path);
-	ret = unwind_table__build(f.ef, debug_path ? d.ef : NULL, NULL, t, err, sizeof(err));
+	/* the file's machine: AArch64 fixtures are checked on x86-64 too */
+	struct unwind_table_limits lim = {.machine = elf_file__ehdr(f.ef)->e_machine};
+
+	ret = unwind_table__build(f.ef, debug_path ? d.ef : NULL, &lim, t, err, sizeof(err));
 	if (ret)
 		print_message("build %s: %d: %s\n", path, ret, err);
 	else
@@ -135,7 +146,9 @@ static void table_check_invariants(const struct unwind_table *t)
 
 		assert_true(r->cmd < UNWIND_CMD_MAX && r->rbp < UNWIND_RBP_MAX);
 		assert_int_equal(r->pad, 0);
-		assert_int_equal(r->pad2, 0);
+		assert_true(r->ra < UNWIND_RA_MAX);
+		if (r->ra != UNWIND_RA_CFA)
+			assert_int_equal(r->ra_off, 0);
 		if (i)
 			assert_int_not_equal(memcmp(r, &t->rules[i - 1], sizeof(*r)), 0);
 	}
@@ -174,6 +187,7 @@ struct rd_entry {
 	char rbp_expr[MAX_EXPRS][256];
 	int nr_rbp_expr;
 	bool rbp_undefined;
+	bool ra_undefined; /* AArch64: DW_CFA_undefined x30 (readelf's "u" is also unmentioned) */
 };
 
 struct rd_dump {
@@ -319,11 +333,12 @@ static void rd_load_interp(struct rd_dump *d, const char *path, const char *sect
 		for (i = 0; i < ncols && i + 1 < n; i++) {
 			char *dst = NULL;
 
+			/* AArch64's frame pointer and sp stand in rbp's and rsp's columns */
 			if (strcmp(cols[i], "CFA") == 0)
 				dst = r->cfa;
-			else if (strcmp(cols[i], "rbp") == 0)
+			else if (strcmp(cols[i], "rbp") == 0 || strcmp(cols[i], "x29") == 0)
 				dst = r->rbp;
-			else if (strcmp(cols[i], "rsp") == 0)
+			else if (strcmp(cols[i], "rsp") == 0 || strcmp(cols[i], "sp") == 0)
 				dst = r->rsp;
 			else if (strcmp(cols[i], "ra") == 0)
 				dst = r->ra;
@@ -412,6 +427,10 @@ static void rd_load_raw(struct rd_dump *d, const char *path, const char *section
 			add_expr(cur->rbp_expr, &cur->nr_rbp_expr, body);
 		else if (strncmp(s, "DW_CFA_undefined: r6 (rbp)", 26) == 0)
 			cur->rbp_undefined = true;
+		else if (strncmp(s, "DW_CFA_undefined: r29 (x29)", 27) == 0)
+			cur->rbp_undefined = true;
+		else if (strncmp(s, "DW_CFA_undefined: r30 (x30)", 27) == 0)
+			cur->ra_undefined = true;
 	}
 	readelf_close(f);
 }
@@ -513,13 +532,57 @@ static struct unwind_rule expect_rule(bool signal, const struct rd_row *row, con
 	return r;
 }
 
+/*
+ * AArch64's rule for readelf's @row: CFA sp+N or x29+N; x29 unchanged or at
+ * c-N; the return address (x30, "ra") at c-N, still in x30 ("u": unmentioned)
+ * or undefined (@ra_undef: the end).
+ */
+static struct unwind_rule expect_rule_a64(const struct rd_row *row, bool rbp_undef, bool ra_undef)
+{
+	struct unwind_rule r = {}, unsup = {.cmd = UNWIND_CMD_UNSUPPORTED};
+	int32_t off;
+
+	if (strcmp(row->ra, "u") == 0 && ra_undef) {
+		r.cmd = UNWIND_CMD_END;
+		return r;
+	}
+	if (!row->ra[0] || strcmp(row->ra, "u") == 0 || strcmp(row->ra, "s") == 0) {
+		r.ra = UNWIND_RA_LR;
+	} else if (value_off(row->ra, "c", &off)) {
+		r.ra = UNWIND_RA_CFA;
+		r.ra_off = off;
+	} else {
+		return unsup;
+	}
+	if (row->rsp[0] && strcmp(row->rsp, "u") != 0)
+		return unsup;
+	if (value_off(row->cfa, "sp", &off))
+		r.cmd = UNWIND_CMD_CFA_RSP;
+	else if (value_off(row->cfa, "x29", &off))
+		r.cmd = UNWIND_CMD_CFA_RBP;
+	else
+		return unsup;
+	r.cfa_off = off;
+	if (!row->rbp[0] || strcmp(row->rbp, "u") == 0 || strcmp(row->rbp, "s") == 0) {
+		r.rbp = rbp_undef && strcmp(row->rbp, "u") == 0 ? UNWIND_RBP_UNDEFINED
+								: UNWIND_RBP_SAME;
+	} else if (value_off(row->rbp, "c", &off)) {
+		r.rbp = UNWIND_RBP_CFA;
+		r.rbp_off = off;
+	} else {
+		return unsup;
+	}
+	return r;
+}
+
 /* does @got match the row under one reading of its "exp" and "u" values? */
 static bool row_matches(const struct rd_entry *fde, const struct rd_entry *cie,
-			const struct rd_row *row, const struct unwind_rule *got)
+			const struct rd_row *row, const struct unwind_rule *got, bool a64)
 {
 	const char *cfa_exprs[2 * MAX_EXPRS + 1] = {NULL}, *rbp_exprs[2 * MAX_EXPRS + 1] = {NULL};
 	int nc = 0, nr = 0, i;
 	bool undef = fde->rbp_undefined || cie->rbp_undefined;
+	bool ra_undef = fde->ra_undefined || cie->ra_undefined;
 
 	for (i = 0; i < fde->nr_cfa_expr; i++)
 		cfa_exprs[nc++] = fde->cfa_expr[i];
@@ -531,6 +594,15 @@ static bool row_matches(const struct rd_entry *fde, const struct rd_entry *cie,
 		rbp_exprs[nr++] = cie->rbp_expr[i];
 	nc = nc ? nc : 1;
 	nr = nr ? nr : 1;
+	for (int u = 0; a64 && u <= (int)undef; u++)
+		for (int v = 0; v <= (int)ra_undef; v++) {
+			struct unwind_rule want = expect_rule_a64(row, u, v);
+
+			if (memcmp(&want, got, sizeof(want)) == 0)
+				return true;
+		}
+	if (a64)
+		return false;
 	for (int c = 0; c < nc; c++)
 		for (int b = 0; b < nr; b++)
 			for (int u = 0; u <= (int)undef; u++) {
@@ -561,7 +633,12 @@ static size_t check_against_readelf(const struct unwind_table *t, const char *pa
 	uint64_t(*ranges)[2];
 	size_t i, checked = 0, nr_fdes = 0;
 	struct rd_dump d;
+	struct test_elf f;
+	bool a64;
 
+	test_elf__open(&f, path);
+	a64 = elf_file__ehdr(f.ef)->e_machine == EM_AARCH64;
+	test_elf__close(&f);
 	rd_load(&d, path, section);
 	ranges = calloc(d.nr, sizeof(*ranges));
 	assert_non_null(ranges);
@@ -594,8 +671,8 @@ static size_t check_against_readelf(const struct unwind_table *t, const char *pa
 				continue;
 			first = unwind_table__find(t, a);
 			last = unwind_table__find(t, b - 1);
-			if (!row_matches(fde, cie, &rows[k], first) ||
-			    !row_matches(fde, cie, &rows[k], last))
+			if (!row_matches(fde, cie, &rows[k], first, a64) ||
+			    !row_matches(fde, cie, &rows[k], last, a64))
 				fail_msg(
 					"%s: FDE %#" PRIx64 " row [%#" PRIx64 ",%#" PRIx64
 					") CFA %s rbp %s ra %s: got %s cfa %d rbp %u/%d, at end %s",
@@ -728,6 +805,32 @@ static void unwind_table__build__libc__matches_readelf(void **state)
 	check_file(LIBC_PATH, ".eh_frame", &t);
 	assert_int_equal(t->stats.cmd_rows[UNWIND_CMD_SIGNAL], 1); /* __restore_rt */
 	unwind_table__free(t);
+}
+
+/* AArch64 fixtures (Debian's cross compiler) and arm64 glibc, built on any host */
+static void unwind_table__build__aarch64__matches_readelf(void **state)
+{
+	static const char *const a64_libc = "/usr/lib/aarch64-linux-gnu/libc.so.6";
+	struct unwind_table *t;
+	char path[PATH_LEN];
+
+	(void)state;
+	if (!fixture_where(path, FIX_A64_OMITFP)) {
+		print_message("SKIP: no %s (make deps installs gcc-aarch64-linux-gnu)\n", path);
+		skip();
+	}
+	check_file(path, ".eh_frame", &t);
+	assert_true(t->stats.cmd_rows[UNWIND_CMD_END] >= 1);	 /* _start: x30 undefined */
+	assert_true(t->stats.cmd_rows[UNWIND_CMD_CFA_RSP] >= 1); /* sp + N, x30 saved */
+	unwind_table__free(t);
+	fixture_path(path, FIX_A64_FP);
+	check_file(path, ".eh_frame", &t);
+	assert_true(t->stats.cmd_rows[UNWIND_CMD_CFA_RBP] >= 1); /* x29 + N: uses_alloca */
+	unwind_table__free(t);
+	if (access(a64_libc, R_OK) == 0) {
+		check_file(a64_libc, ".eh_frame", &t);
+		unwind_table__free(t);
+	}
 }
 
 /* any files in $UNWIND_TEST_FILES (colon-separated), e.g. a large library */
@@ -1692,6 +1795,7 @@ int main(void)
 		cmocka_unit_test(unwind_table__build__fp_nopie__matches_readelf),
 		cmocka_unit_test(unwind_table__build__shared_lib__matches_readelf),
 		cmocka_unit_test(unwind_table__build__libc__matches_readelf),
+		cmocka_unit_test(unwind_table__build__aarch64__matches_readelf),
 		cmocka_unit_test(unwind_table__build__extra_files__match_readelf),
 		cmocka_unit_test(unwind_table__find__lazy_plt__plt_rule),
 		cmocka_unit_test(unwind_table__find__realigned_function__rbp_deref),

@@ -18,6 +18,19 @@ STRIP ?= strip
 
 UNIT_EXTRA += $(UNWIND_FIXTURES)
 
+# the same program for AArch64 (A64_CC, tests/unit/elf_fixtures.mk), where it is installed
+UNWIND_FIXTURES_A64 := $(addprefix $(UNWIND_FIXTURE_DIR)/,unwind_a64_omitfp_pie unwind_a64_fp_nopie)
+ifneq ($(shell command -v $(A64_CC)),)
+UNIT_EXTRA += $(UNWIND_FIXTURES_A64)
+endif
+$(UNWIND_FIXTURE_DIR)/unwind_a64_omitfp_pie: tests/unit/fixtures/unwind_fixture.c | $(UNWIND_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(A64_CC) $(UNWIND_FIXTURE_CFLAGS) -fomit-frame-pointer -fPIE -pie $< -o $@
+
+$(UNWIND_FIXTURE_DIR)/unwind_a64_fp_nopie: tests/unit/fixtures/unwind_fixture.c | $(UNWIND_FIXTURE_DIR)
+	$(call msg,FIXTURE,$@)
+	$(Q)$(A64_CC) $(UNWIND_FIXTURE_CFLAGS) -fno-omit-frame-pointer -fno-pie -no-pie $< -o $@
+
 $(UNWIND_FIXTURE_DIR)/unwind_omitfp_pie: tests/unit/fixtures/unwind_fixture.c | $(UNWIND_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(UNWIND_FIXTURE_CFLAGS) -fomit-frame-pointer -fPIE -pie $< -o $@

@@ -5,14 +5,18 @@
  * can follow, or the reason it cannot.
  */
 #include <dwarf.h>
+#include <elf.h>
 #include <string.h>
 
 #include "unwind/cfi_rules.h"
 
-/* x86-64 DWARF register numbers */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RA	16
+/* a machine's DWARF register numbers: frame pointer, stack pointer, return address */
+struct cfi_regs {
+	unsigned int fp, sp, ra;
+};
+
+static const struct cfi_regs regs_x86_64 = {6, 7, 16};	  /* rbp, rsp, the return address column */
+static const struct cfi_regs regs_aarch64 = {29, 31, 30}; /* x29, sp, x30 (the link register) */
 
 static bool op_is_breg(const Dwarf_Op *op, unsigned int reg, int64_t *off)
 {
@@ -69,14 +73,15 @@ static bool cfa_is_plt(const Dwarf_Op *ops, size_t n, int64_t *off, uint64_t *th
 	int64_t rip_off;
 	uint64_t mask, shift;
 
-	return n == 9 && op_is_breg(&ops[0], REG_RSP, off) &&
-	       op_is_breg(&ops[1], REG_RA, &rip_off) && rip_off == 0 && op_const(&ops[2], &mask) &&
-	       mask == 15 && ops[3].atom == DW_OP_and && op_const(&ops[4], thresh) &&
-	       *thresh <= 16 && ops[5].atom == DW_OP_ge && op_const(&ops[6], &shift) &&
-	       shift == 3 && ops[7].atom == DW_OP_shl && ops[8].atom == DW_OP_plus;
+	return n == 9 && op_is_breg(&ops[0], regs_x86_64.sp, off) &&
+	       op_is_breg(&ops[1], regs_x86_64.ra, &rip_off) && rip_off == 0 &&
+	       op_const(&ops[2], &mask) && mask == 15 && ops[3].atom == DW_OP_and &&
+	       op_const(&ops[4], thresh) && *thresh <= 16 && ops[5].atom == DW_OP_ge &&
+	       op_const(&ops[6], &shift) && shift == 3 && ops[7].atom == DW_OP_shl &&
+	       ops[8].atom == DW_OP_plus;
 }
 
-static enum unwind_unsup rule_cfa(Dwarf_Frame *fr, struct unwind_rule *r)
+static enum unwind_unsup rule_cfa(Dwarf_Frame *fr, const struct cfi_regs *rg, struct unwind_rule *r)
 {
 	uint64_t thresh;
 	Dwarf_Op *ops;
@@ -88,16 +93,16 @@ static enum unwind_unsup rule_cfa(Dwarf_Frame *fr, struct unwind_rule *r)
 	if (!n)
 		return UNWIND_UNSUP_CFA_UNDEF;
 	/* DW_CFA_def_cfa gives DW_OP_bregx reg off; an expression DW_OP_bregN */
-	if (n == 1 && op_is_breg(&ops[0], REG_RSP, &off)) {
+	if (n == 1 && op_is_breg(&ops[0], rg->sp, &off)) {
 		r->cmd = UNWIND_CMD_CFA_RSP;
-	} else if (n == 1 && op_is_breg(&ops[0], REG_RBP, &off)) {
+	} else if (n == 1 && op_is_breg(&ops[0], rg->fp, &off)) {
 		r->cmd = UNWIND_CMD_CFA_RBP;
 	} else if (n == 1 && (ops[0].atom == DW_OP_bregx ||
 			      (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31))) {
 		return UNWIND_UNSUP_CFA_REG;
-	} else if (n == 2 && op_is_breg(&ops[0], REG_RBP, &off) && ops[1].atom == DW_OP_deref) {
+	} else if (n == 2 && op_is_breg(&ops[0], rg->fp, &off) && ops[1].atom == DW_OP_deref) {
 		r->cmd = UNWIND_CMD_CFA_RBP_DEREF;
-	} else if (cfa_is_plt(ops, n, &off, &thresh)) {
+	} else if (rg == &regs_x86_64 && cfa_is_plt(ops, n, &off, &thresh)) {
 		r->cmd = UNWIND_CMD_PLT;
 		r->rbp_off = (int32_t)thresh;
 	} else {
@@ -133,13 +138,13 @@ static bool ops_cfa_plus(const Dwarf_Op *ops, size_t n, int64_t *off)
  * (DW_CFA_register, val_offset, other expressions) makes the row
  * UNSUPPORTED: the unwinder could not find the caller's rbp.
  */
-static enum unwind_unsup rule_rbp(Dwarf_Frame *fr, struct unwind_rule *r)
+static enum unwind_unsup rule_rbp(Dwarf_Frame *fr, const struct cfi_regs *rg, struct unwind_rule *r)
 {
 	Dwarf_Op mem[3], *ops;
 	int64_t off;
 	size_t n;
 
-	if (dwarf_frame_register(fr, REG_RBP, mem, &ops, &n) != 0)
+	if (dwarf_frame_register(fr, rg->fp, mem, &ops, &n) != 0)
 		return UNWIND_UNSUP_LIBDW;
 	if (!ops) {
 		r->rbp = UNWIND_RBP_SAME;
@@ -151,8 +156,7 @@ static enum unwind_unsup rule_rbp(Dwarf_Frame *fr, struct unwind_rule *r)
 	}
 	if (ops_cfa_plus(ops, n, &off))
 		r->rbp = UNWIND_RBP_CFA;
-	else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-		 op_is_breg(&ops[1], REG_RBP, &off))
+	else if (n == 2 && ops[0].atom == DW_OP_call_frame_cfa && op_is_breg(&ops[1], rg->fp, &off))
 		r->rbp = UNWIND_RBP_RBP;
 	else
 		return UNWIND_UNSUP_RBP;
@@ -162,52 +166,81 @@ static enum unwind_unsup rule_rbp(Dwarf_Frame *fr, struct unwind_rule *r)
 	return UNWIND_UNSUP_MAX;
 }
 
+/*
+ * The return address.  x86-64: saved at CFA - 8 (the call pushed it), or
+ * undefined (the end).  arm64: x30 saved at CFA + off (DW_CFA_offset), still
+ * in x30 (unmentioned or same_value: a leaf, a prologue before the store),
+ * or undefined (_start, a thread's entry: the end).
+ */
+static enum unwind_unsup rule_ra(Dwarf_Frame *fr, const struct cfi_regs *rg, struct unwind_rule *r)
+{
+	Dwarf_Op mem[3], *ops;
+	int64_t off;
+	size_t n;
+
+	if (dwarf_frame_register(fr, rg->ra, mem, &ops, &n) != 0)
+		return UNWIND_UNSUP_LIBDW;
+	if (ops && !n) {
+		r->cmd = UNWIND_CMD_END;
+		return UNWIND_UNSUP_MAX;
+	}
+	if (rg == &regs_x86_64)
+		return ops_cfa_plus(ops, n, &off) && n == 2 && off == -8 ? UNWIND_UNSUP_MAX
+									 : UNWIND_UNSUP_RA;
+	if (!ops) {
+		r->ra = UNWIND_RA_LR;
+		return UNWIND_UNSUP_MAX;
+	}
+	if (!ops_cfa_plus(ops, n, &off))
+		return UNWIND_UNSUP_RA;
+	if (!fits_s32(off))
+		return UNWIND_UNSUP_OFFSET;
+	r->ra = UNWIND_RA_CFA;
+	r->ra_off = (int32_t)off;
+	return UNWIND_UNSUP_MAX;
+}
+
 static enum unwind_unsup rule_translate(Dwarf_Frame *fr, int ra_reg, bool signal,
-					struct unwind_rule *r)
+					const struct cfi_regs *rg, struct unwind_rule *r)
 {
 	Dwarf_Op mem[3], *ops;
 	enum unwind_unsup why;
-	int64_t off;
 	size_t n;
 
 	if (signal) {
 		r->cmd = UNWIND_CMD_SIGNAL;
 		return UNWIND_UNSUP_MAX;
 	}
-	if (ra_reg != REG_RA)
+	if (ra_reg < 0 || (unsigned int)ra_reg != rg->ra)
 		return UNWIND_UNSUP_RA;
-	if (dwarf_frame_register(fr, REG_RA, mem, &ops, &n) != 0)
-		return UNWIND_UNSUP_LIBDW;
-	if (ops && !n) {
-		r->cmd = UNWIND_CMD_END;
-		return UNWIND_UNSUP_MAX;
-	}
-	if (!ops_cfa_plus(ops, n, &off) || n != 2 || off != -8)
-		return UNWIND_UNSUP_RA;
-	/* libdw's x86-64 ABI rules: rsp = CFA (DW_CFA_val_offset rsp, 0) */
-	if (dwarf_frame_register(fr, REG_RSP, mem, &ops, &n) != 0)
+	why = rule_ra(fr, rg, r);
+	if (why != UNWIND_UNSUP_MAX || r->cmd == UNWIND_CMD_END)
+		return why;
+	/* libdw's ABI rules: the caller's sp is the CFA (DW_CFA_val_offset sp, 0) */
+	if (dwarf_frame_register(fr, rg->sp, mem, &ops, &n) != 0)
 		return UNWIND_UNSUP_LIBDW;
 	if (!(ops && n == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
 	      ops[1].atom == DW_OP_stack_value))
 		return UNWIND_UNSUP_RSP;
 
-	why = rule_cfa(fr, r);
+	why = rule_cfa(fr, rg, r);
 	if (why != UNWIND_UNSUP_MAX)
 		return why;
-	why = rule_rbp(fr, r);
+	why = rule_rbp(fr, rg, r);
 	/* the PLT command keeps its threshold in rbp_off: rbp must be unchanged */
 	if (why == UNWIND_UNSUP_MAX && r->cmd == UNWIND_CMD_PLT && r->rbp != UNWIND_RBP_SAME)
 		why = UNWIND_UNSUP_RBP;
 	return why;
 }
 
-enum unwind_unsup cfi_rule_from_frame(Dwarf_Frame *fr, int ra_reg, bool signal,
+enum unwind_unsup cfi_rule_from_frame(Dwarf_Frame *fr, int ra_reg, bool signal, uint16_t machine,
 				      struct unwind_rule *r)
 {
+	const struct cfi_regs *rg = machine == EM_AARCH64 ? &regs_aarch64 : &regs_x86_64;
 	enum unwind_unsup why;
 
 	memset(r, 0, sizeof(*r));
-	why = rule_translate(fr, ra_reg, signal, r);
+	why = rule_translate(fr, ra_reg, signal, rg, r);
 	if (why != UNWIND_UNSUP_MAX) {
 		memset(r, 0, sizeof(*r));
 		r->cmd = UNWIND_CMD_UNSUPPORTED;

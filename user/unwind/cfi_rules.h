@@ -25,10 +25,11 @@
  * @fr: dwarf_cfi_addrframe()'s frame
  * @ra_reg: its return address register (dwarf_frame_info())
  * @signal: its CIE has the 'S' augmentation (a signal trampoline)
+ * @machine: the file's ELF machine: EM_AARCH64's registers, else x86-64's
  * Return: UNWIND_UNSUP_MAX when the row is expressible, else why it is not
  * (@r is then UNSUPPORTED, all other fields zero).
  */
-enum unwind_unsup cfi_rule_from_frame(Dwarf_Frame *fr, int ra_reg, bool signal,
+enum unwind_unsup cfi_rule_from_frame(Dwarf_Frame *fr, int ra_reg, bool signal, uint16_t machine,
 				      struct unwind_rule *r);
 
 #endif /* CTXPROF_CFI_RULES_H */

@@ -29,9 +29,10 @@ static size_t image_size(size_t len, size_t *off_str, size_t *off_sh)
 /*
  * Allocate the private image: ELF header, the section's @len bytes at
  * offset 64 then CFI_SECTION_PAD zeros, .shstrtab, three section headers.
- * The caller fills the section's bytes.
+ * The caller fills the section's bytes.  The @machine is the file's, so that
+ * libdw applies that ABI's initial rules.
  */
-static int cfi_src__alloc(struct cfi_src *src, size_t len)
+static int cfi_src__alloc(struct cfi_src *src, size_t len, uint16_t machine)
 {
 	size_t off_str, off_sh;
 	Elf64_Shdr *sh;
@@ -44,7 +45,7 @@ static int cfi_src__alloc(struct cfi_src *src, size_t len)
 	eh = (Elf64_Ehdr *)src->image;
 	memcpy(eh->e_ident, elf64_lsb_ident, sizeof(elf64_lsb_ident));
 	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
+	eh->e_machine = machine;
 	eh->e_version = EV_CURRENT;
 	eh->e_shoff = off_sh;
 	eh->e_ehsize = sizeof(*eh);
@@ -122,7 +123,7 @@ int cfi_src__load(struct cfi_src *src, const struct elf_file *ef, bool eh, struc
 			(unsigned long)len);
 		return -E2BIG;
 	}
-	ret = cfi_src__alloc(src, len);
+	ret = cfi_src__alloc(src, len, elf_file__ehdr(ef)->e_machine);
 	if (!ret)
 		ret = elf_file__section_read(ef, idx, src->image + sizeof(Elf64_Ehdr), len);
 	if (ret) {

@@ -8,6 +8,7 @@
 #ifndef CTXPROF_UNWIND_TABLE_TYPES_H
 #define CTXPROF_UNWIND_TABLE_TYPES_H
 
+#include <elf.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,11 +40,21 @@ struct elf_file;
 #define UNWIND_TABLE_MEMORY (128u << 20)	    /* bytes one build holds at once */
 
 /* What a build may spend; a zero field takes its default. */
+/* the collector's own machine: the tables its BPF unwinder walks */
+#if defined(__aarch64__)
+#define UNWIND_HOST_MACHINE EM_AARCH64
+#else
+#define UNWIND_HOST_MACHINE EM_X86_64
+#endif
+
 struct unwind_table_limits {
 	uint64_t cpu_ns; /* the thread's CPU time the build may take (-ETIME past it) */
 	size_t memory;	 /* bytes it may hold at once (-E2BIG past them) */
 	/* when it becomes true the build stops (-ECANCELED) within one libdw call */
 	const atomic_bool *cancel;
+	/* the ELF machine whose files it builds (EM_X86_64, EM_AARCH64); 0: the
+	 * collector's own (tables of another machine serve tests, not a walk) */
+	uint16_t machine;
 };
 
 /* Why a libdw row became UNWIND_CMD_UNSUPPORTED. */
@@ -51,7 +62,7 @@ enum unwind_unsup {
 	UNWIND_UNSUP_CFA_REG = 0, /* CFA = some register other than rsp/rbp + offset */
 	UNWIND_UNSUP_CFA_EXPR,	  /* CFA expression other than the PLT or realignment ones */
 	UNWIND_UNSUP_CFA_UNDEF,	  /* no CFA rule at all */
-	UNWIND_UNSUP_RA,	  /* return address not saved at CFA - 8 */
+	UNWIND_UNSUP_RA,	  /* return address not where enum unwind_ra can find it */
 	UNWIND_UNSUP_RSP,	  /* caller's rsp is not the CFA */
 	UNWIND_UNSUP_RBP,	  /* rbp rule not one of enum unwind_rbp */
 	UNWIND_UNSUP_OFFSET,	  /* an offset does not fit 32 bits */

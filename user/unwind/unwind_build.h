@@ -42,6 +42,7 @@ struct gopclntab;
 struct unwind_build {
 	char *err;
 	size_t err_len;
+	uint16_t machine;   /* the file's: EM_X86_64 or EM_AARCH64 */
 	uint64_t cpu_limit; /* ns of the thread's CPU clock */
 	const atomic_bool *cancel;
 	struct mem_budget mem;

@@ -150,6 +150,7 @@ int unwind_build__start(const struct elf_file *elf, const struct elf_file *debug
 {
 	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct unwind_build *b;
+	uint16_t machine;
 	int ret;
 
 	*out = NULL;
@@ -159,10 +160,15 @@ int unwind_build__start(const struct elf_file *elf, const struct elf_file *debug
 		set_err(err, err_len, "no file");
 		return -EINVAL;
 	}
-	if (elf_file__ehdr(elf)->e_machine != EM_X86_64 ||
-	    (debug && elf_file__ehdr(debug)->e_machine != EM_X86_64)) {
-		set_err(err, err_len, "%snot an x86-64 ELF file",
-			elf_file__ehdr(elf)->e_machine == EM_X86_64 ? "debug file: " : "");
+	machine = lim && lim->machine ? lim->machine : UNWIND_HOST_MACHINE;
+	if (elf_file__ehdr(elf)->e_machine != machine ||
+	    (debug && elf_file__ehdr(debug)->e_machine != machine)) {
+		set_err(err, err_len, "%snot an ELF file of machine %u",
+			elf_file__ehdr(elf)->e_machine == machine ? "debug file: " : "", machine);
+		return -ENOTSUP;
+	}
+	if (machine != EM_X86_64 && machine != EM_AARCH64) {
+		set_err(err, err_len, "machine %u: only x86-64 and AArch64 tables", machine);
 		return -ENOTSUP;
 	}
 	b = calloc(1, sizeof(*b));
@@ -172,6 +178,7 @@ int unwind_build__start(const struct elf_file *elf, const struct elf_file *debug
 	}
 	b->err = err;
 	b->err_len = err_len;
+	b->machine = machine;
 	b->cpu_limit = lim && lim->cpu_ns ? lim->cpu_ns : UNWIND_TABLE_CPU_NS;
 	b->mem.limit = lim && lim->memory ? lim->memory : UNWIND_TABLE_MEMORY;
 	b->cancel = lim ? lim->cancel : NULL;

@@ -180,7 +180,7 @@ static int walk_fde(struct unwind_build *b, const struct fde_range *f, struct wa
 			return emit_unsup(b, addr, UNWIND_UNSUP_LIBDW);
 		}
 		b->stats.libdw_rows++;
-		why = cfi_rule_from_frame(fr, ra_reg, signal, &rule);
+		why = cfi_rule_from_frame(fr, ra_reg, signal, b->machine, &rule);
 		free(fr);
 		if (why != UNWIND_UNSUP_MAX)
 			b->stats.unsup[why]++;
