@@ -5,7 +5,8 @@
  * the summary says it with and the summary line it is on, its unit, and
  * where its value is in a struct counter_values.  The summary at exit
  * (report.c) and the /metrics snapshot (metrics_feed.c) are both produced
- * from this one table (counters.c), so a counter added there shows in both;
+ * (counters_output.c) from this one table (counters.c), so a counter added
+ * there shows in both;
  * tests/unit/test_counters.c checks that every description appears in both
  * and that promtool accepts the page.
  *
@@ -212,6 +213,8 @@ struct counter_desc {
 /* the table: every counter the summary and /metrics show */
 extern const struct counter_desc counter_descs[];
 extern const unsigned int nr_counter_descs;
+/* the family of samples dropped, by reason */
+extern const struct metrics_family *const counters_dropped_family;
 
 /**
  * counters__read() - every counter of @c's modules into @v (the sampler's
