@@ -127,7 +127,7 @@ struct counter_values {
 	double last_export_seconds; /* how long it took */
 };
 
-/* the summary's lines, in order (titles in counters.c) */
+/* the summary's lines, in order (titles in counters_output.c) */
 enum counter_section {
 	COUNTERS_SAMPLES,
 	COUNTERS_DROPS,
