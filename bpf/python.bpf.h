@@ -82,6 +82,7 @@ struct python_walk {
 	__u32 i, p, out, in_group;
 	__u32 end;	/* enum python_walk_end */
 	__u32 unplaced; /* Python frames placed past the native ones */
+	__u32 shims;	/* entry shim frames skipped (PYTHON_WALK_SHIM_NONE) */
 	__u32 truncated;
 };
 
@@ -175,6 +176,15 @@ static long py_frame_step(__u32 i, void *ctx)
 		return 1;
 	}
 	code = py_u64(w->frame, pp->frame_code, PYTHON_FRAME_READ);
+	if (pp->walk & PYTHON_WALK_TAGGED)
+		code &= ~PYTHON_TAG_MASK;
+	if ((pp->walk & PYTHON_WALK_SHIM_NONE) && code == pp->none_obj) {
+		/* a C call's entry shim: the frame before it began that call */
+		if (n > 0)
+			w->entry[(n - 1) & (PYTHON_MAX_FRAMES - 1)] = 1;
+		w->shims++;
+		goto next;
+	}
 	if (!code || bpf_probe_read_user(w->code, sizeof(w->code), (const void *)code)) {
 		w->end = PYTHON_END_READ_ERR;
 		return 1;
@@ -201,16 +211,21 @@ static long py_frame_step(__u32 i, void *ctx)
 			<< PYTHON_INSTR_BITS |
 		instr;
 	w->entry[n & (PYTHON_MAX_FRAMES - 1)] =
-		pp->frame_is_entry < PYTHON_FRAME_READ ? w->frame[pp->frame_is_entry & 0x7f] : 0;
+		(pp->walk & PYTHON_WALK_IS_ENTRY) && pp->frame_is_entry < PYTHON_FRAME_READ
+			? w->frame[pp->frame_is_entry & 0x7f]
+			: 0;
 	w->np = n + 1;
+next:
 	prev = py_u64(w->frame, pp->frame_previous, PYTHON_FRAME_READ);
 	if (!prev) {
 		w->end = PYTHON_END_DONE;
 		return 1;
 	}
-	w->seen[n & (PYTHON_LOOP_SEEN - 1)] = w->cur;
+	/* shims count in the loop check as frames do */
+	k = w->np + w->shims - 1;
+	w->seen[k & (PYTHON_LOOP_SEEN - 1)] = w->cur;
 	for (k = 0; k < PYTHON_LOOP_SEEN; k++) {
-		if (k <= n && w->seen[k] == prev) {
+		if (k < w->np + w->shims && w->seen[k] == prev) {
 			w->end = PYTHON_END_LOOP;
 			return 1;
 		}
@@ -227,7 +242,9 @@ static __always_inline bool py_is_eval(const struct python_walk *w, __u32 i, __u
 	/* a return address is one past its call: look up the call */
 	if (i > 0 && !(word & SAMPLE_FRAME_EXACT) && pc)
 		pc--;
-	return pc >= w->proc.eval_start && pc < w->proc.eval_end;
+	return (pc >= w->proc.eval_start[0] && pc < w->proc.eval_end[0]) ||
+	       (pc >= w->proc.eval_start[1] && pc < w->proc.eval_end[1]) ||
+	       (pc >= w->proc.eval_start[2] && pc < w->proc.eval_end[2]);
 }
 
 static __always_inline bool py_put(struct sample_record *rec, struct python_walk *w, __u64 v)
@@ -332,6 +349,7 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	struct python_walk *w = scratch_py();
 	const struct python_proc_ref *pp;
 	__u64 tstate, cframe = 0;
+	int err;
 	__u32 ppid;
 
 	if (!w || nk > SAMPLER_MAX_KSTACK || nu > SAMPLER_MAX_USTACK)
@@ -358,11 +376,18 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 		return nu;
 	}
 	w->cur = 0;
-	if (bpf_probe_read_user(&cframe, sizeof(cframe),
-				(const void *)(tstate + w->proc.tstate_cframe)) ||
-	    (cframe &&
-	     bpf_probe_read_user(&w->cur, sizeof(w->cur),
-				 (const void *)(cframe + w->proc.cframe_current_frame)))) {
+	if (w->proc.walk & PYTHON_WALK_CFRAME) {
+		err = bpf_probe_read_user(&cframe, sizeof(cframe),
+					  (const void *)(tstate + w->proc.tstate_frame));
+		if (!err && cframe)
+			err = bpf_probe_read_user(
+				&w->cur, sizeof(w->cur),
+				(const void *)(cframe + w->proc.cframe_current_frame));
+	} else {
+		err = bpf_probe_read_user(&w->cur, sizeof(w->cur),
+					  (const void *)(tstate + w->proc.tstate_frame));
+	}
+	if (err) {
 		inc_stat(SAMPLER_STAT_PY_READ_ERR);
 		return nu;
 	}
@@ -371,8 +396,12 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 		return nu;
 	}
 	w->np = 0;
+	w->shims = 0;
 	w->end = PYTHON_END_RUNNING;
-	bpf_loop(PYTHON_MAX_FRAMES + 1, py_frame_step, NULL, 0);
+	/* room for a shim after each frame (3.13 on), and the end */
+	bpf_loop(2 * PYTHON_MAX_FRAMES + 2, py_frame_step, NULL, 0);
+	if (w->end == PYTHON_END_RUNNING)
+		w->end = PYTHON_END_FULL;
 	if (w->end == PYTHON_END_READ_ERR)
 		inc_stat(SAMPLER_STAT_PY_READ_ERR);
 	else if (w->end == PYTHON_END_BAD_CODE)

@@ -14,7 +14,7 @@
 	X(threads_head)                                                                            \
 	X(tstate_next)                                                                             \
 	X(tstate_native_thread_id)                                                                 \
-	X(tstate_cframe)                                                                           \
+	X(tstate_frame)                                                                            \
 	X(cframe_current_frame)                                                                    \
 	X(frame_code)                                                                              \
 	X(frame_previous)                                                                          \

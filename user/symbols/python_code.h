@@ -38,6 +38,9 @@
 #define PYTHON_CODE_MAX_NAME	  1024	      /* code points of a qualified name */
 #define PYTHON_CODE_MAX_FILENAME  4096	      /* code points of a file name (PATH_MAX) */
 #define PYTHON_CODE_MAX_LINETABLE (64u << 10) /* bytes of co_linetable read */
+/* the bytes read of a code object's, a str's or a bytes object's header, at most: a layout
+ * whose fields lie further is refused */
+#define PYTHON_CODE_HEADER_MAX 256
 /* what ends a name or file name cut at its bound: U+2026 HORIZONTAL ELLIPSIS */
 #define PYTHON_CODE_CUT "\xe2\x80\xa6"
 

@@ -15,13 +15,13 @@
  *         checks every number against offsetof()/sizeof() of Debian's
  *         python3.11-dev internal headers, on x86-64; arm64 is LP64 with
  *         the same alignment rules, so the same numbers, but not checked.
- * Not known, on purpose:
+ * Not in the table:
  *   3.12  its eval loop pushes an entry shim frame (owner
- *         FRAME_OWNED_BY_CSTACK, no is_entry) in front of each C call's
- *         Python frames, so the sampler's walk differs, not only its numbers;
- *   3.13  _PyCFrame is gone (tstate->current_frame), another walk again.
- * Each needs a walk kind of its own (include/python_abi.h) before it can
- * have an entry here.
+ *         FRAME_OWNED_BY_CSTACK, no is_entry, its f_code a real code
+ *         object) in front of each C call's Python frames: a walk of its
+ *         own, not written yet;
+ *   3.13 and later publish their layout themselves (_Py_DebugOffsets):
+ *         symbols/python_debug_offsets.h reads it, no table needed.
  *
  * Pure data, any thread.
  */
@@ -39,8 +39,8 @@ struct python_layout {
 	uint16_t threads_head;		  /* PyInterpreterState.threads.head */
 	uint16_t tstate_next;		  /* PyThreadState.next */
 	uint16_t tstate_native_thread_id; /* PyThreadState.native_thread_id */
-	uint16_t tstate_cframe;		  /* PyThreadState.cframe */
-	uint16_t cframe_current_frame;	  /* _PyCFrame.current_frame */
+	uint16_t tstate_frame;		  /* PyThreadState.cframe, or .current_frame (3.13) */
+	uint16_t cframe_current_frame;	  /* _PyCFrame.current_frame (PYTHON_WALK_CFRAME) */
 	uint16_t frame_code;		  /* _PyInterpreterFrame.f_code */
 	uint16_t frame_previous;	  /* _PyInterpreterFrame.previous */
 	uint16_t frame_prev_instr;	  /* _PyInterpreterFrame.prev_instr */
@@ -61,7 +61,7 @@ struct python_layout {
 	uint8_t unicode_ascii_bit;     /* state.ascii: only code points below 128 */
 	uint16_t bytes_size;	       /* PyVarObject.ob_size of a PyBytesObject: its length */
 	uint16_t bytes_data;	       /* PyBytesObject.ob_sval */
-	uint32_t walk;		       /* enum python_walk_kind */
+	uint32_t walk;		       /* enum python_walk_flags */
 };
 
 /**

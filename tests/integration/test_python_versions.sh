@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# CPython of other Debian releases (root): 3.13 (trixie), 3.14 and 3.15
+# (sid, 3.15 while sid ships it), each from the suite's own packages in a
+# minimal root (tests/roots/mkroot.sh: made once, cached), run there with
+# chroot, profiled by the host's collector by pid; their layout read from
+# the interpreter's own _Py_DebugOffsets.  Per version, shares.py (the
+# workload of test_python.sh):
+#  - each task's cumulative share within PY_TOL (3) points of the script's
+#    own thread_time measure;
+#  - >= 95 % of samples with Python frames, >= 95 % of those whole:
+#    share_loop <- shares_main <- <module>, then native frames to the root,
+#    no _PyEval_EvalFrameDefault left (all its parts replaced);
+#  - calls back from C (sorted's key) keep their Python callers;
+#  - every Python location with its function's file, start line, a line in
+#    its range, and the hot loops on two lines or more.
+# Hostile: copies of the 3.13 executable with their _Py_DebugOffsets
+# damaged (the cookie; an offset past its structure) run as well: each is
+# refused and counted ("by a refused _Py_DebugOffsets"), its samples keep
+# their native frames, nothing is named from it, the collector exits 0.
+# Unsupported: bullseye's CPython 3.9 is counted "by version", said once,
+# its samples native.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/python_checks.sh"
+need_root
+
+MKROOT=$ROOT/tests/roots/mkroot.sh
+RUNROOT=$ROOT/tests/roots/run.sh
+SRC=$ROOT/tests/workloads/python
+TOL=${PY_TOL:-3}
+SECS=${PY_SECONDS:-6}
+NATIVE_ROOTS='^(main|Py_BytesMain|Py_RunMain|__libc_start_call_main|__libc_start_main|_start)$'
+command -v debootstrap >/dev/null || skip "no debootstrap (make deps)"
+
+WORKDIRS=()
+trap 'cleanup; rm -rf "${WORKDIRS[@]}"' EXIT
+
+# root SUITE PKG...: the suite's root with PKG installed (its path), or "" (said why)
+root() {
+	local suite=$1 r
+	shift
+	if ! r=$("$MKROOT" "$suite" "$@" 2>"$TMP/mkroot.$suite.log" | tail -1) || [ ! -d "$r" ]; then
+		fail "$suite: its root with $* could not be made:"
+		tail -5 "$TMP/mkroot.$suite.log" | sed 's/^/   /'
+		return 1
+	fi
+	echo "$r"
+}
+
+# workdir RT: the workloads copied into root RT; prints their path inside it
+workdir() {
+	local d
+	d=$(mktemp -d "$1/var/tmp/ctxprof-pyv.XXXXXX")
+	WORKDIRS+=("$d")
+	cp "$SRC"/*.py "$d/"
+	chmod 755 "$d"
+	echo "${d#"$1"}"
+}
+
+# collect NAME RT PYTHON [ARGS...]: run shares.py with PYTHON inside root RT,
+# profile it to $TMP/NAME.pb.gz (log NAME.log, NAME.tsv, NAME.raw); the
+# script's output in $TMP/NAME.out
+collect() {
+	local name=$1 rt=$2 py=$3 d wl rc
+	shift 3
+	d=$(workdir "$rt")
+	"$RUNROOT" "$rt" "$py" "$d/shares.py" $((SECS + 2)) "$d/shares.out" "$@" >"$TMP/$name.stdout" 2>&1 &
+	wl=$!
+	PIDS+=("$wl")
+	sleep 1
+	timeout 120 "$COLLECTOR" --no-status --pid "$wl" --duration "$SECS" --frequency 999 \
+		--python on -o "$TMP/$name.pb.gz" 2>"$TMP/$name.log"
+	rc=$?
+	wait "$wl" || { fail "$name: $py shares.py exited non-zero"; tail -3 "$TMP/$name.stdout"; }
+	cp "$rt$d/shares.out" "$TMP/$name.out" 2>/dev/null || : >"$TMP/$name.out"
+	[ $rc -eq 0 ] && ok "$name: collector exited 0" ||
+		{ fail "$name: collector exited $rc"; tail -5 "$TMP/$name.log" | sed 's/^/   /'; }
+	[ -s "$TMP/$name.pb.gz" ] || { fail "$name: no profile"; return 1; }
+	traces_tsv "$TMP/$name.pb.gz" >"$TMP/$name.tsv" || fail "$name: pprof -traces failed"
+	"$PPROF" -raw "$TMP/$name.pb.gz" >"$TMP/$name.raw" 2>&1 || fail "$name: pprof -raw failed"
+}
+
+pct_of() { awk -v n="$1" -v m="$2" 'BEGIN { printf "%.2f", m ? 100 * n / m : 0 }'; }
+
+# check_version NAME: the checks on a readable version's profile
+check_version() {
+	local name=$1 F=$TMP/$1.out n m got want
+	[ -s "$F" ] || { fail "$name: shares.py wrote nothing"; return; }
+	py_summary "$TMP/$name.log" | cut -c1-220 | sed 's/^/   /'
+	n=$(py_summary "$TMP/$name.log" | grep -o 'read in [0-9]* Python' | grep -o '[0-9]*')
+	[ "${n:-0}" -eq 1 ] && ok "$name: its interpreter read (summary: read in 1 Python processes)" ||
+		fail "$name: the summary says read in '${n:-?}' Python processes"
+	while read -r _ fn want; do
+		read -r n m <<<"$(sample_share "$TMP/$name.tsv" "$F" 1 'at(name)' -v name="$fn")"
+		got=$(pct_of "$n" "$m")
+		if awk -v g="$got" -v w="$want" -v t="$TOL" 'BEGIN { d = g - w; exit !(d <= t && d >= -t) }' &&
+			[ "$n" -gt 0 ]; then
+			ok "$name: $fn $got % of samples (script measured $want %)"
+		else
+			fail "$name: $fn $got % of samples, not within $TOL points of the script's $want %"
+		fi
+	done < <(grep '^share ' "$F")
+	check_share "$name: samples with Python frames" "$TMP/$name.tsv" "$F" 1 'npy() > 0' 95
+	check_share "$name: Python stacks whole: share_loop <- shares_main <- <module>, then native frames to the root" \
+		"$TMP/$name.tsv" "$F" 'npy() > 0' \
+		'(i = seq("share_loop;shares_main;<module>")) && after(i + 2, roots) && !py(n)' 95 -v roots="$NATIVE_ROOTS"
+	check_share "$name: no _PyEval_EvalFrameDefault left where Python frames stand" "$TMP/$name.tsv" "$F" \
+		'npy() > 0' '!at("_PyEval_EvalFrameDefault")' 95
+	check_share "$name: nested calls nest_leaf <- nest_b <- nest_a <- share_loop" "$TMP/$name.tsv" "$F" \
+		'at("nest_leaf")' 'seq("nest_leaf;nest_b;nest_a;share_loop")' 95
+	check_share "$name: fib's recursion ends at fib_task <- share_loop" "$TMP/$name.tsv" "$F" \
+		'at("fib")' '(i = seq("fib;fib_task;share_loop")) && count("fib") == i - at("fib") + 1' 95
+	check_share "$name: <lambda> called back from sorted(): native frames, then sort_work <- share_loop" \
+		"$TMP/$name.tsv" "$F" 'at("<lambda>")' \
+		'(i = at("<lambda>")) && (j = at("sort_work")) && j > i + 1 && !py(i + 1) && seq("sort_work;share_loop")' 95
+	check_lines "$name" "$TMP/$name.raw" "$F" share_loop Worker.crunch nest_leaf
+}
+
+# check_native NAME WHY: a process whose Python frames must not be read, its samples native
+check_native() {
+	local name=$1 why=$2 n m
+	[ -s "$TMP/$name.out" ] || { fail "$name: shares.py wrote nothing"; return; }
+	py_summary "$TMP/$name.log" | cut -c1-220 | sed 's/^/   /'
+	n=$(py_summary "$TMP/$name.log" | grep -o "[0-9]* $why" | grep -o '^[0-9]*')
+	[ "${n:-0}" -eq 1 ] && ok "$name: counted once, '1 $why'" ||
+		fail "$name: not counted as '$why' (got '${n:-nothing}')"
+	read -r n m <<<"$(sample_share "$TMP/$name.tsv" "$TMP/$name.out" 1 'npy() > 0')"
+	[ "$m" -gt 0 ] && [ "$n" -eq 0 ] && ok "$name: no Python function named in its $m samples" ||
+		fail "$name: $n of $m samples name Python functions"
+	read -r n m <<<"$(sample_share "$TMP/$name.tsv" "$TMP/$name.out" 1 'after(0, "^(Py_RunMain|Py_BytesMain|main)$")')"
+	at_least "$n" "$m" 90 && ok "$name: native frames kept: $n of $m samples reach Py_RunMain/main" ||
+		fail "$name: native frames: $n of $m samples reach Py_RunMain/main"
+}
+
+# --- 3.13 (trixie)
+if RT=$(root trixie python3.13); then
+	collect py313 "$RT" python3.13
+	check_version py313
+	# damaged copies of its executable: the cookie, then interpreter_frame.instr_ptr
+	# (word 31 of 3.13's _Py_DebugOffsets) past the frame
+	exe=$RT/usr/bin/python3.13
+	off=$(readelf -SW "$exe" | awk '$2 == ".PyRuntime" { print $5 } $3 == ".PyRuntime" { print $6 }')
+	if [ -n "$off" ]; then
+		for bad in cookie:0:58 instr_ptr:248:0010; do
+			IFS=: read -r what at hex <<<"$bad"
+			d=$(workdir "$RT")
+			cp "$exe" "$RT$d/python3.13"
+			printf "$(sed 's/\(..\)/\\x\1/g' <<<"$hex")" |
+				dd of="$RT$d/python3.13" bs=1 seek=$((0x$off + at)) conv=notrunc status=none
+			cmp -s "$exe" "$RT$d/python3.13" && fail "hostile $what: the copy was not changed"
+			collect "bad_$what" "$RT" "$d/python3.13"
+			check_native "bad_$what" "by a refused _Py_DebugOffsets"
+		done
+	else
+		fail "hostile: no .PyRuntime section in $exe"
+	fi
+fi
+
+# --- 3.14 and 3.15 (sid)
+if RT=$(root sid python3.14); then
+	collect py314 "$RT" python3.14
+	check_version py314
+	if chroot "$RT" apt-cache show python3.15 >/dev/null 2>&1; then
+		if RT=$(root sid python3.15); then
+			collect py315 "$RT" python3.15
+			check_version py315
+		fi
+	else
+		echo "note: sid ships no python3.15 now: not run"
+	fi
+fi
+
+# --- 3.9 (bullseye): no layout yet, counted and said
+if RT=$(root bullseye python3.9-minimal); then
+	collect py39 "$RT" python3.9
+	check_native py39 "by version"
+	grep -q 'Python before 3.11 (no Py_Version), a version whose frames we cannot read' "$TMP/py39.log" &&
+		ok "py39: said on stderr: Python before 3.11, a version whose frames we cannot read" ||
+		fail "py39: no 'Python before 3.11 ..., a version whose frames we cannot read' line"
+fi
+
+finish
