@@ -85,8 +85,9 @@ void python_code_name__free(struct python_code_name *n);
 
 /**
  * python_code__line() - the source line of the instruction at code unit
- * @instr (from co_code_adaptive), from a CPython 3.11 location table
- * (co_linetable, Objects/locations.md), as PyCode_Addr2Line() computes it.
+ * @instr (from co_code_adaptive), from a CPython location table
+ * (co_linetable, Objects/locations.md; one format from 3.11 to 3.15), as
+ * PyCode_Addr2Line() computes it.
  * Reads nothing past @len bytes of @table, and only up to @instr's entry.
  * Return: the line (>= 0: a module's first instruction is on line 0);
  * @firstlineno for PYTHON_INSTR_NONE or an @instr past the table's end;
