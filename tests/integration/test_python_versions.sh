@@ -13,6 +13,7 @@
 #  - calls back from C (sorted's key) keep their Python callers;
 #  - every Python location with its function's file, start line, a line in
 #    its range, and the hot loops on two lines or more.
+# --all: a python3.14 started after the collector is read.
 # Hostile: copies of the 3.13 executable with their _Py_DebugOffsets
 # damaged (the cookie; an offset past its structure) run as well: each is
 # refused and counted ("by a refused _Py_DebugOffsets"), its samples keep
@@ -159,6 +160,21 @@ fi
 if RT=$(root sid python3.14); then
 	collect py314 "$RT" python3.14
 	check_version py314
+	# --all: a python3.14 started after the collector, found at its exec
+	d=$(workdir "$RT")
+	timeout 60 "$COLLECTOR" --all --no-status --duration 5 --frequency 499 --python on \
+		-o "$TMP/all.pb.gz" 2>"$TMP/all.log" &
+	col=$!
+	sleep 1.5
+	"$RUNROOT" "$RT" python3.14 "$d/late.py" 3 "$d/late.out" >/dev/null 2>&1 &
+	late=$!
+	PIDS+=("$late")
+	wait "$late"
+	wait "$col" && ok "all: collector --all exited 0" || fail "all: collector --all failed"
+	cp "$RT$d/late.out" "$TMP/late.out" 2>/dev/null || : >"$TMP/late.out"
+	traces_tsv "$TMP/all.pb.gz" >"$TMP/all.tsv" || fail "all: pprof -traces failed"
+	check_share "all: python3.14 started after the collector: late_work <- <module> in its samples" \
+		"$TMP/all.tsv" "$TMP/late.out" 'pid == want' 'seq("late_work;<module>")' 80 -v want="$late"
 	if chroot "$RT" apt-cache show python3.15 >/dev/null 2>&1; then
 		if RT=$(root sid python3.15); then
 			collect py315 "$RT" python3.15
