@@ -19,8 +19,9 @@
 #define HDR_TABLE	   12 /* version, 3 encodings, eh_frame_ptr, fde_count */
 /* a function's extent at most, by its FDE */
 #define MAX_FUNC_SIZE (16u << 20)
-/* distinct targets' functions kept while counting */
-#define MAX_CANDIDATES 16
+/* distinct functions counted (a stray E9 or 0F 8x of the scan lands anywhere: the slots
+ * must outnumber them, or the real part could find none left) */
+#define MAX_CANDIDATES 1024
 
 struct eh_table {
 	const uint8_t *hdr;
@@ -28,10 +29,12 @@ struct eh_table {
 	uint32_t count;
 };
 
+/* the jumps into one function of the table, then what its FDE says */
 struct candidate {
-	uint64_t start, end;
-	unsigned int sites;
-	bool in_frame; /* its CFI starts inside a frame already set up */
+	uint32_t entry;	     /* its index in the table, + 1 */
+	unsigned int sites;  /* jumps landing in it */
+	uint64_t max_target; /* the furthest of them */
+	uint64_t start, end; /* by its FDE */
 };
 
 static int32_t s32(const uint8_t *p)
@@ -72,6 +75,27 @@ static void *copy_hdr(const struct elf_file *ef, struct eh_table *t)
 	return buf;
 }
 
+/* table entry @i's initial location (0) or FDE address (1) */
+static uint64_t table_at(const struct eh_table *t, uint32_t i, unsigned int field)
+{
+	return t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)i + 4 * field);
+}
+
+/* the index + 1 of the last table entry whose initial location is <= @addr; 0: none */
+static uint32_t table_find(const struct eh_table *t, uint64_t addr)
+{
+	uint32_t lo = 0, hi = t->count, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (table_at(t, mid, 0) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Does an FDE whose first instruction is @insn (after an empty augmentation)
  * start inside a frame: the CFA or a saved register set before any advance?
@@ -85,69 +109,55 @@ static bool starts_in_frame(uint8_t insn)
 }
 
 /*
- * The function holding @addr by the table and its FDE: [*start, *end), and
- * whether it starts in a frame.  False when none does, or the FDE does not
- * say what the table says.
+ * Candidate @c's extent from its FDE.  True when the FDE says what the table
+ * says, holds every jump counted, and starts inside a frame.
  */
-static bool function_at(const struct elf_file *ef, const struct eh_table *t, uint64_t addr,
-			uint64_t *start, uint64_t *end, bool *in_frame)
+static bool split_part(const struct elf_file *ef, const struct eh_table *t, struct candidate *c)
 {
+	uint64_t loc = table_at(t, c->entry - 1, 0), fde = table_at(t, c->entry - 1, 1), off;
 	const struct elf_load *loads;
-	uint32_t lo = 0, hi = t->count, mid;
-	uint64_t loc, fde, off;
 	uint8_t rec[18];
 	size_t n;
 
-	/* the last entry whose initial location is <= addr */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)mid) <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return false;
-	loc = t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)(lo - 1));
-	fde = t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)(lo - 1) + 4);
 	loads = elf_file__loads(ef, &n);
 	if (elf_loads__vaddr_to_offset(loads, n, fde, sizeof(rec), &off) ||
 	    elf_file__read(ef, off, rec, sizeof(rec)))
 		return false;
 	/* length (not 64-bit), CIE pointer (not a CIE), pc_begin pcrel sdata4, pc_range */
-	if (u32(rec) == 0xffffffffu || u32(rec) < 12 || !u32(rec + 4) ||
+	if (u32(rec) == 0xffffffffu || u32(rec) < 14 || !u32(rec + 4) ||
 	    fde + 8 + (int64_t)s32(rec + 8) != loc || !u32(rec + 12) ||
 	    u32(rec + 12) > MAX_FUNC_SIZE)
 		return false;
-	*start = loc;
-	*end = loc + u32(rec + 12);
+	c->start = loc;
+	c->end = loc + u32(rec + 12);
 	/* an augmentation of 0 bytes (GCC's and clang's for C), then the instructions */
-	*in_frame = u32(rec) >= 14 && rec[16] == 0 && starts_in_frame(rec[17]);
-	return addr >= *start && addr < *end;
+	return c->max_target < c->end && rec[16] == 0 && starts_in_frame(rec[17]);
 }
 
-/* a jump from the code to @target: counted for the function holding it */
-static void add_target(const struct elf_file *ef, const struct eh_table *t, uint64_t sym,
-		       uint64_t size, uint64_t target, struct candidate *c, size_t *nc)
+/* a jump from the code to @target: counted for the table's function holding it */
+static void add_target(const struct eh_table *t, uint64_t sym, uint64_t size, uint64_t target,
+		       struct candidate *c, size_t *nc)
 {
-	uint64_t start, end;
-	bool in_frame;
+	uint32_t entry;
 	size_t i;
 
 	if (target >= sym && target - sym < size)
 		return;
-	if (!function_at(ef, t, target, &start, &end, &in_frame) || (start <= sym && sym < end))
+	entry = table_find(t, target);
+	if (!entry)
 		return;
 	for (i = 0; i < *nc; i++)
-		if (c[i].start == start)
+		if (c[i].entry == entry)
 			break;
 	if (i == *nc) {
 		if (*nc == MAX_CANDIDATES)
 			return;
-		c[i] = (struct candidate){.start = start, .end = end, .in_frame = in_frame};
+		c[i] = (struct candidate){.entry = entry};
 		(*nc)++;
 	}
 	c[i].sites++;
+	if (target > c[i].max_target)
+		c[i].max_target = target;
 }
 
 /* the direct jumps of @code (at @sym) out of it */
@@ -162,11 +172,11 @@ static void scan(const struct elf_file *ef, const struct eh_table *t, const uint
 	if (machine == EM_X86_64) {
 		for (i = 0; i + 5 <= size; i++) {
 			if (code[i] == 0xe9)
-				add_target(ef, t, sym, size,
-					   sym + i + 5 + (int64_t)s32(code + i + 1), c, nc);
+				add_target(t, sym, size, sym + i + 5 + (int64_t)s32(code + i + 1),
+					   c, nc);
 			else if (code[i] == 0x0f && i + 6 <= size && (code[i + 1] & 0xf0) == 0x80)
-				add_target(ef, t, sym, size,
-					   sym + i + 6 + (int64_t)s32(code + i + 2), c, nc);
+				add_target(t, sym, size, sym + i + 6 + (int64_t)s32(code + i + 2),
+					   c, nc);
 		}
 	} else if (machine == EM_AARCH64) {
 		for (i = 0; i + 4 <= size; i += 4) {
@@ -177,7 +187,7 @@ static void scan(const struct elf_file *ef, const struct eh_table *t, const uint
 				d = (int64_t)((int32_t)(w << 8) >> 13) * 4;
 			else
 				continue;
-			add_target(ef, t, sym, size, sym + i + d, c, nc);
+			add_target(t, sym, size, sym + i + d, c, nc);
 		}
 	}
 }
@@ -185,8 +195,8 @@ static void scan(const struct elf_file *ef, const struct eh_table *t, const uint
 size_t python_eval__ranges(const struct elf_file *ef, uint64_t sym, uint64_t size,
 			   struct python_eval_range out[PYTHON_EVAL_RANGES])
 {
-	struct candidate c[MAX_CANDIDATES], tmp;
 	const struct elf_load *loads;
+	struct candidate *c = NULL, tmp;
 	struct eh_table t;
 	uint8_t *code = NULL;
 	void *hdr = NULL;
@@ -199,7 +209,8 @@ size_t python_eval__ranges(const struct elf_file *ef, uint64_t sym, uint64_t siz
 		return n;
 	loads = elf_file__loads(ef, &nl);
 	code = malloc(size);
-	if (!code || elf_loads__vaddr_to_offset(loads, nl, sym, size, &off) ||
+	c = malloc(MAX_CANDIDATES * sizeof(*c));
+	if (!code || !c || elf_loads__vaddr_to_offset(loads, nl, sym, size, &off) ||
 	    elf_file__read(ef, off, code, size))
 		goto out;
 	hdr = copy_hdr(ef, &t);
@@ -213,8 +224,8 @@ size_t python_eval__ranges(const struct elf_file *ef, uint64_t sym, uint64_t siz
 			c[j] = c[j - 1];
 			c[j - 1] = tmp;
 		}
-	for (i = 0; i < nc && n < PYTHON_EVAL_RANGES; i++) {
-		if (c[i].sites < PYTHON_EVAL_MIN_SITES || !c[i].in_frame)
+	for (i = 0; i < nc && n < PYTHON_EVAL_RANGES && c[i].sites >= PYTHON_EVAL_MIN_SITES; i++) {
+		if (!split_part(ef, &t, &c[i]) || (c[i].start <= sym && sym < c[i].end))
 			continue;
 		out[n].start = c[i].start;
 		out[n].end = c[i].end;
@@ -223,5 +234,6 @@ size_t python_eval__ranges(const struct elf_file *ef, uint64_t sym, uint64_t siz
 out:
 	free(hdr);
 	free(code);
+	free(c);
 	return n;
 }
