@@ -78,7 +78,7 @@ static void *copy_hdr(const struct elf_file *ef, struct eh_table *t)
 /* table entry @i's initial location (0) or FDE address (1) */
 static uint64_t table_at(const struct eh_table *t, uint32_t i, unsigned int field)
 {
-	return t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)i + 4 * field);
+	return t->vaddr + (int64_t)s32(t->hdr + HDR_TABLE + 8 * (size_t)i + 4 * (size_t)field);
 }
 
 /* the index + 1 of the last table entry whose initial location is <= @addr; 0: none */
