@@ -74,8 +74,9 @@ struct python_walk {
 	__u64 seen[PYTHON_LOOP_SEEN];	      /* the last frames' addresses (loop check) */
 	__u8 frame[PYTHON_FRAME_READ];
 	__u8 code[PYTHON_CODE_READ];
-	__u64 cur;    /* the frame (walk) or thread state (search) to read next */
-	__u64 tstate; /* the search's find */
+	__u64 cur;	 /* the frame (walk) or thread state (search) to read next */
+	__u64 tstate;	 /* the search's find */
+	__u64 thread_id; /* what the thread state's id field holds for the sampled thread */
 	__u32 tid;
 	__u32 nn, np; /* native frames, Python frames */
 	__u32 base;   /* where the user frames start in the record */
@@ -114,7 +115,7 @@ static long py_thread_step(__u32 i, void *ctx)
 				(const void *)(w->cur + w->proc.tstate_native_thread_id)) ||
 	    bpf_probe_read_user(&next, sizeof(next), (const void *)(w->cur + w->proc.tstate_next)))
 		return 1;
-	if (tid == w->tid) {
+	if (tid == w->thread_id) {
 		w->tstate = w->cur;
 		return 1;
 	}
@@ -136,7 +137,7 @@ static __always_inline __u64 py_find_tstate(struct python_walk *w, __u32 pid)
 		    !bpf_probe_read_user(
 			    &tid, sizeof(tid),
 			    (const void *)(ref->tstate + w->proc.tstate_native_thread_id)) &&
-		    tid == w->tid)
+		    tid == w->thread_id)
 			return ref->tstate;
 	}
 	w->tstate = 0;
@@ -160,7 +161,7 @@ static long py_frame_step(__u32 i, void *ctx)
 	struct python_walk *w = scratch_py();
 	const struct python_proc_ref *pp;
 	__u64 code, instr, base, prev;
-	__s32 firstlineno;
+	__s32 firstlineno, lasti;
 	__u32 n, k;
 
 	if (!w)
@@ -194,14 +195,24 @@ static long py_frame_step(__u32 i, void *ctx)
 		return 1;
 	}
 	firstlineno = (__s32)py_u64(w->code, pp->code_firstlineno, PYTHON_CODE_READ);
-	instr = py_u64(w->frame, pp->frame_prev_instr, PYTHON_FRAME_READ);
-	base = code + pp->code_adaptive;
-	/* prev_instr is the last instruction run: one before the first while
-	 * the frame has not started */
-	if (instr >= base && (instr - base) / 2 < PYTHON_INSTR_NONE)
-		instr = (instr - base) / 2;
-	else
-		instr = PYTHON_INSTR_NONE;
+	if (pp->walk & PYTHON_WALK_FRAME_OBJECT) {
+		/* f_lasti: an int past what the frame read holds; -1 before the first */
+		lasti = -1;
+		bpf_probe_read_user(&lasti, sizeof(lasti),
+				    (const void *)(w->cur + pp->frame_prev_instr));
+		if (lasti >= 0 && (pp->walk & PYTHON_WALK_LASTI_BYTES))
+			lasti /= 2;
+		instr = lasti >= 0 && lasti < PYTHON_INSTR_NONE ? (__u64)lasti : PYTHON_INSTR_NONE;
+	} else {
+		instr = py_u64(w->frame, pp->frame_prev_instr, PYTHON_FRAME_READ);
+		base = code + pp->code_adaptive;
+		/* prev_instr is the last instruction run: one before the first while
+		 * the frame has not started */
+		if (instr >= base && (instr - base) / 2 < PYTHON_INSTR_NONE)
+			instr = (instr - base) / 2;
+		else
+			instr = PYTHON_INSTR_NONE;
+	}
 	w->py[(2 * n) & (2 * PYTHON_MAX_FRAMES - 1)] = PYTHON_FRAME_TAG | code;
 	w->py[(2 * n + 1) & (2 * PYTHON_MAX_FRAMES - 1)] =
 		PYTHON_FRAME_TAG | PYTHON_FRAME_WORD2 |
@@ -210,10 +221,14 @@ static long py_frame_step(__u32 i, void *ctx)
 					 py_u64(w->code, pp->code_qualname, PYTHON_CODE_READ))
 			<< PYTHON_INSTR_BITS |
 		instr;
-	w->entry[n & (PYTHON_MAX_FRAMES - 1)] =
-		(pp->walk & PYTHON_WALK_IS_ENTRY) && pp->frame_is_entry < PYTHON_FRAME_READ
-			? w->frame[pp->frame_is_entry & 0x7f]
-			: 0;
+	if (pp->walk & PYTHON_WALK_FRAME_OBJECT)
+		/* 3.9: every Python call is a C call of its own */
+		w->entry[n & (PYTHON_MAX_FRAMES - 1)] = 1;
+	else
+		w->entry[n & (PYTHON_MAX_FRAMES - 1)] =
+			(pp->walk & PYTHON_WALK_IS_ENTRY) && pp->frame_is_entry < PYTHON_FRAME_READ
+				? w->frame[pp->frame_is_entry & 0x7f]
+				: 0;
 	w->np = n + 1;
 next:
 	prev = py_u64(w->frame, pp->frame_previous, PYTHON_FRAME_READ);
@@ -370,6 +385,10 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	}
 	w->proc = *pp;
 	w->tid = rec->tid;
+	/* 3.9 keeps pthread_self(): glibc's thread pointer on x86-64 */
+	w->thread_id = w->proc.walk & PYTHON_WALK_TID_PTHREAD
+			       ? BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase)
+			       : rec->tid;
 	tstate = py_find_tstate(w, rec->pid);
 	if (!tstate) {
 		inc_stat(SAMPLER_STAT_PY_NO_THREAD);

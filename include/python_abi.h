@@ -84,7 +84,14 @@ enum python_walk_flags {
 				      * shim: skipped, the frame before it was the call's first */
 	PYTHON_WALK_TAGGED = 1 << 3, /* the executable is a tagged reference (3.14's
 				      * _PyStackRef): PYTHON_TAG_MASK masked off */
+	PYTHON_WALK_FRAME_OBJECT = 1 << 4, /* 3.9: PyFrameObject chain (f_back), each frame its
+					    * own C call, the instruction an int f_lasti */
+	PYTHON_WALK_LASTI_BYTES = 1 << 5,  /* f_lasti counts bytes, not code units (3.9) */
+	PYTHON_WALK_TID_PTHREAD = 1 << 6,  /* the thread state's id is pthread_self() (the
+					    * thread pointer, x86-64 glibc), not the tid (3.9) */
 	PYTHON_WALK_311 = PYTHON_WALK_CFRAME | PYTHON_WALK_IS_ENTRY,
+	PYTHON_WALK_39 =
+		PYTHON_WALK_FRAME_OBJECT | PYTHON_WALK_LASTI_BYTES | PYTHON_WALK_TID_PTHREAD,
 	PYTHON_WALK_313 = PYTHON_WALK_SHIM_NONE | PYTHON_WALK_TAGGED,
 };
 
@@ -110,12 +117,12 @@ struct python_proc_ref {
 	__u16 interp_head;	       /* _PyRuntimeState.interpreters.head */
 	__u16 threads_head;	       /* PyInterpreterState.threads.head */
 	__u16 tstate_next;	       /* PyThreadState.next */
-	__u16 tstate_native_thread_id; /* PyThreadState.native_thread_id */
+	__u16 tstate_native_thread_id; /* PyThreadState.native_thread_id (thread_id: TID_PTHREAD) */
 	__u16 tstate_frame;	       /* PyThreadState.cframe, or .current_frame (no CFRAME) */
 	__u16 cframe_current_frame;    /* _PyCFrame.current_frame (PYTHON_WALK_CFRAME) */
 	__u16 frame_code;	       /* _PyInterpreterFrame.f_code / f_executable */
 	__u16 frame_previous;	       /* _PyInterpreterFrame.previous */
-	__u16 frame_prev_instr;	       /* _PyInterpreterFrame.prev_instr / instr_ptr */
+	__u16 frame_prev_instr;	       /* _PyInterpreterFrame.prev_instr / instr_ptr; f_lasti */
 	__u16 frame_is_entry;	       /* _PyInterpreterFrame.is_entry (PYTHON_WALK_IS_ENTRY) */
 	__u16 code_type_off;	       /* PyObject.ob_type */
 	__u16 code_firstlineno;	       /* PyCodeObject.co_firstlineno */

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# CPython of other Debian releases (root): 3.13 (trixie), 3.14 and 3.15
-# (sid, 3.15 while sid ships it), each from the suite's own packages in a
+# CPython of other Debian releases (root): 3.9 (bullseye), 3.13 (trixie),
+# 3.14 and 3.15 (sid, 3.15 while sid ships it), each from the suite's own packages in a
 # minimal root (tests/roots/mkroot.sh: made once, cached), run there with
-# chroot, profiled by the host's collector by pid; their layout read from
-# the interpreter's own _Py_DebugOffsets.  Per version, shares.py (the
+# chroot, profiled by the host's collector by pid; the layout of 3.13
+# and later read from the interpreter's own _Py_DebugOffsets.  Per version, shares.py (the
 # workload of test_python.sh):
 #  - each task's cumulative share within PY_TOL (3) points of the script's
 #    own thread_time measure;
@@ -18,8 +18,10 @@
 # damaged (the cookie; an offset past its structure) run as well: each is
 # refused and counted ("by a refused _Py_DebugOffsets"), its samples keep
 # their native frames, nothing is named from it, the collector exits 0.
-# Unsupported: bullseye's CPython 3.9 is counted "by version", said once,
-# its samples native.
+# 3.9 (bullseye): read from our table (the file's type sizes checked), the
+# same checks, its frames named by co_name (no co_qualname before 3.11); a
+# copy of it named python3.7 (no Py_Version: the name gives the version, one
+# without a table) is counted "by version", said once, its samples native.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/python_checks.sh"
 need_root
@@ -82,9 +84,12 @@ collect() {
 
 pct_of() { awk -v n="$1" -v m="$2" 'BEGIN { printf "%.2f", m ? 100 * n / m : 0 }'; }
 
-# check_version NAME: the checks on a readable version's profile
+# check_version NAME [CRUNCH SEQ]: the checks on a readable version's profile; CRUNCH:
+# the method's name there (Worker.crunch; crunch before 3.11: no co_qualname); SEQ:
+# how Python callers follow (seq: next to each other; pyseq: with native frames
+# between, as every call of 3.9 passes through C)
 check_version() {
-	local name=$1 F=$TMP/$1.out n m got want
+	local name=$1 crunch=${2:-Worker.crunch} sq=${3:-seq} F=$TMP/$1.out n m got want
 	[ -s "$F" ] || { fail "$name: shares.py wrote nothing"; return; }
 	py_summary "$TMP/$name.log" | cut -c1-220 | sed 's/^/   /'
 	n=$(py_summary "$TMP/$name.log" | grep -o 'read in [0-9]* Python' | grep -o '[0-9]*')
@@ -99,21 +104,22 @@ check_version() {
 		else
 			fail "$name: $fn $got % of samples, not within $TOL points of the script's $want %"
 		fi
-	done < <(grep '^share ' "$F")
+	done < <(grep '^share ' "$F" | sed "s/^share Worker\.crunch /share $crunch /")
 	check_share "$name: samples with Python frames" "$TMP/$name.tsv" "$F" 1 'npy() > 0' 95
 	check_share "$name: Python stacks whole: share_loop <- shares_main <- <module>, then native frames to the root" \
 		"$TMP/$name.tsv" "$F" 'npy() > 0' \
-		'(i = seq("share_loop;shares_main;<module>")) && after(i + 2, roots) && !py(n)' 95 -v roots="$NATIVE_ROOTS"
+		"(i = $sq(\"share_loop;shares_main;<module>\")) && after(seq_end, roots) && !py(n)" 95 \
+		-v roots="$NATIVE_ROOTS"
 	check_share "$name: no _PyEval_EvalFrameDefault left where Python frames stand" "$TMP/$name.tsv" "$F" \
 		'npy() > 0' '!at("_PyEval_EvalFrameDefault")' 95
 	check_share "$name: nested calls nest_leaf <- nest_b <- nest_a <- share_loop" "$TMP/$name.tsv" "$F" \
-		'at("nest_leaf")' 'seq("nest_leaf;nest_b;nest_a;share_loop")' 95
+		'at("nest_leaf")' "$sq(\"nest_leaf;nest_b;nest_a;share_loop\")" 95
 	check_share "$name: fib's recursion ends at fib_task <- share_loop" "$TMP/$name.tsv" "$F" \
-		'at("fib")' '(i = seq("fib;fib_task;share_loop")) && count("fib") == i - at("fib") + 1' 95
+		'at("fib")' "(i = $sq(\"fib;fib_task;share_loop\")) && !after(i, \"^fib\$\")" 95
 	check_share "$name: <lambda> called back from sorted(): native frames, then sort_work <- share_loop" \
 		"$TMP/$name.tsv" "$F" 'at("<lambda>")' \
-		'(i = at("<lambda>")) && (j = at("sort_work")) && j > i + 1 && !py(i + 1) && seq("sort_work;share_loop")' 95
-	check_lines "$name" "$TMP/$name.raw" "$F" share_loop Worker.crunch nest_leaf
+		"(i = at(\"<lambda>\")) && (j = at(\"sort_work\")) && j > i + 1 && !py(i + 1) && $sq(\"sort_work;share_loop\")" 95
+	check_lines "$name" "$TMP/$name.raw" "$F" share_loop "$crunch" nest_leaf
 }
 
 # check_native NAME WHY: a process whose Python frames must not be read, its samples native
@@ -185,13 +191,18 @@ if RT=$(root sid python3.14); then
 	fi
 fi
 
-# --- 3.9 (bullseye): no layout yet, counted and said
+# --- 3.9 (bullseye): a table checked at attach against the file's type sizes
 if RT=$(root bullseye python3.9-minimal); then
 	collect py39 "$RT" python3.9
-	check_native py39 "by version"
-	grep -q 'Python before 3.11 (no Py_Version), a version whose frames we cannot read' "$TMP/py39.log" &&
-		ok "py39: said on stderr: Python before 3.11, a version whose frames we cannot read" ||
-		fail "py39: no 'Python before 3.11 ..., a version whose frames we cannot read' line"
+	check_version py39 crunch pyseq
+	# a copy named python3.7: no Py_Version, its name's version has no table
+	d=$(workdir "$RT")
+	cp "$RT/usr/bin/python3.9" "$RT$d/python3.7"
+	collect py37name "$RT" "$d/python3.7"
+	check_native py37name "by version"
+	grep -q 'Python 3.7, a version whose frames we cannot read' "$TMP/py37name.log" &&
+		ok "py37name: said on stderr: Python 3.7, a version whose frames we cannot read" ||
+		fail "py37name: no 'Python 3.7, a version whose frames we cannot read' line"
 fi
 
 finish

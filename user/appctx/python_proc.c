@@ -71,7 +71,8 @@ struct python_procs {
 
 /* what an interpreter file says of itself */
 struct py_file {
-	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type, none_obj;
+	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type, none_obj,
+		frame_type;
 	uint64_t version_at;
 	uint32_t version;
 	unsigned int found; /* PY_SYM_* bits */
@@ -90,7 +91,8 @@ enum {
 	PY_SYM_BYTES_TYPE = 1 << 4,
 	PY_SYM_VERSION = 1 << 5,
 	PY_SYM_NONE = 1 << 6,
-	PY_SYM_ALL = (1 << 7) - 1,
+	PY_SYM_FRAME_TYPE = 1 << 7,
+	PY_SYM_ALL = (1 << 8) - 1,
 };
 
 static const struct {
@@ -105,6 +107,7 @@ static const struct {
 	{"PyBytes_Type", PY_SYM_BYTES_TYPE, offsetof(struct py_file, bytes_type)},
 	{"Py_Version", PY_SYM_VERSION, offsetof(struct py_file, version_at)},
 	{"_Py_NoneStruct", PY_SYM_NONE, offsetof(struct py_file, none_obj)},
+	{"PyFrame_Type", PY_SYM_FRAME_TYPE, offsetof(struct py_file, frame_type)},
 };
 
 static uint64_t now_ns(void)
@@ -190,9 +193,60 @@ static void find_layout(const struct elf_file *ef, const struct elf_load *loads,
 	f->layout_err = python_debug_offsets__parse(buf, size, f->version, &f->layout, &f->why);
 }
 
-/* the interpreter's symbols, version and layout from @ef; -ENOENT: not one */
-static int read_interpreter(const struct elf_file *ef, struct py_file *f)
+/* the minor version a file's name says (python3.N, libpython3.N.so...); 0: none */
+static unsigned int minor_from_name(const char *path)
 {
+	const char *s = strrchr(path, '/');
+	unsigned int minor = 0;
+
+	s = s ? s + 1 : path;
+	if (!strncmp(s, "lib", 3))
+		s += 3;
+	if (strncmp(s, "python3.", 8))
+		return 0;
+	for (s += 8; *s >= '0' && *s <= '9' && minor < 100; s++)
+		minor = minor * 10 + (unsigned int)(*s - '0');
+	/* python3.9d, python3.13t: another build, another layout */
+	return *s && *s != '.' && *s != '-' ? 0 : minor;
+}
+
+/* the tp_basicsize of the type object at ELF address @type */
+static int basicsize(const struct elf_file *ef, const struct elf_load *loads, size_t n,
+		     uint64_t type, int64_t *size)
+{
+	uint64_t off;
+
+	/* PyTypeObject: ob_refcnt, ob_type, ob_size, tp_name, then tp_basicsize */
+	if (elf_loads__vaddr_to_offset(loads, n, type + 32, sizeof(*size), &off))
+		return -EINVAL;
+	return elf_file__read(ef, off, size, sizeof(*size));
+}
+
+/* a table layout's structure sizes against the file's own: refused when they differ */
+static void check_sizes(const struct elf_file *ef, const struct elf_load *loads, size_t n,
+			struct py_file *f)
+{
+	int64_t code = 0, frame = 0;
+
+	if (!f->layout.code_basicsize && !f->layout.frame_basicsize)
+		return;
+	if (basicsize(ef, loads, n, f->code_type, &code) ||
+	    basicsize(ef, loads, n, f->frame_type, &frame) ||
+	    (f->layout.code_basicsize && code != f->layout.code_basicsize) ||
+	    (f->layout.frame_basicsize && frame != f->layout.frame_basicsize)) {
+		f->layout_err = -EINVAL;
+		f->why = "its code or frame objects not of the size its version's table says";
+	}
+}
+
+/*
+ * The interpreter's symbols, version and layout from @ef, the file @path
+ * maps; -ENOENT: not one.  Before 3.11 (no Py_Version) the version is its
+ * file's name's, the table's sizes checked against the file's.
+ */
+static int read_interpreter(const struct elf_file *ef, const char *path, struct py_file *f)
+{
+	unsigned int want = PY_SYM_ALL, minor;
 	const struct elf_load *loads;
 	uint64_t off;
 	size_t n;
@@ -205,16 +259,25 @@ static int read_interpreter(const struct elf_file *ef, struct py_file *f)
 		return -ENOENT;
 	if (!(f->found & PY_SYM_VERSION)) {
 		/* Py_Version came with 3.11, _PyRuntime with 3.7: one between them */
-		f->layout_err = -ENOENT;
-		return 0;
+		minor = minor_from_name(path);
+		if (minor < 7 || minor > 10 || !python_layout__find(0x030000f0u | minor << 16)) {
+			f->layout_err = -ENOENT;
+			f->version = minor >= 7 && minor <= 10 ? 0x030000f0u | minor << 16 : 0;
+			return 0;
+		}
+		f->version = 0x030000f0u | minor << 16;
+		want &= ~PY_SYM_VERSION;
 	}
-	if (f->found != PY_SYM_ALL || !f->eval_size)
+	if ((f->found & want) != want || !f->eval_size)
 		return -EINVAL;
 	loads = elf_file__loads(ef, &n);
-	if (elf_loads__vaddr_to_offset(loads, n, f->version_at, sizeof(f->version), &off) ||
-	    elf_file__read(ef, off, &f->version, sizeof(f->version)))
+	if ((f->found & PY_SYM_VERSION) &&
+	    (elf_loads__vaddr_to_offset(loads, n, f->version_at, sizeof(f->version), &off) ||
+	     elf_file__read(ef, off, &f->version, sizeof(f->version))))
 		return -EINVAL;
 	find_layout(ef, loads, n, f);
+	if (!f->layout_err)
+		check_sizes(ef, loads, n, f);
 	f->nr_eval = python_eval__ranges(ef, f->eval, f->eval_size, f->eval_ranges);
 	return 0;
 }
@@ -277,7 +340,7 @@ static int find_interpreter(struct python_procs *pp, pid_t pid, const struct pro
 		close(fd);
 		if (!ef)
 			continue;
-		ret = read_interpreter(ef, f);
+		ret = read_interpreter(ef, m->path, f);
 		if (!ret && !load_bias(ef, m, bias))
 			ret = -EINVAL;
 		elf_file__free(ef);
@@ -667,8 +730,12 @@ void python_proc__frame(struct python_procs *pp, struct python_proc *p, uint64_t
 	out->function = e->name.qualname;
 	out->file = e->name.filename;
 	out->start_line = e->name.firstlineno;
-	line = python_code__line(e->name.linetable, e->name.linetable_len, e->name.firstlineno,
-				 PYTHON_FRAME_INSTR(w2));
+	if (p->layout.line_format == PYTHON_LINES_LNOTAB)
+		line = python_code__lnotab_line(e->name.linetable, e->name.linetable_len,
+						e->name.firstlineno, PYTHON_FRAME_INSTR(w2));
+	else
+		line = python_code__line(e->name.linetable, e->name.linetable_len,
+					 e->name.firstlineno, PYTHON_FRAME_INSTR(w2));
 	/* an instruction the table gives no line (a frame's set-up: RESUME,
 	 * RETURN_GENERATOR ...), or a table that does not decode: the function's
 	 * own line, where the profile shows it starts */

@@ -250,6 +250,25 @@ static int read_varint(const uint8_t *t, size_t len, size_t *i, uint32_t *out)
 	return 0;
 }
 
+int python_code__lnotab_line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
+{
+	uint64_t addr = 0, want = (uint64_t)instr * 2;
+	int64_t line = firstlineno;
+	size_t i;
+
+	if (instr == PYTHON_INSTR_NONE)
+		return firstlineno;
+	for (i = 0; i + 1 < len; i += 2) {
+		addr += table[i];
+		if (addr > want)
+			break;
+		line += (int8_t)table[i + 1];
+		if (line < 0 || line > INT_MAX)
+			return -1;
+	}
+	return (int)line;
+}
+
 int python_code__line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
 {
 	int64_t line = firstlineno;

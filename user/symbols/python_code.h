@@ -98,4 +98,14 @@ void python_code_name__free(struct python_code_name *n);
  */
 int python_code__line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 
+/**
+ * python_code__lnotab_line() - the same from a CPython 3.9 co_lnotab
+ * (Objects/lnotab_notes.txt: pairs of byte offset and signed line
+ * increments), as its PyCode_Addr2Line() computes it; @instr in code units
+ * (2 bytes each).  A trailing odd byte is ignored.
+ * Return: the line; @firstlineno for PYTHON_INSTR_NONE; -1 for a line
+ * outside [0, INT_MAX].
+ */
+int python_code__lnotab_line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
+
 #endif /* CTXPROF_PYTHON_CODE_H */
