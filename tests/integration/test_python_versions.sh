@@ -13,6 +13,8 @@
 #  - calls back from C (sorted's key) keep their Python callers;
 #  - every Python location with its function's file, start line, a line in
 #    its range, and the hot loops on two lines or more.
+# Embedded: a program linked with sid's libpython3.14.so (embed.c, built here
+# against libpython3.14-dev): its Python frames between its C frames.
 # --all: a python3.14 started after the collector is read.
 # Hostile: copies of the 3.13 executable with their _Py_DebugOffsets
 # damaged (the cookie; an offset past its structure) run as well: each is
@@ -166,6 +168,35 @@ fi
 if RT=$(root sid python3.14); then
 	collect py314 "$RT" python3.14
 	check_version py314
+	# a program embedding sid's libpython3.14.so, built here against its headers
+	if RT2=$(root sid libpython3.14-dev); then
+		ma=$(gcc -dumpmachine)
+		mkdir -p "$TMP/pyinc/$ma"
+		ln -sfn "$RT2/usr/include/$ma/python3.14" "$TMP/pyinc/$ma/python3.14"
+		d=$(workdir "$RT2")
+		if gcc -O1 -fno-omit-frame-pointer -I"$RT2/usr/include/python3.14" -I"$TMP/pyinc" \
+			"$SRC/embed.c" -L"$RT2/usr/lib/$ma" -lpython3.14 -Wl,--allow-shlib-undefined \
+			-o "$RT2$d/embed" 2>"$TMP/embed.cc.log"; then
+			"$RUNROOT" "$RT2" "$d/embed" 6 >/dev/null 2>&1 &
+			wl=$!
+			PIDS+=("$wl")
+			sleep 1
+			timeout 60 "$COLLECTOR" --no-status --pid "$wl" --duration 4 --frequency 999 \
+				--python on -o "$TMP/embed.pb.gz" 2>"$TMP/embed.log" ||
+				fail "embed314: collector failed"
+			wait "$wl"
+			traces_tsv "$TMP/embed.pb.gz" >"$TMP/embed.tsv" || fail "embed314: pprof -traces failed"
+			printf 'func embedded_leaf 1 5 <string>\nfunc embedded_hot 7 8 <string>\n' >"$TMP/embed.funcs"
+			check_share "embed314: embedded_leaf <- embedded_hot in the embedding program's samples" \
+				"$TMP/embed.tsv" "$TMP/embed.funcs" 1 'seq("embedded_leaf;embedded_hot")' 80
+			check_share "embed314: embedded_hot, then native frames only, through embed_call_loop to main" \
+				"$TMP/embed.tsv" "$TMP/embed.funcs" 'at("embedded_hot")' \
+				'(i = at("embedded_hot")) && !py_after(i) && (j = after(i, "^embed_call_loop$")) && after(j, "^main$")' 95
+		else
+			fail "embed314: embed.c did not build against libpython3.14-dev:"
+			tail -3 "$TMP/embed.cc.log"
+		fi
+	fi
 	# --all: a python3.14 started after the collector, found at its exec
 	d=$(workdir "$RT")
 	timeout 60 "$COLLECTOR" --all --no-status --duration 5 --frequency 499 --python on \
