@@ -17,8 +17,9 @@
 # against libpython3.14-dev): its Python frames between its C frames.
 # --all: a python3.14 started after the collector is read.
 # Hostile: copies of the 3.13 executable with their _Py_DebugOffsets
-# damaged (the cookie; an offset past its structure) run as well: each is
-# refused and counted ("by a refused _Py_DebugOffsets"), its samples keep
+# damaged (the cookie; an offset past its structure; an offset in bounds
+# that the file's own PyCode_Type contradicts) run as well: each is
+# refused and counted ("by a refused layout"), its samples keep
 # their native frames, nothing is named from it, the collector exits 0.
 # 3.9 (bullseye): read from our table (the file's type sizes checked), the
 # same checks, its frames named by co_name (no co_qualname before 3.11); a
@@ -144,12 +145,13 @@ check_native() {
 if RT=$(root trixie python3.13); then
 	collect py313 "$RT" python3.13
 	check_version py313
-	# damaged copies of its executable: the cookie, then interpreter_frame.instr_ptr
-	# (word 31 of 3.13's _Py_DebugOffsets) past the frame
+	# damaged copies of its executable: the cookie; interpreter_frame.instr_ptr
+	# (word 31 of 3.13's _Py_DebugOffsets) past the frame; code_object.co_code_adaptive
+	# (word 43) 192, within bounds but not PyCode_Type's tp_basicsize (200)
 	exe=$RT/usr/bin/python3.13
 	off=$(readelf -SW "$exe" | awk '$2 == ".PyRuntime" { print $5 } $3 == ".PyRuntime" { print $6 }')
 	if [ -n "$off" ]; then
-		for bad in cookie:0:58 instr_ptr:248:0010; do
+		for bad in cookie:0:58 instr_ptr:248:0010 adaptive:344:c0; do
 			IFS=: read -r what at hex <<<"$bad"
 			d=$(workdir "$RT")
 			cp "$exe" "$RT$d/python3.13"
@@ -157,7 +159,7 @@ if RT=$(root trixie python3.13); then
 				dd of="$RT$d/python3.13" bs=1 seek=$((0x$off + at)) conv=notrunc status=none
 			cmp -s "$exe" "$RT$d/python3.13" && fail "hostile $what: the copy was not changed"
 			collect "bad_$what" "$RT" "$d/python3.13"
-			check_native "bad_$what" "by a refused _Py_DebugOffsets"
+			check_native "bad_$what" "by a refused layout"
 		done
 	else
 		fail "hostile: no .PyRuntime section in $exe"

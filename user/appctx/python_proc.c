@@ -77,7 +77,7 @@ struct py_file {
 	uint32_t version;
 	unsigned int found; /* PY_SYM_* bits */
 	int layout_err;	    /* 0: @layout holds its layout; else why not (-ENOENT: no layout) */
-	const char *why;    /* a refused _Py_DebugOffsets: what failed */
+	const char *why;    /* a refused layout: what failed */
 	struct python_layout layout;
 	struct python_eval_range eval_ranges[PYTHON_EVAL_RANGES];
 	size_t nr_eval;
@@ -222,20 +222,27 @@ static int basicsize(const struct elf_file *ef, const struct elf_load *loads, si
 	return elf_file__read(ef, off, size, sizeof(*size));
 }
 
-/* a table layout's structure sizes against the file's own: refused when they differ */
+/*
+ * A layout against the interpreter's own type objects, a second source in
+ * the same file: PyBytes_Type's tp_basicsize is ob_sval's offset + 1 (its
+ * NUL), PyCode_Type's is co_code_adaptive's (3.11 on: the code follows the
+ * object) or, for a table that says it, sizeof(PyCodeObject), as
+ * PyFrame_Type's is sizeof(PyFrameObject).  Refused when one differs.
+ */
 static void check_sizes(const struct elf_file *ef, const struct elf_load *loads, size_t n,
 			struct py_file *f)
 {
-	int64_t code = 0, frame = 0;
+	const struct python_layout *l = &f->layout;
+	int64_t code = 0, frame = 0, bytes = 0;
 
-	if (!f->layout.code_basicsize && !f->layout.frame_basicsize)
-		return;
 	if (basicsize(ef, loads, n, f->code_type, &code) ||
-	    basicsize(ef, loads, n, f->frame_type, &frame) ||
-	    (f->layout.code_basicsize && code != f->layout.code_basicsize) ||
-	    (f->layout.frame_basicsize && frame != f->layout.frame_basicsize)) {
+	    basicsize(ef, loads, n, f->bytes_type, &bytes) ||
+	    (l->frame_basicsize && basicsize(ef, loads, n, f->frame_type, &frame)) ||
+	    bytes != (int64_t)l->bytes_data + 1 ||
+	    code != (l->code_basicsize ? l->code_basicsize : l->code_adaptive) ||
+	    (l->frame_basicsize && frame != l->frame_basicsize)) {
 		f->layout_err = -EINVAL;
-		f->why = "its code or frame objects not of the size its version's table says";
+		f->why = "its code or bytes objects not of the size its layout says";
 	}
 }
 

@@ -49,7 +49,8 @@ struct python_procs_stats {
 	uint64_t processes;	      /* images whose Python frames the sampler reads */
 	uint64_t unsupported_version; /* interpreters of a version without a layout */
 	uint64_t unsupported_build;   /* missing a symbol the walk needs, or free-threaded */
-	uint64_t bad_layout;	      /* _Py_DebugOffsets refused: they failed a check */
+	uint64_t bad_layout;	      /* a layout refused: _Py_DebugOffsets or the file's own
+				       * type sizes failed a check */
 	uint64_t unreadable;	      /* interpreter files that could not be opened or read */
 	uint64_t map_full;	      /* the sampler's map had no room */
 	/* naming, at export */

@@ -77,7 +77,8 @@ struct python_layout {
 	uint32_t walk;		       /* enum python_walk_flags */
 	uint32_t line_format;	       /* enum python_line_format: co_linetable's */
 	/* checked against the interpreter file's PyCode_Type / PyFrame_Type tp_basicsize
-	 * (sizeof(PyCodeObject), sizeof(PyFrameObject)) when not 0 */
+	 * (sizeof(PyCodeObject), sizeof(PyFrameObject)) when not 0; 0: PyCode_Type's is
+	 * code_adaptive (3.11 on), PyFrame_Type's not checked */
 	uint32_t code_basicsize, frame_basicsize;
 };
 
