@@ -67,6 +67,9 @@ struct python_procs {
 	/* by the identity their mapping was resolved to: each exec of a
 	 * program seen before costs no open */
 	struct file_id_set *no_interpreter;
+	/* the refusals said on stderr: bit (minor & 63) of the kind's word (version, build,
+	 * layout), so each version is said once a run, whatever its processes' number */
+	uint64_t said[3];
 };
 
 /* what an interpreter file says of itself */
@@ -403,34 +406,37 @@ static void fill_offsets(struct python_proc_ref *ref, const struct python_layout
 
 /*
  * An interpreter whose layout we do not have: counted by why, said once a
- * run for each why (each time with -v): its samples keep their native frames.
+ * run for each why and minor version (each time with -v): its samples keep
+ * their native frames.
  */
 static void refused(struct python_procs *pp, uint32_t pid, const struct py_file *f)
 {
-	uint64_t *n;
+	uint64_t bit = 1ull << (f->version >> 16 & 63);
 	const char *what;
+	unsigned int kind;
 
 	if (f->layout_err == -ENOENT) {
-		n = &pp->st.unsupported_version;
+		pp->st.unsupported_version++;
+		kind = 0;
 		what = "a version whose frames we cannot read";
-		if (!f->version) {
-			++*n;
-			if (pp->verbose || *n == 1)
-				fprintf(stderr,
-					"ctxprof: pid %u: Python before 3.11 (no Py_Version), %s: "
-					"native frames only\n",
-					pid, what);
-			return;
-		}
 	} else if (f->layout_err == -EOPNOTSUPP) {
-		n = &pp->st.unsupported_build;
+		pp->st.unsupported_build++;
+		kind = 1;
 		what = f->why;
 	} else {
-		n = &pp->st.bad_layout;
+		pp->st.bad_layout++;
+		kind = 2;
 		what = f->why ? f->why : "its layout refused";
 	}
-	++*n;
-	if (pp->verbose || *n == 1)
+	if (!pp->verbose && (pp->said[kind] & bit))
+		return;
+	pp->said[kind] |= bit;
+	if (!f->version)
+		fprintf(stderr,
+			"ctxprof: pid %u: Python before 3.11 (no Py_Version), %s: native frames "
+			"only\n",
+			pid, what);
+	else
 		fprintf(stderr, "ctxprof: pid %u: Python %u.%u, %s: native frames only\n", pid,
 			f->version >> 24, f->version >> 16 & 0xff, what);
 }

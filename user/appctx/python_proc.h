@@ -14,11 +14,12 @@
  * Py_Version, takes the version's layout (3.13 on: the file's own
  * _Py_DebugOffsets, symbols/python_debug_offsets.h; before: the table,
  * symbols/python_layout.h) and puts the process's
- * struct python_proc into the sampler's map.  A version without a layout,
- * debug offsets that fail their checks, a free-threaded build or a file
- * missing a symbol is counted (by why) and said once a run: its samples
- * keep their native frames.  Each second, python_procs__poll() takes the images
- * gone out of the map.
+ * struct python_proc into the sampler's map.  A layout that fails its
+ * checks against the file (its own type sizes), debug offsets that fail
+ * theirs, a version without a layout, a free-threaded build or a file
+ * missing a symbol is counted (by why) and said once a run for each
+ * version: its samples keep their native frames.  Each second,
+ * python_procs__poll() takes the images gone out of the map.
  *
  * Naming, at export: python_proc__frame() names a frame's code object from
  * the process's memory (processes/proc_mem.h: only anonymous and private
