@@ -52,14 +52,15 @@ root() {
 	echo "$r"
 }
 
-# workdir RT: the workloads copied into root RT; prints their path inside it
+# workdir RT: the workloads copied into root RT; WD: their path inside it (not
+# a $(...) subshell: WORKDIRS, which the exit removes, must see each)
 workdir() {
 	local d
 	d=$(mktemp -d "$1/var/tmp/ctxprof-pyv.XXXXXX")
 	WORKDIRS+=("$d")
 	cp "$SRC"/*.py "$d/"
 	chmod 755 "$d"
-	echo "${d#"$1"}"
+	WD=${d#"$1"}
 }
 
 # collect NAME RT PYTHON [ARGS...]: run shares.py with PYTHON inside root RT,
@@ -68,7 +69,8 @@ workdir() {
 collect() {
 	local name=$1 rt=$2 py=$3 d wl rc
 	shift 3
-	d=$(workdir "$rt")
+	workdir "$rt"
+	d=$WD
 	"$RUNROOT" "$rt" "$py" "$d/shares.py" $((SECS + 2)) "$d/shares.out" "$@" >"$TMP/$name.stdout" 2>&1 &
 	wl=$!
 	PIDS+=("$wl")
@@ -153,7 +155,8 @@ if RT=$(root trixie python3.13); then
 	if [ -n "$off" ]; then
 		for bad in cookie:0:58 instr_ptr:248:0010 adaptive:344:c0; do
 			IFS=: read -r what at hex <<<"$bad"
-			d=$(workdir "$RT")
+			workdir "$RT"
+			d=$WD
 			cp "$exe" "$RT$d/python3.13"
 			printf "$(sed 's/\(..\)/\\x\1/g' <<<"$hex")" |
 				dd of="$RT$d/python3.13" bs=1 seek=$((0x$off + at)) conv=notrunc status=none
@@ -175,7 +178,8 @@ if RT=$(root sid python3.14); then
 		ma=$(gcc -dumpmachine)
 		mkdir -p "$TMP/pyinc/$ma"
 		ln -sfn "$RT2/usr/include/$ma/python3.14" "$TMP/pyinc/$ma/python3.14"
-		d=$(workdir "$RT2")
+		workdir "$RT2"
+		d=$WD
 		if gcc -O1 -fno-omit-frame-pointer -I"$RT2/usr/include/python3.14" -I"$TMP/pyinc" \
 			"$SRC/embed.c" -L"$RT2/usr/lib/$ma" -lpython3.14 -Wl,--allow-shlib-undefined \
 			-o "$RT2$d/embed" 2>"$TMP/embed.cc.log"; then
@@ -200,7 +204,8 @@ if RT=$(root sid python3.14); then
 		fi
 	fi
 	# --all: a python3.14 started after the collector, found at its exec
-	d=$(workdir "$RT")
+	workdir "$RT"
+	d=$WD
 	timeout 60 "$COLLECTOR" --all --no-status --duration 5 --frequency 499 --python on \
 		-o "$TMP/all.pb.gz" 2>"$TMP/all.log" &
 	col=$!
@@ -229,7 +234,8 @@ if RT=$(root bullseye python3.9-minimal); then
 	collect py39 "$RT" python3.9
 	check_version py39 crunch pyseq
 	# a copy named python3.7: no Py_Version, its name's version has no table
-	d=$(workdir "$RT")
+	workdir "$RT"
+	d=$WD
 	cp "$RT/usr/bin/python3.9" "$RT$d/python3.7"
 	collect py37name "$RT" "$d/python3.7"
 	check_native py37name "by version"
