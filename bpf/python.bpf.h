@@ -74,14 +74,16 @@ struct python_walk {
 	__u64 seen[PYTHON_LOOP_SEEN];	      /* the last frames' addresses (loop check) */
 	__u8 frame[PYTHON_FRAME_READ];
 	__u8 code[PYTHON_CODE_READ];
-	__u64 cur;    /* the frame (walk) or thread state (search) to read next */
-	__u64 tstate; /* the search's find */
+	__u64 cur;	 /* the frame (walk) or thread state (search) to read next */
+	__u64 tstate;	 /* the search's find */
+	__u64 thread_id; /* what the thread state's id field holds for the sampled thread */
 	__u32 tid;
 	__u32 nn, np; /* native frames, Python frames */
 	__u32 base;   /* where the user frames start in the record */
 	__u32 i, p, out, in_group;
 	__u32 end;	/* enum python_walk_end */
 	__u32 unplaced; /* Python frames placed past the native ones */
+	__u32 shims;	/* entry shim frames skipped (PYTHON_WALK_SHIM_NONE) */
 	__u32 truncated;
 };
 
@@ -113,7 +115,7 @@ static long py_thread_step(__u32 i, void *ctx)
 				(const void *)(w->cur + w->proc.tstate_native_thread_id)) ||
 	    bpf_probe_read_user(&next, sizeof(next), (const void *)(w->cur + w->proc.tstate_next)))
 		return 1;
-	if (tid == w->tid) {
+	if (tid == w->thread_id) {
 		w->tstate = w->cur;
 		return 1;
 	}
@@ -135,7 +137,7 @@ static __always_inline __u64 py_find_tstate(struct python_walk *w, __u32 pid)
 		    !bpf_probe_read_user(
 			    &tid, sizeof(tid),
 			    (const void *)(ref->tstate + w->proc.tstate_native_thread_id)) &&
-		    tid == w->tid)
+		    tid == w->thread_id)
 			return ref->tstate;
 	}
 	w->tstate = 0;
@@ -159,7 +161,7 @@ static long py_frame_step(__u32 i, void *ctx)
 	struct python_walk *w = scratch_py();
 	const struct python_proc_ref *pp;
 	__u64 code, instr, base, prev;
-	__s32 firstlineno;
+	__s32 firstlineno, lasti;
 	__u32 n, k;
 
 	if (!w)
@@ -175,6 +177,15 @@ static long py_frame_step(__u32 i, void *ctx)
 		return 1;
 	}
 	code = py_u64(w->frame, pp->frame_code, PYTHON_FRAME_READ);
+	if (pp->walk & PYTHON_WALK_TAGGED)
+		code &= ~PYTHON_TAG_MASK;
+	if ((pp->walk & PYTHON_WALK_SHIM_NONE) && code == pp->none_obj) {
+		/* a C call's entry shim: the frame before it began that call */
+		if (n > 0)
+			w->entry[(n - 1) & (PYTHON_MAX_FRAMES - 1)] = 1;
+		w->shims++;
+		goto next;
+	}
 	if (!code || bpf_probe_read_user(w->code, sizeof(w->code), (const void *)code)) {
 		w->end = PYTHON_END_READ_ERR;
 		return 1;
@@ -184,14 +195,24 @@ static long py_frame_step(__u32 i, void *ctx)
 		return 1;
 	}
 	firstlineno = (__s32)py_u64(w->code, pp->code_firstlineno, PYTHON_CODE_READ);
-	instr = py_u64(w->frame, pp->frame_prev_instr, PYTHON_FRAME_READ);
-	base = code + pp->code_adaptive;
-	/* prev_instr is the last instruction run: one before the first while
-	 * the frame has not started */
-	if (instr >= base && (instr - base) / 2 < PYTHON_INSTR_NONE)
-		instr = (instr - base) / 2;
-	else
-		instr = PYTHON_INSTR_NONE;
+	if (pp->walk & PYTHON_WALK_FRAME_OBJECT) {
+		/* f_lasti: an int past what the frame read holds; -1 before the first */
+		lasti = -1;
+		bpf_probe_read_user(&lasti, sizeof(lasti),
+				    (const void *)(w->cur + pp->frame_prev_instr));
+		if (lasti >= 0 && (pp->walk & PYTHON_WALK_LASTI_BYTES))
+			lasti /= 2;
+		instr = lasti >= 0 && lasti < PYTHON_INSTR_NONE ? (__u64)lasti : PYTHON_INSTR_NONE;
+	} else {
+		instr = py_u64(w->frame, pp->frame_prev_instr, PYTHON_FRAME_READ);
+		base = code + pp->code_adaptive;
+		/* prev_instr is the last instruction run: one before the first while
+		 * the frame has not started */
+		if (instr >= base && (instr - base) / 2 < PYTHON_INSTR_NONE)
+			instr = (instr - base) / 2;
+		else
+			instr = PYTHON_INSTR_NONE;
+	}
 	w->py[(2 * n) & (2 * PYTHON_MAX_FRAMES - 1)] = PYTHON_FRAME_TAG | code;
 	w->py[(2 * n + 1) & (2 * PYTHON_MAX_FRAMES - 1)] =
 		PYTHON_FRAME_TAG | PYTHON_FRAME_WORD2 |
@@ -200,17 +221,26 @@ static long py_frame_step(__u32 i, void *ctx)
 					 py_u64(w->code, pp->code_qualname, PYTHON_CODE_READ))
 			<< PYTHON_INSTR_BITS |
 		instr;
-	w->entry[n & (PYTHON_MAX_FRAMES - 1)] =
-		pp->frame_is_entry < PYTHON_FRAME_READ ? w->frame[pp->frame_is_entry & 0x7f] : 0;
+	if (pp->walk & PYTHON_WALK_FRAME_OBJECT)
+		/* 3.9: every Python call is a C call of its own */
+		w->entry[n & (PYTHON_MAX_FRAMES - 1)] = 1;
+	else
+		w->entry[n & (PYTHON_MAX_FRAMES - 1)] =
+			(pp->walk & PYTHON_WALK_IS_ENTRY) && pp->frame_is_entry < PYTHON_FRAME_READ
+				? w->frame[pp->frame_is_entry & 0x7f]
+				: 0;
 	w->np = n + 1;
+next:
 	prev = py_u64(w->frame, pp->frame_previous, PYTHON_FRAME_READ);
 	if (!prev) {
 		w->end = PYTHON_END_DONE;
 		return 1;
 	}
-	w->seen[n & (PYTHON_LOOP_SEEN - 1)] = w->cur;
+	/* shims count in the loop check as frames do */
+	k = w->np + w->shims - 1;
+	w->seen[k & (PYTHON_LOOP_SEEN - 1)] = w->cur;
 	for (k = 0; k < PYTHON_LOOP_SEEN; k++) {
-		if (k <= n && w->seen[k] == prev) {
+		if (k < w->np + w->shims && w->seen[k] == prev) {
 			w->end = PYTHON_END_LOOP;
 			return 1;
 		}
@@ -227,7 +257,9 @@ static __always_inline bool py_is_eval(const struct python_walk *w, __u32 i, __u
 	/* a return address is one past its call: look up the call */
 	if (i > 0 && !(word & SAMPLE_FRAME_EXACT) && pc)
 		pc--;
-	return pc >= w->proc.eval_start && pc < w->proc.eval_end;
+	return (pc >= w->proc.eval_start[0] && pc < w->proc.eval_end[0]) ||
+	       (pc >= w->proc.eval_start[1] && pc < w->proc.eval_end[1]) ||
+	       (pc >= w->proc.eval_start[2] && pc < w->proc.eval_end[2]);
 }
 
 static __always_inline bool py_put(struct sample_record *rec, struct python_walk *w, __u64 v)
@@ -332,6 +364,7 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	struct python_walk *w = scratch_py();
 	const struct python_proc_ref *pp;
 	__u64 tstate, cframe = 0;
+	int err;
 	__u32 ppid;
 
 	if (!w || nk > SAMPLER_MAX_KSTACK || nu > SAMPLER_MAX_USTACK)
@@ -352,17 +385,28 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	}
 	w->proc = *pp;
 	w->tid = rec->tid;
+	/* 3.9 keeps pthread_self(): glibc's thread pointer on x86-64 */
+	w->thread_id = w->proc.walk & PYTHON_WALK_TID_PTHREAD
+			       ? BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase)
+			       : rec->tid;
 	tstate = py_find_tstate(w, rec->pid);
 	if (!tstate) {
 		inc_stat(SAMPLER_STAT_PY_NO_THREAD);
 		return nu;
 	}
 	w->cur = 0;
-	if (bpf_probe_read_user(&cframe, sizeof(cframe),
-				(const void *)(tstate + w->proc.tstate_cframe)) ||
-	    (cframe &&
-	     bpf_probe_read_user(&w->cur, sizeof(w->cur),
-				 (const void *)(cframe + w->proc.cframe_current_frame)))) {
+	if (w->proc.walk & PYTHON_WALK_CFRAME) {
+		err = bpf_probe_read_user(&cframe, sizeof(cframe),
+					  (const void *)(tstate + w->proc.tstate_frame));
+		if (!err && cframe)
+			err = bpf_probe_read_user(
+				&w->cur, sizeof(w->cur),
+				(const void *)(cframe + w->proc.cframe_current_frame));
+	} else {
+		err = bpf_probe_read_user(&w->cur, sizeof(w->cur),
+					  (const void *)(tstate + w->proc.tstate_frame));
+	}
+	if (err) {
 		inc_stat(SAMPLER_STAT_PY_READ_ERR);
 		return nu;
 	}
@@ -371,8 +415,12 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 		return nu;
 	}
 	w->np = 0;
+	w->shims = 0;
 	w->end = PYTHON_END_RUNNING;
-	bpf_loop(PYTHON_MAX_FRAMES + 1, py_frame_step, NULL, 0);
+	/* room for a shim after each frame (3.13 on), and the end */
+	bpf_loop(2 * PYTHON_MAX_FRAMES + 2, py_frame_step, NULL, 0);
+	if (w->end == PYTHON_END_RUNNING)
+		w->end = PYTHON_END_FULL;
 	if (w->end == PYTHON_END_READ_ERR)
 		inc_stat(SAMPLER_STAT_PY_READ_ERR);
 	else if (w->end == PYTHON_END_BAD_CODE)

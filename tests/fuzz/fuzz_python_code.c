@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer target: python_code__name() on a hostile memory image, and
- * python_code__line() on hostile location tables.  The input:
+ * python_code__line() and python_code__lnotab_line() on hostile tables.  The input:
  *   u64 base        the image's address
  *   u64 code        the code object's address
  *   u64 code_type, unicode_type, bytes_type
@@ -78,6 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* the table alone: the image's bytes as one */
 	line = python_code__line(img.mem, img.len, 1, instr);
+	if (line < -1)
+		abort();
+	/* and as 3.9's co_lnotab */
+	line = python_code__lnotab_line(img.mem, img.len, 1, instr);
 	if (line < -1)
 		abort();
 

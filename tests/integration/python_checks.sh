@@ -82,6 +82,9 @@ traces_text_tsv() {
 #   atre(re)     index of the first frame matching re, 0 if none
 #   count(name)  how many frames are so named
 #   seq("a;b;c") index of the first run of consecutive frames a, b, c
+#                (seq_end: the index of its last)
+#   pyseq("a;b") the same, native frames between them skipped (3.9: every
+#                Python call passes through C)
 #   py_after(i)  index of the first Python frame rootward of i, 0 if none
 #   after(i, re) index of the first frame rootward of i matching re, 0 if none
 #   native_between(i, j, re)  frames strictly between i and j (i < j) are
@@ -102,8 +105,25 @@ function seq(list,   w, m, i, k) {
 	for (i = 1; i + m - 1 <= n; i++) {
 		for (k = 1; k <= m && f[i + k - 1] == w[k]; k++)
 			;
-		if (k > m)
+		if (k > m) {
+			seq_end = i + m - 1
 			return i
+		}
+	}
+	return 0
+}
+function pyseq(list,   w, m, i, j, k) {
+	m = split(list, w, ";")
+	for (i = 1; i <= n; i++) {
+		if (f[i] != w[1])
+			continue
+		j = i
+		for (k = 2; k <= m && (j = py_after(j)) && f[j] == w[k]; k++)
+			;
+		if (k > m) {
+			seq_end = j
+			return i
+		}
 	}
 	return 0
 }

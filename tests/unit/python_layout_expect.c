@@ -44,7 +44,7 @@ int python_layout_expect(struct python_layout *l, uint32_t *version, const char 
 	l->threads_head = offsetof(PyInterpreterState, threads.head);
 	l->tstate_next = offsetof(PyThreadState, next);
 	l->tstate_native_thread_id = offsetof(PyThreadState, native_thread_id);
-	l->tstate_cframe = offsetof(PyThreadState, cframe);
+	l->tstate_frame = offsetof(PyThreadState, cframe);
 	l->cframe_current_frame = offsetof(_PyCFrame, current_frame);
 	l->frame_code = offsetof(_PyInterpreterFrame, f_code);
 	l->frame_previous = offsetof(_PyInterpreterFrame, previous);

@@ -215,6 +215,24 @@ static void python_code__line__stdlib_tables__match_addr2line(void **state)
 	fx_end(&fx);
 }
 
+/* 3.9's co_lnotab, decoded as its PyCode_Addr2Line() does (by hand: byte
+ * offsets 0, 6, 14, 18 start lines 11, 12, 14, 12 of a function at line 10) */
+static void python_code__lnotab_line__increments__as_addr2line(void **state)
+{
+	static const uint8_t tab[] = {0, 1, 6, 1, 8, 2, 4, 0xfe, 7};
+
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 0), 11);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 2), 11);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 3), 12);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 7), 14);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 9), 12);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, 1000), 12);
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), 10, PYTHON_INSTR_NONE), 10);
+	assert_int_equal(python_code__lnotab_line(NULL, 0, 10, 5), 10);
+	/* a line past INT_MAX */
+	assert_int_equal(python_code__lnotab_line(tab, sizeof(tab), INT_MAX, 0), -1);
+}
+
 static void python_code__line__malformed__minus_one_or_first(void **state)
 {
 	/* one unit on line 10 + 3 (code 13: svarint 6), two units on line 13 - 2 (svarint 5) */
@@ -505,6 +523,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(python_code__line__stdlib_tables__match_addr2line),
 		cmocka_unit_test(python_code__line__malformed__minus_one_or_first),
+		cmocka_unit_test(python_code__lnotab_line__increments__as_addr2line),
 		cmocka_unit_test(python_code__name__live_process__names_and_lines),
 		cmocka_unit_test(python_code__name__hostile_objects__refused_or_bounded),
 	};

@@ -14,7 +14,7 @@
 	X(threads_head)                                                                            \
 	X(tstate_next)                                                                             \
 	X(tstate_native_thread_id)                                                                 \
-	X(tstate_cframe)                                                                           \
+	X(tstate_frame)                                                                            \
 	X(cframe_current_frame)                                                                    \
 	X(frame_code)                                                                              \
 	X(frame_previous)                                                                          \
@@ -74,7 +74,14 @@ static void python_layout__find__versions__311_only(void **state)
 	/* its alphas and betas moved their structures */
 	assert_null(python_layout__find(0x030b00a7));
 	assert_null(python_layout__find(0x030b00b5));
-	/* other minors: another walk (3.12, 3.13) or not written (3.10) */
+	/* 3.9: its file's name gives the version (no Py_Version); the frame objects' walk */
+	assert_non_null(python_layout__find(0x030900f0));
+	assert_int_equal(python_layout__find(0x030900f0)->walk, PYTHON_WALK_39);
+	assert_int_equal(python_layout__find(0x030900f0)->line_format, PYTHON_LINES_LNOTAB);
+	assert_int_equal(python_layout__find(0x030900f0)->code_basicsize, 176);
+	assert_int_equal(l->line_format, PYTHON_LINES_LOCATIONS);
+	/* other minors: no Debian package to check them against (3.10, 3.12), or their own
+	 * _Py_DebugOffsets (3.13 on) */
 	assert_null(python_layout__find(0x030a0cf0));
 	assert_null(python_layout__find(0x030c00f0));
 	assert_null(python_layout__find(0x030d00f0));

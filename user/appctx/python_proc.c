@@ -14,6 +14,8 @@
 #include "processes/proc_mem.h"
 #include "processes/process_state.h"
 #include "symbols/python_code.h"
+#include "symbols/python_debug_offsets.h"
+#include "symbols/python_eval.h"
 #include "symbols/python_layout.h"
 #include "symbols/symbolizer.h"
 #include "records.h"
@@ -39,7 +41,7 @@ struct python_proc {
 	struct process_state *st;
 	uint32_t pid, exec_id;
 	bool in_map;
-	const struct python_layout *layout;
+	struct python_layout layout;
 	struct {
 		uint64_t code_type, unicode_type, bytes_type;
 	} types; /* their addresses in the process */
@@ -65,13 +67,23 @@ struct python_procs {
 	/* by the identity their mapping was resolved to: each exec of a
 	 * program seen before costs no open */
 	struct file_id_set *no_interpreter;
+	/* the refusals said on stderr: bit (minor & 63) of the kind's word (version, build,
+	 * layout), so each version is said once a run, whatever its processes' number */
+	uint64_t said[3];
 };
 
 /* what an interpreter file says of itself */
 struct py_file {
-	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type, version_at;
+	uint64_t runtime, eval, eval_size, code_type, unicode_type, bytes_type, none_obj,
+		frame_type;
+	uint64_t version_at;
 	uint32_t version;
 	unsigned int found; /* PY_SYM_* bits */
+	int layout_err;	    /* 0: @layout holds its layout; else why not (-ENOENT: no layout) */
+	const char *why;    /* a refused layout: what failed */
+	struct python_layout layout;
+	struct python_eval_range eval_ranges[PYTHON_EVAL_RANGES];
+	size_t nr_eval;
 };
 
 enum {
@@ -81,7 +93,9 @@ enum {
 	PY_SYM_UNICODE_TYPE = 1 << 3,
 	PY_SYM_BYTES_TYPE = 1 << 4,
 	PY_SYM_VERSION = 1 << 5,
-	PY_SYM_ALL = (1 << 6) - 1,
+	PY_SYM_NONE = 1 << 6,
+	PY_SYM_FRAME_TYPE = 1 << 7,
+	PY_SYM_ALL = (1 << 8) - 1,
 };
 
 static const struct {
@@ -95,6 +109,8 @@ static const struct {
 	{"PyUnicode_Type", PY_SYM_UNICODE_TYPE, offsetof(struct py_file, unicode_type)},
 	{"PyBytes_Type", PY_SYM_BYTES_TYPE, offsetof(struct py_file, bytes_type)},
 	{"Py_Version", PY_SYM_VERSION, offsetof(struct py_file, version_at)},
+	{"_Py_NoneStruct", PY_SYM_NONE, offsetof(struct py_file, none_obj)},
+	{"PyFrame_Type", PY_SYM_FRAME_TYPE, offsetof(struct py_file, frame_type)},
 };
 
 static uint64_t now_ns(void)
@@ -151,9 +167,96 @@ out:
 	elf_symtab__release(&st);
 }
 
-/* the interpreter's symbols and version from @ef; -ENOENT: not one */
-static int read_interpreter(const struct elf_file *ef, struct py_file *f)
+/*
+ * The layout of @f's version into @f: the one its _Py_DebugOffsets give (3.13
+ * on, read from the file: they are _PyRuntime's initial value, constant),
+ * else the table's.
+ */
+static void find_layout(const struct elf_file *ef, const struct elf_load *loads, size_t n,
+			struct py_file *f)
 {
+	const struct python_layout *l;
+	uint8_t buf[1024];
+	size_t size = python_debug_offsets__size(f->version);
+	uint64_t off;
+
+	if (!size) {
+		l = python_layout__find(f->version);
+		f->layout_err = l ? 0 : -ENOENT;
+		if (l)
+			f->layout = *l;
+		return;
+	}
+	if (size > sizeof(buf) || elf_loads__vaddr_to_offset(loads, n, f->runtime, size, &off) ||
+	    elf_file__read(ef, off, buf, size)) {
+		f->layout_err = -EINVAL;
+		f->why = "_Py_DebugOffsets not in the file";
+		return;
+	}
+	f->layout_err = python_debug_offsets__parse(buf, size, f->version, &f->layout, &f->why);
+}
+
+/* the minor version a file's name says (python3.N, libpython3.N.so...); 0: none */
+static unsigned int minor_from_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	unsigned int minor = 0;
+
+	s = s ? s + 1 : path;
+	if (!strncmp(s, "lib", 3))
+		s += 3;
+	if (strncmp(s, "python3.", 8))
+		return 0;
+	for (s += 8; *s >= '0' && *s <= '9' && minor < 100; s++)
+		minor = minor * 10 + (unsigned int)(*s - '0');
+	/* python3.9d, python3.13t: another build, another layout */
+	return *s && *s != '.' && *s != '-' ? 0 : minor;
+}
+
+/* the tp_basicsize of the type object at ELF address @type */
+static int basicsize(const struct elf_file *ef, const struct elf_load *loads, size_t n,
+		     uint64_t type, int64_t *size)
+{
+	uint64_t off;
+
+	/* PyTypeObject: ob_refcnt, ob_type, ob_size, tp_name, then tp_basicsize */
+	if (elf_loads__vaddr_to_offset(loads, n, type + 32, sizeof(*size), &off))
+		return -EINVAL;
+	return elf_file__read(ef, off, size, sizeof(*size));
+}
+
+/*
+ * A layout against the interpreter's own type objects, a second source in
+ * the same file: PyBytes_Type's tp_basicsize is ob_sval's offset + 1 (its
+ * NUL), PyCode_Type's is co_code_adaptive's (3.11 on: the code follows the
+ * object) or, for a table that says it, sizeof(PyCodeObject), as
+ * PyFrame_Type's is sizeof(PyFrameObject).  Refused when one differs.
+ */
+static void check_sizes(const struct elf_file *ef, const struct elf_load *loads, size_t n,
+			struct py_file *f)
+{
+	const struct python_layout *l = &f->layout;
+	int64_t code = 0, frame = 0, bytes = 0;
+
+	if (basicsize(ef, loads, n, f->code_type, &code) ||
+	    basicsize(ef, loads, n, f->bytes_type, &bytes) ||
+	    (l->frame_basicsize && basicsize(ef, loads, n, f->frame_type, &frame)) ||
+	    bytes != (int64_t)l->bytes_data + 1 ||
+	    code != (l->code_basicsize ? l->code_basicsize : l->code_adaptive) ||
+	    (l->frame_basicsize && frame != l->frame_basicsize)) {
+		f->layout_err = -EINVAL;
+		f->why = "its code or bytes objects not of the size its layout says";
+	}
+}
+
+/*
+ * The interpreter's symbols, version and layout from @ef, the file @path
+ * maps; -ENOENT: not one.  Before 3.11 (no Py_Version) the version is its
+ * file's name's, the table's sizes checked against the file's.
+ */
+static int read_interpreter(const struct elf_file *ef, const char *path, struct py_file *f)
+{
+	unsigned int want = PY_SYM_ALL, minor;
 	const struct elf_load *loads;
 	uint64_t off;
 	size_t n;
@@ -164,12 +267,28 @@ static int read_interpreter(const struct elf_file *ef, struct py_file *f)
 		scan_symbols(ef, SHT_SYMTAB, f);
 	if (!(f->found & PY_SYM_RUNTIME))
 		return -ENOENT;
-	if (f->found != PY_SYM_ALL || !f->eval_size)
+	if (!(f->found & PY_SYM_VERSION)) {
+		/* Py_Version came with 3.11, _PyRuntime with 3.7: one between them */
+		minor = minor_from_name(path);
+		if (minor < 7 || minor > 10 || !python_layout__find(0x030000f0u | minor << 16)) {
+			f->layout_err = -ENOENT;
+			f->version = minor >= 7 && minor <= 10 ? 0x030000f0u | minor << 16 : 0;
+			return 0;
+		}
+		f->version = 0x030000f0u | minor << 16;
+		want &= ~PY_SYM_VERSION;
+	}
+	if ((f->found & want) != want || !f->eval_size)
 		return -EINVAL;
 	loads = elf_file__loads(ef, &n);
-	if (elf_loads__vaddr_to_offset(loads, n, f->version_at, sizeof(f->version), &off) ||
-	    elf_file__read(ef, off, &f->version, sizeof(f->version)))
+	if ((f->found & PY_SYM_VERSION) &&
+	    (elf_loads__vaddr_to_offset(loads, n, f->version_at, sizeof(f->version), &off) ||
+	     elf_file__read(ef, off, &f->version, sizeof(f->version))))
 		return -EINVAL;
+	find_layout(ef, loads, n, f);
+	if (!f->layout_err)
+		check_sizes(ef, loads, n, f);
+	f->nr_eval = python_eval__ranges(ef, f->eval, f->eval_size, f->eval_ranges);
 	return 0;
 }
 
@@ -231,7 +350,7 @@ static int find_interpreter(struct python_procs *pp, pid_t pid, const struct pro
 		close(fd);
 		if (!ef)
 			continue;
-		ret = read_interpreter(ef, f);
+		ret = read_interpreter(ef, m->path, f);
 		if (!ret && !load_bias(ef, m, bias))
 			ret = -EINVAL;
 		elf_file__free(ef);
@@ -272,7 +391,7 @@ static void fill_offsets(struct python_proc_ref *ref, const struct python_layout
 	ref->threads_head = l->threads_head;
 	ref->tstate_next = l->tstate_next;
 	ref->tstate_native_thread_id = l->tstate_native_thread_id;
-	ref->tstate_cframe = l->tstate_cframe;
+	ref->tstate_frame = l->tstate_frame;
 	ref->cframe_current_frame = l->cframe_current_frame;
 	ref->frame_code = l->frame_code;
 	ref->frame_previous = l->frame_previous;
@@ -285,16 +404,53 @@ static void fill_offsets(struct python_proc_ref *ref, const struct python_layout
 	ref->code_adaptive = l->code_adaptive;
 }
 
+/*
+ * An interpreter whose layout we do not have: counted by why, said once a
+ * run for each why and minor version (each time with -v): its samples keep
+ * their native frames.
+ */
+static void refused(struct python_procs *pp, uint32_t pid, const struct py_file *f)
+{
+	uint64_t bit = 1ull << (f->version >> 16 & 63);
+	const char *what;
+	unsigned int kind;
+
+	if (f->layout_err == -ENOENT) {
+		pp->st.unsupported_version++;
+		kind = 0;
+		what = "a version whose frames we cannot read";
+	} else if (f->layout_err == -EOPNOTSUPP) {
+		pp->st.unsupported_build++;
+		kind = 1;
+		what = f->why;
+	} else {
+		pp->st.bad_layout++;
+		kind = 2;
+		what = f->why ? f->why : "its layout refused";
+	}
+	if (!pp->verbose && (pp->said[kind] & bit))
+		return;
+	pp->said[kind] |= bit;
+	if (!f->version)
+		fprintf(stderr,
+			"ctxprof: pid %u: Python before 3.11 (no Py_Version), %s: native frames "
+			"only\n",
+			pid, what);
+	else
+		fprintf(stderr, "ctxprof: pid %u: Python %u.%u, %s: native frames only\n", pid,
+			f->version >> 24, f->version >> 16 & 0xff, what);
+}
+
 void python_procs__changed(void *ctx, struct process_state *st, struct mappings *snap,
 			   const struct proc_maps *all)
 {
 	struct python_procs *pp = ctx;
-	const struct python_layout *l;
 	struct python_proc_ref ref;
 	struct python_proc *p;
 	struct py_file f;
 	uint64_t bias = 0;
 	bool retired;
+	size_t i;
 	int err;
 
 	pthread_mutex_lock(&st->lock);
@@ -319,30 +475,26 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 				st->pid);
 		return;
 	}
-	l = python_layout__find(f.version);
-	if (!l) {
-		pp->st.unsupported_version++;
-		/* once a run, and each time with -v: the profile has no Python names for it */
-		if (pp->verbose || pp->st.unsupported_version == 1)
-			fprintf(stderr,
-				"ctxprof: pid %u: Python %u.%u, a version whose frames we cannot "
-				"read: native frames only\n",
-				st->pid, f.version >> 24, f.version >> 16 & 0xff);
+	if (f.layout_err) {
+		refused(pp, st->pid, &f);
 		return;
 	}
 	p = proc_new(pp, st);
 	if (!p)
 		return;
 	st->python = p;
-	p->layout = l;
+	p->layout = f.layout;
 	p->types.code_type = f.code_type + bias;
 	p->types.unicode_type = f.unicode_type + bias;
 	p->types.bytes_type = f.bytes_type + bias;
-	fill_offsets(&ref, l);
+	fill_offsets(&ref, &p->layout);
 	ref.runtime = f.runtime + bias;
 	ref.code_type = f.code_type + bias;
-	ref.eval_start = f.eval + bias;
-	ref.eval_end = f.eval + f.eval_size + bias;
+	ref.none_obj = f.none_obj + bias;
+	for (i = 0; i < f.nr_eval; i++) {
+		ref.eval_start[i] = f.eval_ranges[i].start + bias;
+		ref.eval_end[i] = f.eval_ranges[i].end + bias;
+	}
 	ref.exec_id = st->exec_id;
 	ref.version = f.version;
 	if (bpf_map_update_elem(pp->map_fd, &p->pid, &ref, BPF_ANY)) {
@@ -352,8 +504,12 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
 	p->in_map = true;
 	pp->st.processes++;
 	if (pp->verbose)
-		fprintf(stderr, "ctxprof: pid %u: Python %u.%u, its frames read\n", st->pid,
-			f.version >> 24, f.version >> 16 & 0xff);
+		fprintf(stderr,
+			"ctxprof: pid %u: Python %u.%u, its frames read (layout from %s, "
+			"evaluation loop in %zu part%s)\n",
+			st->pid, f.version >> 24, f.version >> 16 & 0xff,
+			python_debug_offsets__size(f.version) ? "_Py_DebugOffsets" : "our table",
+			f.nr_eval, f.nr_eval > 1 ? "s" : "");
 }
 
 void python_procs__look(struct python_procs *pp, struct process_state *st)
@@ -503,9 +659,9 @@ static void name_entry(struct python_procs *pp, struct python_proc *p, uint64_t 
 	memset(e, 0, sizeof(*e));
 	e->code = code;
 	e->check = check;
-	e->err =
-		python_code__name(p->layout, read_mem, p, p->types.code_type, p->types.unicode_type,
-				  p->types.bytes_type, code, check, &e->name);
+	e->err = python_code__name(&p->layout, read_mem, p, p->types.code_type,
+				   p->types.unicode_type, p->types.bytes_type, code, check,
+				   &e->name);
 	if (!e->err)
 		pp->st.named++;
 	else if (e->err == -ESTALE)
@@ -587,9 +743,16 @@ void python_proc__frame(struct python_procs *pp, struct python_proc *p, uint64_t
 	out->function = e->name.qualname;
 	out->file = e->name.filename;
 	out->start_line = e->name.firstlineno;
-	line = python_code__line(e->name.linetable, e->name.linetable_len, e->name.firstlineno,
-				 PYTHON_FRAME_INSTR(w2));
-	out->line = line > 0 ? line : 0;
+	if (p->layout.line_format == PYTHON_LINES_LNOTAB)
+		line = python_code__lnotab_line(e->name.linetable, e->name.linetable_len,
+						e->name.firstlineno, PYTHON_FRAME_INSTR(w2));
+	else
+		line = python_code__line(e->name.linetable, e->name.linetable_len,
+					 e->name.firstlineno, PYTHON_FRAME_INSTR(w2));
+	/* an instruction the table gives no line (a frame's set-up: RESUME,
+	 * RETURN_GENERATOR ...), or a table that does not decode: the function's
+	 * own line, where the profile shows it starts */
+	out->line = line > 0 ? line : (e->name.firstlineno > 0 ? e->name.firstlineno : 0);
 }
 
 void python_proc__release(struct python_proc *p)

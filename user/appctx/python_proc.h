@@ -10,12 +10,16 @@
  * mappings (the executable, else a mapped libpython3.x.so: a program that
  * embeds it), reads from its ELF file (elf/elf_file.h, bounded) the
  * symbols the walk needs (_PyRuntime, _PyEval_EvalFrameDefault and its
- * size, PyCode_Type, PyUnicode_Type, PyBytes_Type) and Py_Version, finds
- * the version's layout (symbols/python_layout.h) and puts the process's
- * struct python_proc into the sampler's map.  A version without a layout,
- * or a file missing a symbol, is counted and left alone: its samples keep
- * their native frames.  Each second, python_procs__poll() takes the images
- * gone out of the map.
+ * size, PyCode_Type, PyUnicode_Type, PyBytes_Type, _Py_NoneStruct) and
+ * Py_Version, takes the version's layout (3.13 on: the file's own
+ * _Py_DebugOffsets, symbols/python_debug_offsets.h; before: the table,
+ * symbols/python_layout.h) and puts the process's
+ * struct python_proc into the sampler's map.  A layout that fails its
+ * checks against the file (its own type sizes), debug offsets that fail
+ * theirs, a version without a layout, a free-threaded build or a file
+ * missing a symbol is counted (by why) and said once a run for each
+ * version: its samples keep their native frames.  Each second,
+ * python_procs__poll() takes the images gone out of the map.
  *
  * Naming, at export: python_proc__frame() names a frame's code object from
  * the process's memory (processes/proc_mem.h: only anonymous and private
@@ -45,7 +49,9 @@ struct symbolizer;
 struct python_procs_stats {
 	uint64_t processes;	      /* images whose Python frames the sampler reads */
 	uint64_t unsupported_version; /* interpreters of a version without a layout */
-	uint64_t unsupported_build;   /* of a known version, missing a symbol the walk needs */
+	uint64_t unsupported_build;   /* missing a symbol the walk needs, or free-threaded */
+	uint64_t bad_layout;	      /* a layout refused: _Py_DebugOffsets or the file's own
+				       * type sizes failed a check */
 	uint64_t unreadable;	      /* interpreter files that could not be opened or read */
 	uint64_t map_full;	      /* the sampler's map had no room */
 	/* naming, at export */
@@ -60,7 +66,7 @@ struct python_procs_stats {
 struct python_frame {
 	const char *function; /* co_qualname; a bracketed reason when not named */
 	const char *file;     /* co_filename; NULL when not named */
-	int32_t line;	      /* of the sampled instruction; 0 when not known */
+	int32_t line;	      /* of the sampled instruction (one without a line: start_line) */
 	int32_t start_line;   /* co_firstlineno */
 	bool named;
 };

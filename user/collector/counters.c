@@ -678,6 +678,8 @@ const struct counter_desc counter_descs[] = {
 	    python.unsupported_version),
 	ONE(f_py_processes, "unsupported_build", COUNTERS_PYTHON, "{} by build",
 	    python.unsupported_build),
+	ONE(f_py_processes, "bad_layout", COUNTERS_PYTHON, "{} by a refused layout",
+	    python.bad_layout),
 	ONE(f_py_processes, "unreadable", COUNTERS_PYTHON, "unreadable", python.unreadable),
 	ONE(f_py_processes, "map_full", COUNTERS_PYTHON, "with no room in the sampler's map",
 	    python.map_full),

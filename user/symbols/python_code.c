@@ -12,9 +12,6 @@
 #include "symbols/python_code.h"
 #include "util/utf8.h"
 
-/* the bytes read of a code object's or a string's header, at most */
-#define HEADER_MAX 256
-
 /* location table entry codes (CPython's _PyCodeLocationInfoKind) */
 #define LOC_ONE_LINE0	10 /* 10..12: the line moves by code - 10, two column bytes */
 #define LOC_ONE_LINE2	12
@@ -78,7 +75,7 @@ static uint32_t unit_at(const uint8_t *data, unsigned int kind, size_t i)
 static int read_str(const struct python_layout *l, python_read_fn rd, void *ctx,
 		    uint64_t unicode_type, uint64_t addr, size_t max, char **out)
 {
-	uint8_t hdr[HEADER_MAX], *data = NULL;
+	uint8_t hdr[PYTHON_CODE_HEADER_MAX], *data = NULL;
 	size_t need, n, i, o = 0;
 	unsigned int kind;
 	uint32_t state, cp;
@@ -148,7 +145,7 @@ out_free_data:
 static int read_bytes(const struct python_layout *l, python_read_fn rd, void *ctx,
 		      uint64_t bytes_type, uint64_t addr, uint8_t **out, size_t *out_len)
 {
-	uint8_t hdr[HEADER_MAX], *data;
+	uint8_t hdr[PYTHON_CODE_HEADER_MAX], *data;
 	int64_t size;
 	int err;
 
@@ -186,7 +183,7 @@ int python_code__name(const struct python_layout *l, python_read_fn rd, void *ct
 {
 	struct python_code_name n = {0};
 	uint64_t filename, qualname;
-	uint8_t hdr[HEADER_MAX];
+	uint8_t hdr[PYTHON_CODE_HEADER_MAX];
 	size_t need;
 	int err;
 
@@ -251,6 +248,25 @@ static int read_varint(const uint8_t *t, size_t len, size_t *i, uint32_t *out)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+int python_code__lnotab_line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)
+{
+	uint64_t addr = 0, want = (uint64_t)instr * 2;
+	int64_t line = firstlineno;
+	size_t i;
+
+	if (instr == PYTHON_INSTR_NONE)
+		return firstlineno;
+	for (i = 0; i + 1 < len; i += 2) {
+		addr += table[i];
+		if (addr > want)
+			break;
+		line += (int8_t)table[i + 1];
+		if (line < 0 || line > INT_MAX)
+			return -1;
+	}
+	return (int)line;
 }
 
 int python_code__line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr)

@@ -38,6 +38,9 @@
 #define PYTHON_CODE_MAX_NAME	  1024	      /* code points of a qualified name */
 #define PYTHON_CODE_MAX_FILENAME  4096	      /* code points of a file name (PATH_MAX) */
 #define PYTHON_CODE_MAX_LINETABLE (64u << 10) /* bytes of co_linetable read */
+/* the bytes read of a code object's, a str's or a bytes object's header, at most: a layout
+ * whose fields lie further is refused */
+#define PYTHON_CODE_HEADER_MAX 256
 /* what ends a name or file name cut at its bound: U+2026 HORIZONTAL ELLIPSIS */
 #define PYTHON_CODE_CUT "\xe2\x80\xa6"
 
@@ -82,8 +85,9 @@ void python_code_name__free(struct python_code_name *n);
 
 /**
  * python_code__line() - the source line of the instruction at code unit
- * @instr (from co_code_adaptive), from a CPython 3.11 location table
- * (co_linetable, Objects/locations.md), as PyCode_Addr2Line() computes it.
+ * @instr (from co_code_adaptive), from a CPython location table
+ * (co_linetable, Objects/locations.md; one format from 3.11 to 3.15), as
+ * PyCode_Addr2Line() computes it.
  * Reads nothing past @len bytes of @table, and only up to @instr's entry.
  * Return: the line (>= 0: a module's first instruction is on line 0);
  * @firstlineno for PYTHON_INSTR_NONE or an @instr past the table's end;
@@ -93,5 +97,15 @@ void python_code_name__free(struct python_code_name *n);
  * longer than 32 bits, a line outside [0, INT_MAX]).
  */
 int python_code__line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
+
+/**
+ * python_code__lnotab_line() - the same from a CPython 3.9 co_lnotab
+ * (Objects/lnotab_notes.txt: pairs of byte offset and signed line
+ * increments), as its PyCode_Addr2Line() computes it; @instr in code units
+ * (2 bytes each).  A trailing odd byte is ignored.
+ * Return: the line; @firstlineno for PYTHON_INSTR_NONE; -1 for a line
+ * outside [0, INT_MAX].
+ */
+int python_code__lnotab_line(const uint8_t *table, size_t len, int firstlineno, uint32_t instr);
 
 #endif /* CTXPROF_PYTHON_CODE_H */

@@ -22,7 +22,7 @@ static const struct python_layout layout_311 = {
 	.threads_head = 16,
 	.tstate_next = 8,
 	.tstate_native_thread_id = 160,
-	.tstate_cframe = 56,
+	.tstate_frame = 56,
 	.cframe_current_frame = 8,
 	.frame_code = 32,
 	.frame_previous = 48,
@@ -47,10 +47,48 @@ static const struct python_layout layout_311 = {
 	.walk = PYTHON_WALK_311,
 };
 
+/*
+ * 3.9, from Debian bullseye's libpython3.9-dev: Include/internal/pycore_runtime.h
+ * (interpreters.head), pycore_interp.h (tstate_head), cpython/pystate.h (next,
+ * frame, thread_id), cpython/frameobject.h (f_back, f_code, f_lasti), code.h
+ * (co_firstlineno, co_filename, co_name, co_lnotab), cpython/unicodeobject.h
+ * (the same str layout as 3.11's: wstr still there), bytesobject.h.
+ */
+static const struct python_layout layout_39 = {
+	.interp_head = 32,
+	.threads_head = 8,
+	.tstate_next = 8,
+	.tstate_native_thread_id = 176, /* thread_id: pthread_self() */
+	.tstate_frame = 24,
+	.frame_code = 32,
+	.frame_previous = 24,
+	.frame_prev_instr = 104, /* f_lasti (int, bytes; -1 before the first) */
+	.code_type_off = 8,
+	.code_firstlineno = 40,
+	.code_filename = 104,
+	.code_qualname = 112, /* co_name: no co_qualname before 3.11 */
+	.code_adaptive = 0,
+	.code_linetable = 120, /* co_lnotab */
+	.unicode_length = 16,
+	.unicode_state = 32,
+	.unicode_ascii_data = 48,
+	.unicode_compact_data = 72,
+	.unicode_kind_shift = 2,
+	.unicode_compact_bit = 5,
+	.unicode_ascii_bit = 6,
+	.bytes_size = 16,
+	.bytes_data = 32,
+	.walk = PYTHON_WALK_39,
+	.line_format = PYTHON_LINES_LNOTAB,
+	.code_basicsize = 176,
+	.frame_basicsize = 368,
+};
+
 static const struct {
 	uint8_t major, minor;
 	const struct python_layout *layout;
 } layouts[] = {
+	{3, 9, &layout_39},
 	{3, 11, &layout_311},
 };
 

@@ -11,17 +11,24 @@
  * alpha or beta is not looked up at all (its structures may still move).
  *
  * Versions known, each number from that version's own headers:
+ *   3.9   the walk PYTHON_WALK_39 (PyFrameObject chain, co_lnotab, the
+ *         thread state's thread_id is pthread_self(): x86-64 only), from
+ *         Debian bullseye's libpython3.9-dev headers (offsetof() printed by
+ *         a program built against them); no co_qualname: co_name names the
+ *         frame.  Checked at attach against the file's own tp_basicsize of
+ *         PyCode_Type (176) and PyFrame_Type (368), and by
+ *         tests/integration/test_python_versions.sh against bullseye's python3.9.
  *   3.11  the walk PYTHON_WALK_311.  tests/unit/test_python_layout.c
  *         checks every number against offsetof()/sizeof() of Debian's
  *         python3.11-dev internal headers, on x86-64; arm64 is LP64 with
  *         the same alignment rules, so the same numbers, but not checked.
- * Not known, on purpose:
- *   3.12  its eval loop pushes an entry shim frame (owner
- *         FRAME_OWNED_BY_CSTACK, no is_entry) in front of each C call's
- *         Python frames, so the sampler's walk differs, not only its numbers;
- *   3.13  _PyCFrame is gone (tstate->current_frame), another walk again.
- * Each needs a walk kind of its own (include/python_abi.h) before it can
- * have an entry here.
+ * Not in the table:
+ *   3.10  no Debian package to check it against (its f_lasti counts code
+ *         units, its co_linetable is PEP 626's format);
+ *   3.12  no Debian package to check it against, and its eval loop pushes an entry shim frame
+ * (owner FRAME_OWNED_BY_CSTACK, no is_entry, its f_code a real code object) in front of each C
+ * call's Python frames: a walk of its own, not written yet; 3.13 and later publish their layout
+ * themselves (_Py_DebugOffsets): symbols/python_debug_offsets.h reads it, no table needed.
  *
  * Pure data, any thread.
  */
@@ -32,6 +39,12 @@
 
 #include "python_abi.h"
 
+/* what a code object's line table is (code_linetable points at it) */
+enum python_line_format {
+	PYTHON_LINES_LOCATIONS = 0, /* 3.11 on: co_linetable, Objects/locations.md */
+	PYTHON_LINES_LNOTAB = 1,    /* up to 3.9: co_lnotab, (byte, line) increments */
+};
+
 /* offsets in bytes from the start of the structure named */
 struct python_layout {
 	/* the sampler's walk: the fields of struct python_proc of the same names */
@@ -39,8 +52,8 @@ struct python_layout {
 	uint16_t threads_head;		  /* PyInterpreterState.threads.head */
 	uint16_t tstate_next;		  /* PyThreadState.next */
 	uint16_t tstate_native_thread_id; /* PyThreadState.native_thread_id */
-	uint16_t tstate_cframe;		  /* PyThreadState.cframe */
-	uint16_t cframe_current_frame;	  /* _PyCFrame.current_frame */
+	uint16_t tstate_frame;		  /* PyThreadState.cframe, or .current_frame (3.13) */
+	uint16_t cframe_current_frame;	  /* _PyCFrame.current_frame (PYTHON_WALK_CFRAME) */
 	uint16_t frame_code;		  /* _PyInterpreterFrame.f_code */
 	uint16_t frame_previous;	  /* _PyInterpreterFrame.previous */
 	uint16_t frame_prev_instr;	  /* _PyInterpreterFrame.prev_instr */
@@ -61,12 +74,18 @@ struct python_layout {
 	uint8_t unicode_ascii_bit;     /* state.ascii: only code points below 128 */
 	uint16_t bytes_size;	       /* PyVarObject.ob_size of a PyBytesObject: its length */
 	uint16_t bytes_data;	       /* PyBytesObject.ob_sval */
-	uint32_t walk;		       /* enum python_walk_kind */
+	uint32_t walk;		       /* enum python_walk_flags */
+	uint32_t line_format;	       /* enum python_line_format: co_linetable's */
+	/* checked against the interpreter file's PyCode_Type / PyFrame_Type tp_basicsize
+	 * (sizeof(PyCodeObject), sizeof(PyFrameObject)) when not 0; 0: PyCode_Type's is
+	 * code_adaptive (3.11 on), PyFrame_Type's not checked */
+	uint32_t code_basicsize, frame_basicsize;
 };
 
 /**
  * python_layout__find() - the layout of the CPython whose Py_Version
- * (PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final) is @py_version_hex.
+ * (PY_VERSION_HEX: 0x030b02f0 is 3.11.2 final) is @py_version_hex (a 3.9,
+ * which has no Py_Version, is known by its file's name: 0x030900f0).
  * Return: the layout (static, never freed), or NULL: a minor version not in
  * the table, or an alpha or beta release.
  */

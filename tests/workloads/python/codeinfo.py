@@ -10,6 +10,13 @@ class bodies and the module alike:
 
 
 def _last_line(code):
+    if not hasattr(code, "co_lines"):  # before 3.10: co_lnotab's line increments
+        line = last = code.co_firstlineno
+        tab = code.co_lnotab
+        for i in range(1, len(tab), 2):
+            line += tab[i] - 256 if tab[i] >= 128 else tab[i]
+            last = max(last, line)
+        return last
     return max((line for _, _, line in code.co_lines() if line is not None),
                default=code.co_firstlineno)
 
@@ -23,6 +30,9 @@ def describe(path, out):
         if id(code) in seen:
             continue
         seen.add(id(code))
-        out.write("func %s %d %d %s\n" % (code.co_qualname, code.co_firstlineno,
+        # co_qualname came with 3.11: co_name before, as the profile names
+        # the frames of older versions
+        out.write("func %s %d %d %s\n" % (getattr(code, "co_qualname", code.co_name),
+                                          code.co_firstlineno,
                                           _last_line(code), code.co_filename))
-        todo += [c for c in code.co_consts if hasattr(c, "co_qualname")]
+        todo += [c for c in code.co_consts if hasattr(c, "co_firstlineno")]
