@@ -140,7 +140,7 @@ static __always_inline __u32 read_go_labels(struct sample_record *rec, __u32 off
 		inc_stat(SAMPLER_STAT_GO_STALE);
 		return 0;
 	}
-	tp = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
+	tp = arch_thread_pointer(bpf_get_current_task_btf());
 	if (!go_read_ptr(tp + ref->tls_g, &g)) {
 		inc_stat(SAMPLER_STAT_GO_READ_ERR);
 		return 0;

@@ -387,7 +387,7 @@ static __always_inline __u32 read_python(struct sample_record *rec, __u32 nk, __
 	w->tid = rec->tid;
 	/* 3.9 keeps pthread_self(): glibc's thread pointer on x86-64 */
 	w->thread_id = w->proc.walk & PYTHON_WALK_TID_PTHREAD
-			       ? BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase)
+			       ? arch_thread_pointer(bpf_get_current_task_btf())
 			       : rec->tid;
 	tstate = py_find_tstate(w, rec->pid);
 	if (!tstate) {

@@ -14,6 +14,7 @@
 #include "records.h"
 #include "ctxprof_abi.h"
 #include "stats.bpf.h"
+#include "arch.bpf.h"
 #include "native_unwind.bpf.h"
 #include "go_labels.bpf.h"
 #include "python.bpf.h"
@@ -162,21 +163,15 @@ static __always_inline __u32 fp_stack(void *ctx, struct sample_record *rec, __u3
 static __always_inline bool user_regs(struct bpf_perf_event_data *pctx, struct ustack_walk *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
+	struct user_regs r;
 
 	if (!BPF_CORE_READ(task, mm))
 		return false;
-	/* the perf_event context allows 8-byte reads of its registers only */
-	if (pctx && (pctx->regs.csx & 3) == 3) {
-		st->pc = pctx->regs.ip;
-		st->sp = pctx->regs.sp;
-		st->bp = pctx->regs.bp;
-		return true;
-	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	st->pc = BPF_CORE_READ(regs, ip);
-	st->sp = BPF_CORE_READ(regs, sp);
-	st->bp = BPF_CORE_READ(regs, bp);
+	if (!pctx || !arch_ctx_user_regs(pctx, &r))
+		arch_task_user_regs(task, &r);
+	st->pc = r.pc;
+	st->sp = r.sp;
+	st->bp = r.fp;
 	return true;
 }
 
@@ -305,7 +300,7 @@ static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
 		inc_stat(SAMPLER_STAT_OTEL_STALE);
 		return 0;
 	}
-	tp = BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase);
+	tp = arch_thread_pointer(bpf_get_current_task_btf());
 	if (ref->mode == OTEL_TLS_DTV) {
 		if (bpf_probe_read_user(&block, sizeof(block), (const void *)(tp + ref->dtv_ptr)) ||
 		    bpf_probe_read_user(&block, sizeof(block),
