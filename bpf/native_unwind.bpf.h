@@ -142,31 +142,49 @@ static __always_inline int read_user_u64(struct ustack_walk *st, __u64 addr, __u
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
 }
 
+/*
+ * 1 when @a <= @b, for values below 2^63, without a branch: the searches
+ * below take no data-dependent branch, so a verifier walks each of their
+ * steps once (6.1's gave up at a million instructions on the branching
+ * ones: every step doubled the states it kept).  The barrier keeps the
+ * compiler from turning the subtraction back into a compare and a jump.
+ */
+static __always_inline __u64 le_u63(__u64 a, __u64 b)
+{
+	__u64 d = b - a;
+
+	asm volatile("" : "+r"(d));
+	return (d >> 63) ^ 1;
+}
+
+/*
+ * The last mapping whose start <= @addr.  A branchless upper bound: the
+ * answer stays in [base, base + len) while len halves; 12 halvings cover
+ * UNWIND_MAX_PROC_MAPPINGS, a spare one costs nothing (len 1: half 0).
+ */
 static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st, __u64 addr)
 {
 	const struct unwind_mapping *m;
-	__u32 lo = 0, hi = st->map_count, mid, idx, i;
+	__u32 base = 0, len = st->map_count, half, idx, i;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &st->cached);
 	if (m && addr >= m->start && addr < m->end)
 		return m;
-	/* the last mapping whose start <= addr; 13 halvings cover 4096 */
-	for (i = 0; i < 13 && lo < hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		idx = st->map_first + mid;
+	/* no user mapping lies that high; le_u63() needs the room */
+	if (!len || addr >> 63)
+		return NULL;
+	for (i = 0; i < 13; i++) {
+		half = len >> 1;
+		idx = st->map_first + base + half;
 		m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 		if (!m)
 			return NULL;
-		if (m->start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base += half * (__u32)le_u63(m->start, addr);
+		len -= half;
 	}
-	if (!lo)
-		return NULL;
-	idx = st->map_first + lo - 1;
+	idx = st->map_first + base;
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	if (!m || addr >= m->end)
+	if (!m || addr < m->start || addr >= m->end)
 		return NULL;
 	st->cached = idx;
 	return m;
@@ -182,14 +200,15 @@ static __always_inline const struct unwind_row *row_at(__u32 idx)
 }
 
 /*
- * How many of the @n rows from @first have pc <= @off (binary search), -1
- * when a row is missing.  A table within one chunk (most: a chunk holds
- * 128k rows) looks its chunk up once; one that straddles two, at each step.
+ * How many of the @n rows from @first have pc <= @off, -1 when a row is
+ * missing: the branchless upper bound of find_mapping().  A table within
+ * one chunk (most: a chunk holds 128k rows) looks its chunk up once; one
+ * that straddles two, at each step.
  */
 static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 {
 	const struct unwind_row *row;
-	__u32 lo = 0, hi = n, mid, i, chunk = first >> UNWIND_CHUNK_SHIFT, idx;
+	__u32 base = 0, len = n, half, i, chunk = first >> UNWIND_CHUNK_SHIFT, idx;
 	void *rows;
 
 	if ((first + n - 1) >> UNWIND_CHUNK_SHIFT == chunk) {
@@ -197,30 +216,31 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 		if (!rows)
 			return -1;
 		first &= UNWIND_CHUNK_ROWS - 1;
-		for (i = 0; i < 18 && lo < hi; i++) {
-			mid = lo + (hi - lo) / 2;
-			idx = first + mid;
+		for (i = 0; i < 18; i++) {
+			half = len >> 1;
+			idx = first + base + half;
 			row = bpf_map_lookup_elem(rows, &idx);
 			if (!row)
 				return -1;
-			if (row->pc <= off)
-				lo = mid + 1;
-			else
-				hi = mid;
+			base += half * (__u32)le_u63(row->pc, off);
+			len -= half;
 		}
-		return lo;
+		idx = first + base;
+		row = bpf_map_lookup_elem(rows, &idx);
+	} else {
+		for (i = 0; i < 25; i++) {
+			half = len >> 1;
+			row = row_at(first + base + half);
+			if (!row)
+				return -1;
+			base += half * (__u32)le_u63(row->pc, off);
+			len -= half;
+		}
+		row = row_at(first + base);
 	}
-	for (i = 0; i < 25 && lo < hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		row = row_at(first + mid);
-		if (!row)
-			return -1;
-		if (row->pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (!row)
+		return -1;
+	return base + le_u63(row->pc, off);
 }
 
 /* the rule of the last row whose pc <= @off, NULL when none */
