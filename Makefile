@@ -64,7 +64,7 @@ endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(OUTPUT)/sampler_compat.skel.h
 
 # the collector, one folder per component (docs/ARCHITECTURE.md); every
 # user/*/*.c but the main goes into one static library; test and fuzz binaries
@@ -152,6 +152,22 @@ $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# the sampler for kernels without bpf_loop (bpf/sampler.bpf.c's header): driven
+# through the first one's skeleton, so their skeletons' structs must be the same
+$(OUTPUT)/sampler_compat.bpf.o: bpf/sampler.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSAMPLER_NO_LOOP -c $< -o $@
+
+$(OUTPUT)/sampler_compat.skel.h: $(OUTPUT)/sampler_compat.bpf.o $(OUTPUT)/sampler.skel.h
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sampler_compat_bpf > $@
+	$(Q)sed -n '/^struct sampler_compat_bpf {/,/^};/p' $@ | sed 's/sampler_compat_bpf/SKEL/g' \
+		> $@.struct && sed -n '/^struct sampler_bpf {/,/^};/p' $(OUTPUT)/sampler.skel.h | \
+		sed 's/sampler_bpf/SKEL/g' | cmp -s - $@.struct || { rm -f $@ $@.struct; \
+		echo "$@: its struct differs from sampler_bpf's: keep the maps," \
+			"programs and variables of bpf/sampler.bpf.c the same in both builds" >&2; \
+		exit 1; }; rm -f $@.struct
 
 # --- userspace
 $(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(USER_DIRS) $(OUTPUT)/user/collector

@@ -6,6 +6,16 @@
  * per-CPU scratch record and copies only the captured frames into the ring
  * buffer of the CPU it runs on.  Every sample is either emitted or counted as
  * dropped with one reason (see enum sampler_stat in include/sampler.h).
+ *
+ * Built twice: as is, and with SAMPLER_NO_LOOP for kernels without bpf_loop
+ * (before 5.17): there the sample program walks user stacks by frame
+ * pointers only and reads no CPython frames nor goroutine labels, so it
+ * calls no bpf_loop callback (a kernel that lacks the helper refuses any
+ * program that references one), nor bpf_get_current_task_btf (5.11).  Both
+ * objects declare the same maps, programs and variables, so that the
+ * collector drives either through one skeleton (the Makefile checks that
+ * their skeletons match); the off-CPU program, which needs newer kernels
+ * still, is never loaded from the second.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,6 +30,14 @@
 #include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#ifdef SAMPLER_NO_LOOP
+/* the walks this build leaves uncalled (bpf_loop's) are compiled, never emitted */
+#pragma clang diagnostic ignored "-Wunused-function"
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+#define current_task() bpf_get_current_task_btf()
+#endif
 
 /* load-time knobs, written by user/sampling/sampler.c before load */
 const volatile __u32 target_tgid = 0;	  /* 0: every task but the idle ones */
@@ -300,7 +318,7 @@ static __always_inline __u32 read_otel(struct sample_record *rec, __u32 off)
 		inc_stat(SAMPLER_STAT_OTEL_STALE);
 		return 0;
 	}
-	tp = arch_thread_pointer(bpf_get_current_task_btf());
+	tp = arch_thread_pointer(current_task());
 	if (ref->mode == OTEL_TLS_DTV) {
 		if (bpf_probe_read_user(&block, sizeof(block), (const void *)(tp + ref->dtv_ptr)) ||
 		    bpf_probe_read_user(&block, sizeof(block),
@@ -388,7 +406,7 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 	rec->tid = tid;
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->flags = 0;
-	rec->exec_id = BPF_CORE_READ(bpf_get_current_task_btf(), self_exec_id);
+	rec->exec_id = BPF_CORE_READ(current_task(), self_exec_id);
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	if (read_context)
 		read_ctx(rec, tid);
@@ -407,10 +425,14 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 	if (nk == SAMPLER_MAX_KSTACK)
 		rec->flags |= SAMPLE_F_KSTACK_TRUNCATED;
 
+#ifdef SAMPLER_NO_LOOP
+	stop = fp_stack(ctx, rec, nk, &nu);
+#else
 	if (unwind_mode == UNWIND_MODE_FP)
 		stop = fp_stack(ctx, rec, nk, &nu);
 	else
 		stop = native_stack(ctx, pctx, rec, nk, &nu);
+#endif
 	if (nu > SAMPLER_MAX_USTACK)
 		nu = SAMPLER_MAX_USTACK;
 	if (stop == UNWIND_STOP_TRUNCATED)
@@ -419,8 +441,10 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 		stop = UNWIND_STOP_BAD_FRAME;
 	rec->flags |= stop << SAMPLE_USTOP_SHIFT;
 	inc_stat(SAMPLER_STAT_USTOP_FIRST + stop);
+#ifndef SAMPLER_NO_LOOP
 	if (read_py)
 		nu = read_python(rec, nk, nu);
+#endif
 	if (nu > SAMPLER_MAX_USTACK) /* for the verifier */
 		nu = SAMPLER_MAX_USTACK;
 
@@ -481,8 +505,10 @@ int sample(struct bpf_perf_event_data *ctx)
 	size = fill_record(ctx, ctx, rec, tgid, tid, 0);
 	if (read_context)
 		size += read_otel(rec, size);
+#ifndef SAMPLER_NO_LOOP
 	if (read_go)
 		size += read_go_labels(rec, size);
+#endif
 	if (size > SAMPLE_RECORD_FULL_MAX_SIZE) /* for the verifier */
 		size = SAMPLE_RECORD_FULL_MAX_SIZE;
 

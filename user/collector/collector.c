@@ -896,6 +896,13 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		.unwind = o->unwind,
 	};
 
+	if (o->off_cpu && !sampler__can_off_cpu(o->btf_path, err_msg, err_len)) {
+		fprintf(stderr,
+			"ctxprof: --off-cpu needs %s, which this kernel lacks: off-CPU "
+			"time is not recorded\n",
+			err_msg);
+		o->off_cpu = so.off_cpu = false;
+	}
 	c->sym = symbolizer__new(o->kernel, (uint64_t)o->symbol_mib << 20);
 	c->states = c->sym ? process_states__new() : NULL;
 	if (c->states) {

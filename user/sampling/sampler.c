@@ -14,12 +14,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "util/errmsg.h"
 #include "sampling/sampler.h"
 #include "sampling/cpus.h"
 #include "sampling/perf_opener.h"
 #include "sampler.skel.h"
+#include "sampler_compat.skel.h"
 #include "util/percpu_stats.h"
 
 /* a set of rings consumed by one thread */
@@ -404,7 +406,16 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 		s->parts[i].ctx = ctxs[i];
 	}
 
-	s->skel = sampler_bpf__open_opts(&open_opts);
+	/*
+	 * Without bpf_loop (before 5.17), the build of the sampler that calls
+	 * none of its callbacks: the kernel refuses a program that references
+	 * one.  Its skeleton's struct is sampler_bpf's (the Makefile checks),
+	 * and load and destroy go through the skeleton it carries.
+	 */
+	if (sampler__can_unwind())
+		s->skel = sampler_bpf__open_opts(&open_opts);
+	else
+		s->skel = (struct sampler_bpf *)sampler_compat_bpf__open_opts(&open_opts);
 	if (!s->skel) {
 		err = -errno;
 		set_err(err_msg, err_len, "cannot open the BPF object: %s", strerror(errno));
@@ -424,6 +435,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	/* not loaded at all without --off-cpu: nothing on the scheduler's path */
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch, opts->off_cpu);
 	bpf_map__set_autocreate(s->skel->maps.offcpu_store, opts->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.offcpu_extras, opts->off_cpu);
 	/* wake the collector when a ring is a quarter full: far from
 	 * overflowing, yet rare (a 4 MiB ring holds seconds of samples) */
 	s->skel->rodata->wakeup_bytes = opts->ring_bytes / 4;
@@ -841,6 +853,45 @@ void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out
 bool sampler__can_unwind(void)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+}
+
+/* the number of arguments sched_switch's tracepoint passes (its BTF prototype), -1: unknown */
+static int sched_switch_args(const char *btf_path)
+{
+	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, n = -1;
+
+	if (!btf)
+		return -1;
+	/* typedef void (*btf_trace_sched_switch)(void *, bool, prev, next[, prev_state]) */
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t)
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t))
+		n = btf_vlen(t) - 1; /* less the context */
+	btf__free(btf);
+	return n;
+}
+
+bool sampler__can_off_cpu(const char *btf_path, char *why, size_t len)
+{
+	if (!sampler__can_unwind()) {
+		snprintf(why, len, "Linux 5.17+ (bpf_loop)");
+		return false;
+	}
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
+		snprintf(why, len, "task storage (Linux 5.11+)");
+		return false;
+	}
+	if (sched_switch_args(btf_path) < 4) {
+		snprintf(why, len, "sched_switch's prev_state (Linux 5.18+)");
+		return false;
+	}
+	return true;
 }
 
 int sampler__nr_parts(const struct sampler *s)

@@ -231,6 +231,14 @@ void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out
  */
 bool sampler__can_unwind(void);
 
+/**
+ * sampler__can_off_cpu() - whether this kernel runs the off-CPU program:
+ * bpf_loop (5.17), task storage for tracing programs, and sched_switch's
+ * prev_state argument (5.18), read from the kernel's BTF (@btf_path, NULL:
+ * its own).  When not, @why (@len bytes) says what is missing.
+ */
+bool sampler__can_off_cpu(const char *btf_path, char *why, size_t len);
+
 /** sampler__nr_parts() - ring consumers actually set up (<= opts->nr_parts). */
 int sampler__nr_parts(const struct sampler *s);
 
