@@ -117,9 +117,10 @@ static int check_kernel(const struct collector_opts *o)
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		fprintf(stderr,
-			"collector: kernel has no BTF (/sys/kernel/btf/vmlinux: %s): needs a "
-			"kernel "
-			"built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE\n",
+			"collector: kernel has no BTF (/sys/kernel/btf/vmlinux: %s): use a "
+			"kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this "
+			"kernel's BTF (BTFHub's archive has one per distribution kernel; or "
+			"pahole --btf_encode_detached FILE on its debug vmlinux)\n",
 			strerror(errno));
 		return -ENOENT;
 	}
