@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * state - the collector program's state, shared by its main
- * (collector.c: set-up, the main loop, exports) and the modules that show
+ * (collector.c: set-up, the main loop; intervals.c: the exports) and the modules that show
  * it (report.c: the status line and the summary; metrics_feed.c: what
  * /metrics serves).  Private to user/collector/.
  *
