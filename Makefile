@@ -183,9 +183,10 @@ $(COLLECTOR): $(OUTPUT)/user/collector/collector.o $(LIBCOLLECTOR)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
 # --- tests
+# a test links the objects its rule lists (the fixtures, and helpers a .mk adds to it)
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURES) $(LIBCOLLECTOR) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(UNIT_FIXTURES) $(LIBCOLLECTOR) $(ALL_LDFLAGS) $(LIBS) -lcmocka \
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(filter %.o,$^) $(LIBCOLLECTOR) $(ALL_LDFLAGS) $(LIBS) -lcmocka \
 		-o $@
 
 # workloads keep frame pointers and stay un-inlined so their stacks are known

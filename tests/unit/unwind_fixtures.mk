@@ -18,6 +18,12 @@ STRIP ?= strip
 
 UNIT_EXTRA += $(UNWIND_FIXTURES)
 
+# the checks of a built table both unwind_table tests make
+$(OUTPUT)/tests/unwind_check.o: tests/unit/unwind_check.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -c $< -o $@
+$(OUTPUT)/tests/test_unwind_table $(OUTPUT)/tests/test_unwind_synth: $(OUTPUT)/tests/unwind_check.o
+
 # the same program for AArch64 (A64_CC, tests/unit/elf_fixtures.mk), where it is installed
 UNWIND_FIXTURES_A64 := $(addprefix $(UNWIND_FIXTURE_DIR)/,unwind_a64_omitfp_pie unwind_a64_fp_nopie)
 ifneq ($(shell command -v $(A64_CC)),)
