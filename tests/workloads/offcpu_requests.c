@@ -38,7 +38,8 @@
  * wall time less its CPU time is exactly the time the thread was off the
  * CPU in it from blocking to running again, its wake-up's runqueue delay
  * included:
- *   span ID kind A wait_ns W wait_cpu_ns C involuntary N runq_ns R
+ *   span ID kind A wait_ns W wait_cpu_ns C involuntary N runq_ns R voluntary V
+ * (V: the times it blocked in the call)
  *
  * --storm: two threads ping-pong one byte through a pair of pipes as fast as
  * they can (each round trip: two blocking reads), each in a span of its own
@@ -104,7 +105,7 @@ struct kind_stats {
 /* one request's wait, by the workload's clocks */
 struct span_wait {
 	uint64_t span, wait_ns, wait_cpu_ns, runq_ns;
-	long involuntary;
+	long involuntary, voluntary;
 	int kind;
 };
 
@@ -235,9 +236,9 @@ static void *pipe_helper(void *arg)
  */
 static struct {
 	uint64_t wall_ns, cpu_ns, runq_ns;
-	long involuntary;
+	long involuntary, voluntary;
 	uint64_t w0, c0, q0;
-	long v0;
+	long v0, vv0;
 } call;
 
 static void call_begin(void)
@@ -246,6 +247,7 @@ static void call_begin(void)
 
 	getrusage(RUSAGE_THREAD, &r);
 	call.v0 = r.ru_nivcsw;
+	call.vv0 = r.ru_nvcsw;
 	call.q0 = runq_ns(schedstat_fd);
 	call.c0 = thread_cpu_ns();
 	call.w0 = wall_ns();
@@ -261,6 +263,7 @@ static void call_end(void)
 	call.runq_ns = runq_ns(schedstat_fd) - call.q0;
 	getrusage(RUSAGE_THREAD, &r);
 	call.involuntary = r.ru_nivcsw - call.v0;
+	call.voluntary = r.ru_nvcsw - call.vv0;
 }
 
 /* the sender on the request socket: one byte ~12 ms after being told */
@@ -406,6 +409,7 @@ static void serve(int kind, uint64_t n)
 			.wait_cpu_ns = call.cpu_ns,
 			.runq_ns = call.runq_ns,
 			.involuntary = call.involuntary,
+			.voluntary = call.voluntary,
 		};
 }
 
@@ -461,11 +465,11 @@ static void finish_requests(void)
 	       (unsigned long long)between_count);
 	for (k = 0; k < (int)nr_span_log; k++)
 		printf("span %016llx kind %c wait_ns %llu wait_cpu_ns %llu involuntary %ld "
-		       "runq_ns %llu\n",
+		       "runq_ns %llu voluntary %ld\n",
 		       (unsigned long long)span_log[k].span, 'A' + span_log[k].kind,
 		       (unsigned long long)span_log[k].wait_ns,
 		       (unsigned long long)span_log[k].wait_cpu_ns, span_log[k].involuntary,
-		       (unsigned long long)span_log[k].runq_ns);
+		       (unsigned long long)span_log[k].runq_ns, span_log[k].voluntary);
 }
 
 /* --- the switch storm */
