@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Off-CPU profiling per span (collector --off-cpu), end to end, on the
 # offcpu_requests workload (tests/workloads/offcpu_requests.c): a server
-# thread whose requests A-D each burn a known CPU time in a span and then
+# thread whose requests A-E each burn a known CPU time in a span and then
 # wait once in a known way (A a mutex a helper holds, B nanosleep, C a pipe
-# read, D write + fsync in $TMP), with a 10 ms sleep outside any span between
-# requests.  The workload measures every wait with its own clocks; the
+# read, D write + fsync in $TMP, E a loopback TCP recv), with a 10 ms sleep
+# outside any span between requests.  The workload measures every wait with its own clocks; the
 # collector runs for the workload's whole measured life (the workload waits
 # for SIGUSR1, sent once the collector is profiling; the collector stops when
 # the workload exits), so both count the same waits.  Checks:
@@ -19,6 +19,9 @@
 #    on >= 95 % of its off-CPU ns; off_cpu_class as expected_class says; the
 #    span's root, thread and pid labels; pprof -top -sample_index=off_cpu
 #    -tagfocus=span_id=... gives the same total as the samples;
+#  - per span (check_spans), every span of A, B, C, E (and D with
+#    threshold 0, as a note): its off-CPU within 5 % of its blocking call's
+#    time off the CPU by the workload's own clocks;
 #  - the between-requests sleeps: off-CPU samples without span label, all;
 #  - its timeline (--timeline): every wait a slice inside its span, of its
 #    class, with the stack it blocked in; per kind, the same total as the
@@ -39,7 +42,7 @@
 need_root
 WL=$WORKLOADS/offcpu_requests
 [ -x "$WL" ] || { echo "FAIL: $WL not built (make all)"; exit 1; }
-KINDS="A B C D"
+KINDS="A B C D E"
 
 # --- what the off-CPU samples of each kind must show; adjust here only
 
@@ -50,6 +53,7 @@ expected_class() {
 	B) echo sleep ;;	# nanosleep
 	C) echo network ;;	# pipe (pipe, socket, epoll: network)
 	D) echo io ;;		# fsync (disk)
+	E) echo network ;;	# TCP recv
 	between) echo sleep ;;
 	esac
 }
@@ -62,17 +66,18 @@ blocking_frames() {
 	B) echo '^(hrtimer_nanosleep|do_nanosleep)$' ;;
 	C) echo '^(anon_pipe_read|pipe_read)$' ;;
 	D) echo '^(vfs_fsync_range|do_fsync|ext4_sync_file|xfs_file_fsync|btrfs_sync_file|file_write_and_wait_range)$' ;;
+	E) echo '^(sk_wait_data|tcp_recvmsg_locked|tcp_recvmsg)$' ;;
 	esac
 }
 
 # the workload's function that waits, per kind
 wait_function() {
-	case $1 in A) echo wait_lock ;; B) echo wait_sleep ;; C) echo wait_pipe ;; D) echo wait_fsync ;; esac
+	case $1 in A) echo wait_lock ;; B) echo wait_sleep ;; C) echo wait_pipe ;; D) echo wait_fsync ;; E) echo wait_socket ;; esac
 }
 
 # the high byte of each kind's span ids, as the labels write it
 span_prefix() {
-	case $1 in A) echo a1 ;; B) echo b2 ;; C) echo c3 ;; D) echo d4 ;; storm) echo 51 ;; esac
+	case $1 in A) echo a1 ;; B) echo b2 ;; C) echo c3 ;; D) echo d4 ;; E) echo e5 ;; storm) echo 51 ;; esac
 }
 
 # "recorded below sampled dropped" from the summary line
@@ -225,13 +230,14 @@ span_facts() {
 	local tid=$2 pid=$3
 	awk -F'\t' -v tid="$tid" -v pid="$pid" \
 		-v fa="$(blocking_frames A)" -v fb="$(blocking_frames B)" \
-		-v fc="$(blocking_frames C)" -v fd="$(blocking_frames D)" \
+		-v fc="$(blocking_frames C)" -v fd="$(blocking_frames D)" -v fe="$(blocking_frames E)" \
 		-v ua="$(wait_function A)" -v ub="$(wait_function B)" \
-		-v uc="$(wait_function C)" -v ud="$(wait_function D)" '
+		-v uc="$(wait_function C)" -v ud="$(wait_function D)" -v ue="$(wait_function E)" '
 		BEGIN {
-			kind["a1"] = "A"; kind["b2"] = "B"; kind["c3"] = "C"; kind["d4"] = "D"; kind["51"] = "storm"
-			kf["A"] = fa; kf["B"] = fb; kf["C"] = fc; kf["D"] = fd
-			uf["A"] = ua; uf["B"] = ub; uf["C"] = uc; uf["D"] = ud
+			kind["a1"] = "A"; kind["b2"] = "B"; kind["c3"] = "C"; kind["d4"] = "D"; kind["e5"] = "E"
+			kind["51"] = "storm"
+			kf["A"] = fa; kf["B"] = fb; kf["C"] = fc; kf["D"] = fd; kf["E"] = fe
+			uf["A"] = ua; uf["B"] = ub; uf["C"] = uc; uf["D"] = ud; uf["E"] = ue
 		}
 		# the blocking frame below a schedule frame, and the wait function
 		function stack_ok(k, frames,   n, f, i, sched, blk, user) {
@@ -251,7 +257,7 @@ span_facts() {
 			if (off <= 0) next
 			v[k " off"] += off
 			v[k " class=" class] += off
-			if (k ~ /^[ABCD]$/) {
+			if (k ~ /^[ABCDE]$/) {
 				if (stack_ok(k, $9)) v[k " stack_ok"] += off
 				if (root != substr(span, 1, 2) "f" substr(span, 4)) v[k " root_bad"] += off
 				if ($7 != tid) v[k " tid_bad"] += off
@@ -332,6 +338,63 @@ check_accuracy() {
 			ok "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") = span wall $(ms "$wall") within $tol %"
 		else
 			fail "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") is $(pct $((cpu + off)) "$wall") % of the span wall time $(ms "$wall") (want within $tol %; runqueue inside the spans $(ms "$(wl_field "$out" "$k" runq_ns)"))"
+		fi
+	done
+}
+
+# per span, of the kinds $2 in run $1: the profile's off-CPU ns with that
+# span_id against the workload's own clocks around its blocking call (its
+# "span" lines: CLOCK_MONOTONIC and the thread's CPU clock): the call's wall
+# time less its CPU time is the time it was off the CPU, from blocking to
+# running again, the runqueue delay after the wake-up included (a wait ends
+# when the thread runs again, as the app's clock sees it).  Two bounds
+# widen it, each measured in the same call:
+#  - a preemption inside the call (an involuntary switch) is not a wait:
+#    the truth is down to that less the call's runqueue delay (schedstat);
+#  - D's fsync blocks 2-4 times for 50-300 us each, and there the thread's
+#    CPU clock read 20-30 us a wake-up more than the waits left it (likely:
+#    its CPU time starts at the run queue's clock as last read, after a
+#    wake-up preemption the wake-up's, not the switch in; not verified):
+#    up to its wall time.
+# Each span within 5 % of those bounds; one line per kind: spans,
+# failures, the worst (% of wall - CPU), and the kind's total.  The kinds
+# $3 are reported with "note:", not failed: D's short fsyncs on a loaded
+# machine (load average 4-8 on 2 CPUs) read 1-12 of ~36 spans low by
+# 0.1-0.5 ms of 0.5-3.5 ms calls, with no involuntary switch in the call and
+# every voluntary one recorded as a wait (the "voluntary" count of its span
+# line), so the thread was current while its CPU clock stood still: steal
+# time, likely (this VM's kernel has PARAVIRT_TIME_ACCOUNTING, which leaves
+# it out of a thread's CPU time; 1.6 % steal in such a run), which the
+# workload cannot measure per call (issue 29).
+check_spans() {
+	local run=$1 kinds=$2 soft=" ${3:-} " out=$TMP/$1.out k line
+	awk -F'\t' '$3 > 0 && $4 != "-" { off[$4] += $3 } END { for (s in off) print s, off[s] }' \
+		"$TMP/$run.pb.gz.tsv" >"$TMP/$run.spanoff"
+	for k in $kinds; do
+		line=$(awk -v k="$k" -v tol=5 '
+			NR == FNR { off[$1] = $2; next }
+			$1 == "span" && $4 == k {
+				for (i = 5; i < NF; i += 2) v[$i] = $(i + 1)
+				hi = v["wait_ns"] - v["wait_cpu_ns"]
+				lo = v["involuntary"] > 0 ? hi - v["runq_ns"] : hi
+				if (k == "D") hi = v["wait_ns"]
+				o = ($2 in off) ? off[$2] : 0
+				n++; to += o; tw += hi
+				r = lo > 0 ? o / (v["wait_ns"] - v["wait_cpu_ns"]) : 0
+				bad = o < lo * (100 - tol) / 100 || o > hi * (100 + tol) / 100
+				if (bad) { nbad++; if (length(ex) < 300) ex = ex sprintf(" %s %.2f/%.2f ms", $2, o / 1e6, hi / 1e6) }
+				d = r - 1; if (d < 0) d = -d
+				if (d > wd || n == 1) { wd = d; worst = r }
+			}
+			END { printf "%d %d %.1f %.1f %.1f%s\n", n, nbad, worst * 100, to / 1e6, tw / 1e6, ex }' \
+			"$TMP/$run.spanoff" "$out")
+		read -r n nbad worst to tw ex <<<"$line"
+		if [ "$n" -gt 0 ] && [ "$nbad" -eq 0 ]; then
+			ok "$run: kind $k: each of $n spans' off-CPU within 5 % of its blocking call's off-CPU time by the workload's clocks (worst $worst %; total $to of $tw ms)"
+		elif [[ $soft == *" $k "* ]]; then
+			echo "note: $run: kind $k: $nbad of $n spans' off-CPU not within 5 % of the workload's clocks (worst $worst %; total $to of $tw ms):$ex"
+		else
+			fail "$run: kind $k: $nbad of $n spans' off-CPU not within 5 % of the workload's clocks (worst $worst %; total $to of $tw ms):$ex"
 		fi
 	done
 }
@@ -486,7 +549,8 @@ wlpid=$(grep -o 'profiling pid [0-9]*' "$TMP/main.log" | grep -o '[0-9]*$')
 if samples_tsv "$TMP/main.pb.gz"; then
 	span_facts "$TMP/main.pb.gz" "$tid" "$wlpid" >"$TMP/main.facts"
 	check_types main "$TMP/main.facts"
-	check_accuracy main "$TMP/main.facts" "A B C"
+	check_accuracy main "$TMP/main.facts" "A B C E"
+	check_spans main "A B C E"
 	# D's fsync may block several times, some below the threshold: at most its blocked time
 	off=$(fact "$TMP/main.facts" "D off")
 	blocked=$(($(wl_field "$TMP/main.out" D wait_ns) - $(wl_field "$TMP/main.out" D wait_cpu_ns)))
@@ -503,7 +567,7 @@ else
 	fail "main: pprof -raw failed"
 fi
 least=0
-for k in A B C; do least=$((least + $(wl_field "$TMP/main.out" "$k" count))); done
+for k in A B C E; do least=$((least + $(wl_field "$TMP/main.out" "$k" count))); done
 least=$((least + $(wl_field "$TMP/main.out" between count)))
 check_summary main "$least"
 
@@ -515,6 +579,7 @@ if samples_tsv "$TMP/all_waits.pb.gz"; then
 	span_facts "$TMP/all_waits.pb.gz" "$(sed -n 's/^server_tid //p' "$TMP/all_waits.out")" \
 		"$(grep -o 'profiling pid [0-9]*' "$TMP/all_waits.log" | grep -o '[0-9]*$')" >"$TMP/all_waits.facts"
 	check_accuracy all_waits "$TMP/all_waits.facts" "$KINDS"
+	check_spans all_waits "$KINDS" D
 else
 	fail "all_waits: pprof -raw failed"
 fi

@@ -3,19 +3,24 @@
  * offcpu_requests - a server thread whose requests wait in known ways, for
  * the off-CPU profile (tests/integration/test_offcpu.sh, bench/offcpu.sh).
  *
- * The main thread serves requests A, B, C, D in turn.  Each request is a
+ * The main thread serves requests A, B, C, D, E in turn.  Each request is a
  * span (ctxprof_set_context(): the span id's high byte says the kind, 0xa1,
- * 0xb2, 0xc3, 0xd4; its root is the span id with 0xf0 in the second byte),
- * burns a known amount of thread CPU time in burn_cpu(), then waits once:
+ * 0xb2, 0xc3, 0xd4, 0xe5; its root is the span id with 0xf0 in the second
+ * byte), burns a known amount of thread CPU time in burn_cpu(), then waits
+ * once:
  *   A wait_lock()   pthread_mutex_lock() of a mutex a helper thread holds
  *                   until ~20 ms after the server says it is about to block
  *   B wait_sleep()  nanosleep 15 ms
  *   C wait_pipe()   read() of a pipe a helper writes ~25 ms after being told
  *   D wait_fsync()  pwrite() of --fsync-kib KiB then fsync(), in --dir
+ *   E wait_socket() recv() on a loopback TCP connection a helper sends one
+ *                   byte on ~12 ms after being told
  * then clears the context and sleeps 10 ms outside any span
  * (between_requests()).  The helpers are told through semaphores, and every
  * handshake that can block happens outside the span, so the only off-CPU
- * time inside a span is the wait itself.
+ * time inside a span is the wait itself (telling a helper to go, inside the
+ * span just before the wait, may hand it the CPU: a preemption, not a wait,
+ * and outside the measured call).
  *
  * Measured with the workload's own clocks, per kind: wall and thread CPU
  * time inside the span, the wait's wall time (clock_gettime around the
@@ -27,6 +32,14 @@
  * ("span 0xa1": the high byte of every span id of that kind), then
  *   between wall_ns X count N
  *   server_tid T
+ * and one line per request (the first SPAN_LOG of them), its wait by the
+ * same clocks, with the involuntary switches (getrusage) and the runqueue
+ * delay inside the blocking call: with no involuntary switch, the call's
+ * wall time less its CPU time is exactly the time the thread was off the
+ * CPU in it from blocking to running again, its wake-up's runqueue delay
+ * included:
+ *   span ID kind A wait_ns W wait_cpu_ns C involuntary N runq_ns R voluntary V
+ * (V: the times it blocked in the call)
  *
  * --storm: two threads ping-pong one byte through a pair of pipes as fast as
  * they can (each round trip: two blocking reads), each in a span of its own
@@ -51,6 +64,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -61,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,21 +85,33 @@
 #define NOINLINE __attribute__((noinline))
 #define MS	 1000000ull
 
-enum { KIND_A, KIND_B, KIND_C, KIND_D, NR_KINDS };
+enum { KIND_A, KIND_B, KIND_C, KIND_D, KIND_E, NR_KINDS };
 
-static const uint64_t kind_byte[NR_KINDS] = {0xa1, 0xb2, 0xc3, 0xd4};
+static const uint64_t kind_byte[NR_KINDS] = {0xa1, 0xb2, 0xc3, 0xd4, 0xe5};
 /* thread CPU time each kind burns inside its span, then its wait */
-static const uint64_t burn_ns[NR_KINDS] = {6 * MS, 4 * MS, 8 * MS, 2 * MS};
-#define LOCK_HOLD_NS  (20 * MS)
-#define SLEEP_NS      (15 * MS)
-#define PIPE_DELAY_NS (25 * MS)
-#define BETWEEN_NS    (10 * MS)
+static const uint64_t burn_ns[NR_KINDS] = {6 * MS, 4 * MS, 8 * MS, 2 * MS, 3 * MS};
+#define LOCK_HOLD_NS	(20 * MS)
+#define SLEEP_NS	(15 * MS)
+#define PIPE_DELAY_NS	(25 * MS)
+#define SOCKET_DELAY_NS (12 * MS)
+#define BETWEEN_NS	(10 * MS)
+/* requests logged one by one (a minute of them) */
+#define SPAN_LOG 4096
 
 struct kind_stats {
 	uint64_t wall_ns, cpu_ns, wait_ns, wait_cpu_ns, runq_ns, min_wait_ns, count;
 };
 
+/* one request's wait, by the workload's clocks */
+struct span_wait {
+	uint64_t span, wait_ns, wait_cpu_ns, runq_ns;
+	long involuntary, voluntary;
+	int kind;
+};
+
 static struct kind_stats stats[NR_KINDS];
+static struct span_wait span_log[SPAN_LOG];
+static unsigned int nr_span_log;
 static uint64_t between_ns, between_count;
 static double seconds = 6;
 static const char *dir = "/tmp";
@@ -93,8 +121,9 @@ static atomic_int done;
 static void *start_barrier; /* the sleepers' start barrier */
 
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
-static sem_t lock_take, lock_taken, lock_waiting, pipe_go;
+static sem_t lock_take, lock_taken, lock_waiting, pipe_go, sock_go;
 static int req_pipe[2];
+static int sock_fd[2] = {-1, -1}; /* the server's end, the helper's */
 static int data_fd = -1;
 static char data_path[4096];
 static char *data_buf;
@@ -199,6 +228,81 @@ static void *pipe_helper(void *arg)
 	}
 }
 
+/*
+ * The current request's blocking call by the workload's clocks, taken
+ * around the call alone (call_begin(), call_end()): the handshake with a
+ * helper before it (a sem_post() that may hand the CPU to the helper) is
+ * not the wait.
+ */
+static struct {
+	uint64_t wall_ns, cpu_ns, runq_ns;
+	long involuntary, voluntary;
+	uint64_t w0, c0, q0;
+	long v0, vv0;
+} call;
+
+static void call_begin(void)
+{
+	struct rusage r;
+
+	getrusage(RUSAGE_THREAD, &r);
+	call.v0 = r.ru_nivcsw;
+	call.vv0 = r.ru_nvcsw;
+	call.q0 = runq_ns(schedstat_fd);
+	call.c0 = thread_cpu_ns();
+	call.w0 = wall_ns();
+}
+
+static void call_end(void)
+{
+	uint64_t w1 = wall_ns(), c1 = thread_cpu_ns();
+	struct rusage r;
+
+	call.wall_ns = w1 - call.w0;
+	call.cpu_ns = c1 - call.c0;
+	call.runq_ns = runq_ns(schedstat_fd) - call.q0;
+	getrusage(RUSAGE_THREAD, &r);
+	call.involuntary = r.ru_nivcsw - call.v0;
+	call.voluntary = r.ru_nvcsw - call.vv0;
+}
+
+/* the sender on the request socket: one byte ~12 ms after being told */
+static void *socket_helper(void *arg)
+{
+	char c = 's';
+
+	ctxprof_register_thread();
+	pthread_setname_np(pthread_self(), "socket_helper");
+	for (;;) {
+		sem_wait(&sock_go);
+		if (atomic_load(&done))
+			return NULL;
+		sleep_ns(SOCKET_DELAY_NS);
+		if (send(sock_fd[1], &c, 1, 0) != 1)
+			die("send on the request socket");
+	}
+}
+
+/* a connected loopback TCP pair into sock_fd */
+static void connect_sockets(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen on loopback");
+	sock_fd[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock_fd[1] < 0 || connect(sock_fd[1], (struct sockaddr *)&a, sizeof(a)))
+		die("connect on loopback");
+	sock_fd[0] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (sock_fd[0] < 0)
+		die("accept");
+	setsockopt(sock_fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	close(l);
+}
+
 /* outside any span: have the helper hold the lock before the request starts */
 static NOINLINE void prepare_lock(void)
 {
@@ -209,7 +313,9 @@ static NOINLINE void prepare_lock(void)
 static NOINLINE void wait_lock(void)
 {
 	sem_post(&lock_waiting);
+	call_begin();
 	pthread_mutex_lock(&held_lock);
+	call_end();
 	pthread_mutex_unlock(&held_lock);
 }
 
@@ -217,7 +323,9 @@ static NOINLINE void wait_sleep(void)
 {
 	struct timespec ts = {0, SLEEP_NS};
 
+	call_begin();
 	nanosleep(&ts, NULL);
+	call_end();
 }
 
 static NOINLINE void wait_pipe(void)
@@ -225,16 +333,31 @@ static NOINLINE void wait_pipe(void)
 	char c;
 
 	sem_post(&pipe_go);
+	call_begin();
 	if (read(req_pipe[0], &c, 1) != 1)
 		die("read of the request pipe");
+	call_end();
 }
 
 static NOINLINE void wait_fsync(void)
 {
+	call_begin();
 	if (pwrite(data_fd, data_buf, fsync_kib * 1024ull, 0) != (ssize_t)(fsync_kib * 1024ull))
 		die("pwrite");
 	if (fsync(data_fd))
 		die("fsync");
+	call_end();
+}
+
+static NOINLINE void wait_socket(void)
+{
+	char c;
+
+	sem_post(&sock_go);
+	call_begin();
+	if (recv(sock_fd[0], &c, 1, 0) != 1)
+		die("recv on the request socket");
+	call_end();
 }
 
 static NOINLINE void between_requests(void)
@@ -248,10 +371,11 @@ static NOINLINE void between_requests(void)
 
 static void serve(int kind, uint64_t n)
 {
-	static void (*const waits[NR_KINDS])(void) = {wait_lock, wait_sleep, wait_pipe, wait_fsync};
+	static void (*const waits[NR_KINDS])(void) = {wait_lock, wait_sleep, wait_pipe, wait_fsync,
+						      wait_socket};
 	uint64_t span = kind_byte[kind] << 56 | n;
 	uint64_t root = span | 0x00f0000000000000ull;
-	uint64_t q0, q1, t0, t1, c0, c1, w0, w1, wc0, wc1;
+	uint64_t q0, q1, t0, t1, c0, c1;
 	struct kind_stats *s = &stats[kind];
 
 	if (kind == KIND_A)
@@ -262,11 +386,7 @@ static void serve(int kind, uint64_t n)
 	c0 = thread_cpu_ns();
 
 	burn_cpu(burn_ns[kind]);
-	wc0 = thread_cpu_ns();
-	w0 = wall_ns();
 	waits[kind]();
-	w1 = wall_ns();
-	wc1 = thread_cpu_ns();
 
 	c1 = thread_cpu_ns();
 	t1 = wall_ns();
@@ -275,20 +395,30 @@ static void serve(int kind, uint64_t n)
 
 	s->wall_ns += t1 - t0;
 	s->cpu_ns += c1 - c0;
-	s->wait_ns += w1 - w0;
-	s->wait_cpu_ns += wc1 - wc0;
+	s->wait_ns += call.wall_ns;
+	s->wait_cpu_ns += call.cpu_ns;
 	s->runq_ns += q1 - q0;
-	if (!s->count || w1 - w0 < s->min_wait_ns)
-		s->min_wait_ns = w1 - w0;
+	if (!s->count || call.wall_ns < s->min_wait_ns)
+		s->min_wait_ns = call.wall_ns;
 	s->count++;
+	if (nr_span_log < SPAN_LOG)
+		span_log[nr_span_log++] = (struct span_wait){
+			.span = span,
+			.kind = kind,
+			.wait_ns = call.wall_ns,
+			.wait_cpu_ns = call.cpu_ns,
+			.runq_ns = call.runq_ns,
+			.involuntary = call.involuntary,
+			.voluntary = call.voluntary,
+		};
 }
 
 static void run_requests(void)
 {
-	pthread_t lock_t, pipe_t;
+	pthread_t lock_t, pipe_t, sock_t;
 
 	if (sem_init(&lock_take, 0, 0) || sem_init(&lock_taken, 0, 0) ||
-	    sem_init(&lock_waiting, 0, 0) || sem_init(&pipe_go, 0, 0))
+	    sem_init(&lock_waiting, 0, 0) || sem_init(&pipe_go, 0, 0) || sem_init(&sock_go, 0, 0))
 		die("sem_init");
 	if (pipe(req_pipe))
 		die("pipe");
@@ -301,8 +431,10 @@ static void run_requests(void)
 		die("malloc");
 	memset(data_buf, 'd', fsync_kib * 1024ull);
 	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	connect_sockets();
 	if (pthread_create(&lock_t, NULL, lock_helper, NULL) ||
-	    pthread_create(&pipe_t, NULL, pipe_helper, NULL))
+	    pthread_create(&pipe_t, NULL, pipe_helper, NULL) ||
+	    pthread_create(&sock_t, NULL, socket_helper, NULL))
 		die("pthread_create");
 	ctxprof_register_thread();
 	pthread_setname_np(pthread_self(), "server");
@@ -318,6 +450,7 @@ static void finish_requests(void)
 	atomic_store(&done, 1);
 	sem_post(&lock_take);
 	sem_post(&pipe_go);
+	sem_post(&sock_go);
 	unlink(data_path);
 	for (k = 0; k < NR_KINDS; k++)
 		printf("kind %c span 0x%02llx wall_ns %llu cpu_ns %llu wait_ns %llu count %llu "
@@ -330,6 +463,13 @@ static void finish_requests(void)
 		       (unsigned long long)stats[k].min_wait_ns);
 	printf("between wall_ns %llu count %llu\n", (unsigned long long)between_ns,
 	       (unsigned long long)between_count);
+	for (k = 0; k < (int)nr_span_log; k++)
+		printf("span %016llx kind %c wait_ns %llu wait_cpu_ns %llu involuntary %ld "
+		       "runq_ns %llu voluntary %ld\n",
+		       (unsigned long long)span_log[k].span, 'A' + span_log[k].kind,
+		       (unsigned long long)span_log[k].wait_ns,
+		       (unsigned long long)span_log[k].wait_cpu_ns, span_log[k].involuntary,
+		       (unsigned long long)span_log[k].runq_ns, span_log[k].voluntary);
 }
 
 /* --- the switch storm */
