@@ -15,10 +15,17 @@
  * in a loop, as a service's housekeeping), instead of sleeping: the lowest
  * thread id then has samples and no span (what a viewer must not open on).
  *
- * Usage: requests [--threads N] [--seconds S] [--main-work]
+ * --tags N: the main thread interns N more pairs ("item", "i00001"...) in
+ * one burst, far more than its detail rings hold, --tags-after S seconds
+ * after start (default 0: before the workers start); from then on each
+ * request carries one of them in tag slot 1, in turn, so a profile shows
+ * whether every id the samples carry got its name.
+ *
+ * Usage: requests [--threads N] [--seconds S] [--main-work] [--tags N [--tags-after S]]
  * (default: 4 threads, forever)
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +37,8 @@
 static volatile int done;
 static double seconds;
 static uint32_t endpoint_tag[4];
+static uint32_t *item_tag, nr_items;
+static _Atomic int items_ready;
 
 static void *worker(void *arg)
 {
@@ -47,7 +56,10 @@ static void *worker(void *arg)
 		root = span ^ 0x5a5a000000000000ull;
 		ctxprof_span_enter(span, root);
 		ctxprof_set_tag(0, endpoint_tag[kind]);
+		if (atomic_load_explicit(&items_ready, memory_order_acquire))
+			ctxprof_set_tag(1, item_tag[(n * 64 + thread) % nr_items]);
 		handlers[kind]();
+		ctxprof_clear_tag(1);
 		ctxprof_clear_tag(0);
 		ctxprof_span_exit(span, 0);
 		between_requests();
@@ -55,12 +67,35 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void sleep_until(double t)
+{
+	struct timespec ts = {0, 10000000};
+
+	while (now() < t)
+		nanosleep(&ts, NULL);
+}
+
+/* the burst: no flush, no span on this thread after it; the workers' spans carry the records */
+static void intern_items(void)
+{
+	char v[16];
+	uint32_t i;
+
+	for (i = 0; i < nr_items; i++) {
+		snprintf(v, sizeof(v), "i%05u", i + 1);
+		item_tag[i] = ctxprof_intern_tag("item", v);
+		if (!item_tag[i])
+			exit(3);
+	}
+	atomic_store_explicit(&items_ready, 1, memory_order_release);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const endpoints[4] = {NULL, "/checkout", "/search", "/login"};
 	int threads = 4, main_work = 0, i;
+	double tags_after = 0, end;
 	pthread_t t[64];
-	double end;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -69,22 +104,37 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--main-work"))
 			main_work = 1;
+		else if (!strcmp(argv[i], "--tags") && i + 1 < argc)
+			nr_items = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tags-after") && i + 1 < argc)
+			tags_after = atof(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--main-work]\n",
+			fprintf(stderr,
+				"usage: %s [--threads N] [--seconds S] [--main-work] [--tags N "
+				"[--tags-after S]]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (threads < 1 || threads > 64)
+	if (threads < 1 || threads > 64 || nr_items > 1000000)
 		return 2;
+	item_tag = calloc(nr_items ? nr_items : 1, sizeof(*item_tag));
+	if (!item_tag)
+		return 1;
+	end = seconds > 0 ? now() + seconds : 0;
 	for (i = 1; i < 4; i++)
 		endpoint_tag[i] = ctxprof_intern_tag("endpoint", endpoints[i]);
 	/* the dictionary records sit in this thread's detail lane: hand them over */
 	ctxprof_flush();
+	if (nr_items && tags_after <= 0)
+		intern_items();
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
 			return 1;
-	end = seconds > 0 ? now() + seconds : 0;
+	if (nr_items && tags_after > 0) {
+		sleep_until(now() + tags_after);
+		intern_items();
+	}
 	while (main_work && (!end || now() < end))
 		between_requests();
 	if (end) {
