@@ -16,15 +16,17 @@
  * thread id then has samples and no span (what a viewer must not open on).
  *
  * --tags N: the main thread interns N more pairs ("item", "i00001"...) in
- * one burst, far more than its detail rings hold, --tags-after S seconds
- * after start (default 0: before the workers start); from then on each
+ * one burst, far more than its detail rings hold, before the workers start
+ * or, with --tags-on-usr1, when the process gets SIGUSR1 (a test sends it
+ * once its collector runs); from then on each
  * request carries one of them in tag slot 1, in turn, so a profile shows
  * whether every id the samples carry got its name.
  *
- * Usage: requests [--threads N] [--seconds S] [--main-work] [--tags N [--tags-after S]]
+ * Usage: requests [--threads N] [--seconds S] [--main-work] [--tags N [--tags-on-usr1]]
  * (default: 4 threads, forever)
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ static double seconds;
 static uint32_t endpoint_tag[4];
 static uint32_t *item_tag, nr_items;
 static _Atomic int items_ready;
+static volatile sig_atomic_t usr1;
 
 static void *worker(void *arg)
 {
@@ -67,11 +70,17 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void sleep_until(double t)
+static void on_signal(int sig)
+{
+	usr1 = 1;
+}
+
+/* until SIGUSR1 came, or time @end (0: none) */
+static void wait_usr1(double end)
 {
 	struct timespec ts = {0, 10000000};
 
-	while (now() < t)
+	while (!usr1 && (!end || now() < end))
 		nanosleep(&ts, NULL);
 }
 
@@ -93,8 +102,8 @@ static void intern_items(void)
 int main(int argc, char **argv)
 {
 	static const char *const endpoints[4] = {NULL, "/checkout", "/search", "/login"};
-	int threads = 4, main_work = 0, i;
-	double tags_after = 0, end;
+	int threads = 4, main_work = 0, on_usr1 = 0, i;
+	double end;
 	pthread_t t[64];
 
 	for (i = 1; i < argc; i++) {
@@ -106,12 +115,12 @@ int main(int argc, char **argv)
 			main_work = 1;
 		else if (!strcmp(argv[i], "--tags") && i + 1 < argc)
 			nr_items = (uint32_t)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--tags-after") && i + 1 < argc)
-			tags_after = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--tags-on-usr1"))
+			on_usr1 = 1;
 		else {
 			fprintf(stderr,
 				"usage: %s [--threads N] [--seconds S] [--main-work] [--tags N "
-				"[--tags-after S]]\n",
+				"[--tags-on-usr1]]\n",
 				argv[0]);
 			return 2;
 		}
@@ -126,13 +135,15 @@ int main(int argc, char **argv)
 		endpoint_tag[i] = ctxprof_intern_tag("endpoint", endpoints[i]);
 	/* the dictionary records sit in this thread's detail lane: hand them over */
 	ctxprof_flush();
-	if (nr_items && tags_after <= 0)
+	if (on_usr1)
+		signal(SIGUSR1, on_signal);
+	if (nr_items && !on_usr1)
 		intern_items();
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
 			return 1;
-	if (nr_items && tags_after > 0) {
-		sleep_until(now() + tags_after);
+	if (nr_items && on_usr1) {
+		wait_usr1(end);
 		intern_items();
 	}
 	while (main_work && (!end || now() < end))

@@ -564,6 +564,7 @@ struct drain_ctx {
 	struct app_context *a;
 	struct app_region *r;
 	uint64_t now_ns;
+	uint64_t tag_records; /* drained in this poll */
 };
 
 /*
@@ -611,14 +612,18 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	struct app_region *r = d->r;
 	struct tag_ent *t;
 
+	d->tag_records++;
+	d->a->st.tag_records++;
 	if (!id || key_len > MAX_TAG_STRING || value_len > MAX_TAG_STRING ||
 	    r->nr_tags >= MAX_TAGS_PER_REGION) {
 		d->a->st.tags_dropped++;
 		return;
 	}
 	/* an id is named once: a later record for it (a replay) changes nothing */
-	if (tag_find(r, id))
+	if (tag_find(r, id)) {
+		d->a->st.tag_records_again++;
 		return;
+	}
 	if (array_grow((void **)&r->tags, &r->tags_cap, r->nr_tags + 1, sizeof(*r->tags), 64) ||
 	    !r->tags) {
 		d->a->st.tags_dropped++;
@@ -639,7 +644,7 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	d->a->st.tags++;
 }
 
-void app_context__poll(struct app_context *a)
+bool app_context__poll(struct app_context *a)
 {
 	static const struct ctxprof_drain_ops ops = {
 		.span_event = on_span_event,
@@ -658,6 +663,7 @@ void app_context__poll(struct app_context *a)
 		d.r = r;
 		ctxprof_region__drain(r->base, &r->geom, d.now_ns, &ops, &d, &r->st);
 	}
+	return d.tag_records > 0;
 }
 
 int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,

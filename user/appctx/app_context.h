@@ -26,6 +26,7 @@
 #ifndef CTXPROF_APP_CONTEXT_H
 #define CTXPROF_APP_CONTEXT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -58,6 +59,9 @@ struct app_context_stats {
 	uint64_t span_events_bad_time;
 	uint64_t tags;	       /* distinct tag ids known */
 	uint64_t dict_replays; /* dictionaries asked for again (one per region mapped) */
+	uint64_t tag_records;  /* dictionary records drained */
+	/* of those, for an id known already (a replay, or an entry sent twice) */
+	uint64_t tag_records_again;
 	uint64_t tags_dropped; /* dictionary records refused (table full, bad id) */
 	uint64_t lane_errors;  /* malformed lane content skipped (all reasons) */
 };
@@ -99,8 +103,10 @@ void app_context__changed(void *ctx, struct process_state *st, struct mappings *
  * regions' registered threads and drain their lanes.  Never blocks; looks
  * up at most APP_CONTEXT_CLAIMS_PER_POLL new slot claims in /proc (the
  * others at the next polls, counted in claims_deferred).
+ * Return: dictionary records came in: the library may have more to send
+ * once its rings are back (a burst of interns, a replay), so poll again soon.
  */
-void app_context__poll(struct app_context *a);
+bool app_context__poll(struct app_context *a);
 
 /**
  * app_context__tag() - the key and value of tag @id in a process's @regions.
