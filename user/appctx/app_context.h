@@ -57,13 +57,16 @@ struct app_context_stats {
 	 * collector verified, or their time is not near the collector's */
 	uint64_t span_events_unattributed;
 	uint64_t span_events_bad_time;
-	uint64_t tags;	       /* distinct tag ids known */
-	uint64_t dict_replays; /* dictionaries asked for again (one per region mapped) */
-	uint64_t tag_records;  /* dictionary records drained */
+	uint64_t tags; /* distinct tag ids known */
+	/* dictionaries asked for: one per region mapped, then by exports that met unknown ids */
+	uint64_t dict_replays;
+	uint64_t tag_records; /* dictionary records drained */
 	/* of those, for an id known already (a replay, or an entry sent twice) */
 	uint64_t tag_records_again;
 	uint64_t tags_dropped; /* dictionary records refused (table full, bad id) */
-	uint64_t lane_errors;  /* malformed lane content skipped (all reasons) */
+	/* tags of exported samples no record named: labeled ctxprof_tag_id = the id */
+	uint64_t tag_ids_unknown;
+	uint64_t lane_errors; /* malformed lane content skipped (all reasons) */
 };
 
 /**
@@ -111,10 +114,11 @@ bool app_context__poll(struct app_context *a);
 /**
  * app_context__tag() - the key and value of tag @id in a process's @regions.
  * Return: 0 with *key and *value set (valid until the regions are released),
- * or -ENOENT when the dictionary has not (yet) named it.
+ * or -ENOENT when the dictionary has not (yet) named it: counted
+ * (tag_ids_unknown), and the process is asked for its dictionary again, at
+ * most every 5 s (counted in dict_replays).
  */
-int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,
-		     const char **value);
+int app_context__tag(struct app_region *regions, uint32_t id, const char **key, const char **value);
 
 /**
  * app_context__release() - unmap a process's @regions and take its threads
