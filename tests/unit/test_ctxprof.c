@@ -1010,11 +1010,12 @@ static void ctxprof_intern_tag__refused_thread__record_written_by_next_flush(voi
 	free(s);
 }
 
-#define BURST 3000
+#define BURST	  3000
+#define MANY_TAGS 60000
 
 struct named {
 	uint32_t nr, again;
-	unsigned char seen[BURST + 1];
+	unsigned char seen[MANY_TAGS + 1];
 };
 
 static void on_named(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id, const char *key,
@@ -1022,7 +1023,7 @@ static void on_named(void *ctx, const struct ctxprof_slot_view *slot, uint32_t i
 {
 	struct named *n = ctx;
 
-	if (id > BURST)
+	if (id > MANY_TAGS)
 		fail_msg("tag id %u out of range", id);
 	if (n->seen[id])
 		n->again++;
@@ -1077,6 +1078,24 @@ static void *spans_on_other_thread(void *arg)
 	return NULL;
 }
 
+/* 60,000 pairs interned with no collector: every one named in time, each once */
+static void ctxprof_intern_tag__60000_pairs__all_sent_on_spans(void **state)
+{
+	struct named *n = calloc(1, sizeof(*n));
+	char v[16];
+	int i;
+
+	for (i = 1; i <= MANY_TAGS; i++) {
+		snprintf(v, sizeof(v), "v%05d", i);
+		assert_int_equal(ctxprof_intern_tag("k", v), i);
+	}
+	for (i = 0; i < 100 && n->nr < MANY_TAGS; i++)
+		spans_and_drains(n, MANY_TAGS / 64);
+	assert_int_equal(n->nr, MANY_TAGS);
+	assert_int_equal(n->again, 0);
+	free(n);
+}
+
 static void ctxprof_intern_tag__burst__sent_by_another_threads_spans(void **state)
 {
 	struct named *n = calloc(1, sizeof(*n));
@@ -1126,6 +1145,7 @@ int main(void)
 		T(ctxprof_intern_tag__refused_thread__record_written_by_next_flush),
 		T(ctxprof_intern_tag__burst_larger_than_rings__all_sent_on_spans),
 		T(ctxprof_intern_tag__burst__sent_by_another_threads_spans),
+		T(ctxprof_intern_tag__60000_pairs__all_sent_on_spans),
 #undef T
 	};
 
