@@ -110,12 +110,14 @@ CTXPROF_API void ctxprof_clear_tag(unsigned int slot);
  * The same pair always gets the same id.  The first intern of a pair writes a
  * dictionary record (id, key, value) on the calling thread's detail lane, from
  * which the profiler learns the strings; if that write fails (ring pool
- * exhausted, thread not registered) a later intern of the pair, on any
- * thread, writes it.  A profiler that attaches later asks for the whole
- * dictionary again; the library sends it a batch at a time at the next span
- * events, ctxprof_flush() calls or thread registrations (never waiting: a
- * batch is skipped while another thread holds the dictionary or no ring is
- * free), so interning once at start is enough.  Takes a mutex and may
+ * exhausted, thread not registered) the record is sent later, without an
+ * intern again.  A profiler that attaches later asks for the whole
+ * dictionary again.  Both are sent a batch at a time at the next span events,
+ * ctxprof_flush() calls or thread registrations, on any thread (never
+ * waiting: a batch is skipped while another thread holds the dictionary or no
+ * ring is free), so interning once at start is enough, in any number; an
+ * application that after its interns only writes contexts should call
+ * ctxprof_flush() now and then.  Takes a mutex and may
  * allocate: call it off the hot path and keep the id.
  * Return: the id (>= 1), or 0 on failure (bad length, NULL, max_tags
  * reached, out of memory): 0 means "no tag" everywhere.

@@ -126,18 +126,22 @@ bool ctxprof_lane__can_reserve(const struct ctxprof_lane_producer *p) CTXPROF_HI
 __u32 ctxprof_dict__intern(const char *key, const char *value) CTXPROF_HIDDEN;
 /* the dict_replay_request value last served in full; see ctxprof_dict__replay_pending() */
 extern _Atomic __u32 ctxprof_dict_replay_served CTXPROF_HIDDEN;
+/* entries whose record has not gone out yet (did not fit a ring) */
+extern _Atomic __u32 ctxprof_dict_unsent CTXPROF_HIDDEN;
 void ctxprof_dict__serve_replay(struct ctxprof_lane_producer *detail) CTXPROF_HIDDEN;
 
 /*
- * ctxprof_dict__replay_pending() - the collector asked for the dictionary
- * again (dict_replay_request changed) and it is not all sent yet.  Two
- * loads and a compare: cheap enough for the span event path, which then
- * calls ctxprof_dict__serve_replay() with the thread's detail lane.
+ * ctxprof_dict__replay_pending() - dictionary records are owed: the
+ * collector asked for the dictionary again (dict_replay_request changed) and
+ * it is not all sent yet, or some entries' first record did not fit.  Three
+ * loads: cheap enough for the span event path, which then calls
+ * ctxprof_dict__serve_replay() with the thread's detail lane.
  */
 static inline bool ctxprof_dict__replay_pending(const struct ctxprof_shm *shm)
 {
 	return ld32(&shm->hdr->dict_replay_request, relaxed) !=
-	       atomic_load_explicit(&ctxprof_dict_replay_served, memory_order_relaxed);
+		       atomic_load_explicit(&ctxprof_dict_replay_served, memory_order_relaxed) ||
+	       atomic_load_explicit(&ctxprof_dict_unsent, memory_order_relaxed);
 }
 void ctxprof_dict__forget_emitted(void) CTXPROF_HIDDEN;
 void ctxprof_dict__reset(void) CTXPROF_HIDDEN;

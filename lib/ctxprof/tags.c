@@ -8,8 +8,15 @@
  * An application may have interned everything at start and never intern
  * again, so a replay is served a bounded batch at a time on paths every
  * application takes: span events, ctxprof_flush(), thread registration (and
- * interns).  Those check ctxprof_dict__replay_pending() (two loads) and
+ * interns).  Those check ctxprof_dict__replay_pending() (three loads) and
  * never wait: the lock is only tried, and only when a ring is free.
+ *
+ * The same paths send the entries whose first record did not fit (a burst
+ * of interns larger than the interning thread's detail rings, or interns
+ * while no collector drains them): ctxprof_dict_unsent counts them, and a
+ * step sends them, in id order from a cursor, on whatever thread's lane
+ * has room.  So no entry stays unsent while any thread has span events,
+ * flushes or registrations, without the application interning it again.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,7 +24,8 @@
 
 #include "internal.h"
 
-#define REPLAY_BATCH 64 /* records a single intern call replays at most */
+#define REPLAY_BATCH 64	  /* records a single intern call replays at most */
+#define UNSENT_SCAN  4096 /* entries a step looks at for unsent ones, at most */
 
 struct dict_entry {
 	__u64 hash;
@@ -34,6 +42,9 @@ static __u32 *table; /* open addressing, ids; 0 is empty */
 static __u32 table_mask;
 static __u32 replay_seen; /* last dict_replay_request taken up */
 static __u32 replay_next; /* next id to replay; 0: no replay running */
+static __u32 unsent_next; /* next id to look at for an unsent entry */
+/* entries not emitted yet; read without the lock */
+_Atomic __u32 ctxprof_dict_unsent;
 /* replay_seen once its replay is complete; read without the lock */
 _Atomic __u32 ctxprof_dict_replay_served;
 
@@ -122,6 +133,38 @@ static bool emit(__u32 id)
 	return ctxprof__emit_tag(id, e->key, e->key_len, e->key + e->key_len, e->value_len);
 }
 
+/* entry @id's record went out: it is no longer unsent; under dict_lock */
+static void set_emitted(__u32 id)
+{
+	if (entries[id - 1].emitted)
+		return;
+	entries[id - 1].emitted = true;
+	atomic_fetch_sub_explicit(&ctxprof_dict_unsent, 1, memory_order_relaxed);
+}
+
+/* send a batch of the entries whose record did not fit; under dict_lock.
+ * Return: records sent */
+static int unsent_step(void)
+{
+	__u32 looked;
+	int n = 0;
+
+	for (looked = 0; looked < UNSENT_SCAN && n < REPLAY_BATCH; looked++) {
+		if (!atomic_load_explicit(&ctxprof_dict_unsent, memory_order_relaxed))
+			break;
+		if (unsent_next < 1 || unsent_next > nr_entries)
+			unsent_next = 1;
+		if (!entries[unsent_next - 1].emitted) {
+			if (!emit(unsent_next))
+				break; /* no room: continue later */
+			set_emitted(unsent_next);
+			n++;
+		}
+		unsent_next++;
+	}
+	return n;
+}
+
 /* serve the collector's replay request a batch at a time; under dict_lock.
  * Return: records sent */
 static int replay_step(struct ctxprof_shm *shm)
@@ -140,12 +183,14 @@ static int replay_step(struct ctxprof_shm *shm)
 		}
 		if (!emit(replay_next))
 			break; /* pool exhausted: continue later */
-		entries[replay_next - 1].emitted = true;
+		set_emitted(replay_next);
 		replay_next++;
 	}
-	if (!replay_next)
+	if (!replay_next) {
 		atomic_store_explicit(&ctxprof_dict_replay_served, replay_seen,
 				      memory_order_relaxed);
+		n += unsent_step();
+	}
 	return n;
 }
 
@@ -192,12 +237,15 @@ __u32 ctxprof_dict__intern(const char *key, const char *value)
 	}
 	if (!id) {
 		id = insert(h, key, kl, value, vl, shm->max_tags);
-		if (id)
+		if (id) {
 			add64(&shm->hdr->tags_interned, 1, relaxed);
+			atomic_fetch_add_explicit(&ctxprof_dict_unsent, 1, memory_order_relaxed);
+		}
 	}
-	if (id && !entries[id - 1].emitted)
-		entries[id - 1].emitted = emit(id);
-	if (ld32(&shm->hdr->dict_replay_request, relaxed) != replay_seen || replay_next)
+	if (id && !entries[id - 1].emitted && emit(id))
+		set_emitted(id);
+	if (ld32(&shm->hdr->dict_replay_request, relaxed) != replay_seen || replay_next ||
+	    atomic_load_explicit(&ctxprof_dict_unsent, memory_order_relaxed))
 		replay_step(shm);
 	pthread_mutex_unlock(&dict_lock);
 out:
@@ -214,7 +262,9 @@ void ctxprof_dict__forget_emitted(void)
 		entries[i].emitted = false;
 	replay_seen = 0;
 	replay_next = 0;
+	unsent_next = 1;
 	atomic_store_explicit(&ctxprof_dict_replay_served, 0, memory_order_relaxed);
+	atomic_store_explicit(&ctxprof_dict_unsent, nr_entries, memory_order_relaxed);
 }
 
 void ctxprof_dict__reset(void)
@@ -228,8 +278,9 @@ void ctxprof_dict__reset(void)
 	entries = NULL;
 	table = NULL;
 	nr_entries = cap_entries = table_mask = 0;
-	replay_seen = replay_next = 0;
+	replay_seen = replay_next = unsent_next = 0;
 	atomic_store_explicit(&ctxprof_dict_replay_served, 0, memory_order_relaxed);
+	atomic_store_explicit(&ctxprof_dict_unsent, 0, memory_order_relaxed);
 }
 
 void ctxprof_dict__lock(void)

@@ -512,8 +512,30 @@ static void app_context__tag__interned_in_the_child__named(void **state)
 	assert_string_equal(key, "service");
 	assert_string_equal(value, "checkout");
 	assert_int_equal(stats(f).tags, 1);
+	assert_int_equal(stats(f).tag_records, 1);
 	assert_int_equal(app_context__tag(f->regions, f->rep.tag + 1, &key, &value), -ENOENT);
 	assert_int_equal(app_context__tag(NULL, f->rep.tag, &key, &value), -ENOENT);
+}
+
+/* an id no record named: counted at each export, and the dictionary asked for, at most every 5 s */
+static void app_context__tag__unknown_id__counted_and_asked_for_rate_bounded(void **state)
+{
+	struct fixture *f = *state;
+	const char *key = NULL, *value = NULL;
+	uint32_t i;
+
+	start(f, CHILD_VALID, 0);
+	assert_int_equal(scan(f), 0);
+	app_context__poll(f->a);
+	assert_int_equal(stats(f).dict_replays, 1); /* on mapping the region */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(app_context__tag(f->regions, f->rep.tag + 1, &key, &value),
+				 -ENOENT);
+	assert_int_equal(stats(f).tag_ids_unknown, 100);
+	assert_int_equal(stats(f).dict_replays, 2);
+	/* a known id asks nothing */
+	assert_int_equal(app_context__tag(f->regions, f->rep.tag, &key, &value), 0);
+	assert_int_equal(stats(f).tag_ids_unknown, 100);
 }
 
 static void app_context__poll__thread_unregistered__leaves_the_map(void **state)
@@ -803,6 +825,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(app_context__scan__valid_region__threads_mapped_to_their_slots),
 		T(app_context__tag__interned_in_the_child__named),
+		T(app_context__tag__unknown_id__counted_and_asked_for_rate_bounded),
 		T(app_context__poll__thread_unregistered__leaves_the_map),
 		T(app_context__poll__slot_recycled__map_entry_carries_claim_and_generation),
 		T(app_context__release__process_gone__every_tid_out_of_the_map),

@@ -990,7 +990,7 @@ static void *intern_without_slot(void *arg)
 	return NULL;
 }
 
-static void ctxprof_intern_tag__refused_thread__record_written_by_next_intern(void **state)
+static void ctxprof_intern_tag__refused_thread__record_written_by_next_flush(void **state)
 {
 	struct seen *s = calloc(1, sizeof(*s));
 	pthread_t th;
@@ -1001,16 +1001,117 @@ static void ctxprof_intern_tag__refused_thread__record_written_by_next_intern(vo
 	assert_int_equal(pthread_create(&th, NULL, intern_without_slot, &id), 0);
 	pthread_join(th, NULL);
 	assert_true(id != 0); /* the id works without a slot */
-	ctxprof_flush();
-	drain_into(s, NULL);
-	assert_int_equal(s->nr_tags, 0);
-	/* this thread has a slot: its intern writes the missing record */
-	assert_int_equal(ctxprof_intern_tag("late", "record"), id);
+	/* this thread has a slot: its flush writes the missing record, no intern needed */
 	ctxprof_flush();
 	drain_into(s, NULL);
 	assert_int_equal(s->nr_tags, 1);
 	assert_string_equal(s->tag_key[0], "late");
+	assert_int_equal(s->tag_id[0], id);
 	free(s);
+}
+
+#define BURST	  3000
+#define MANY_TAGS 60000
+
+struct named {
+	uint32_t nr, again;
+	unsigned char seen[MANY_TAGS + 1];
+};
+
+static void on_named(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id, const char *key,
+		     uint32_t key_len, const char *value, uint32_t value_len)
+{
+	struct named *n = ctx;
+
+	if (id > MANY_TAGS)
+		fail_msg("tag id %u out of range", id);
+	if (n->seen[id])
+		n->again++;
+	else
+		n->nr++;
+	n->seen[id] = 1;
+}
+
+static const struct ctxprof_drain_ops named_ops = {.tag = on_named};
+
+/* span events (no intern) and drains, @rounds times: the ids the collector learns */
+static void spans_and_drains(struct named *n, int rounds)
+{
+	struct ctxprof_region_geom g;
+	void *base = region(&g);
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		span_and_flush();
+		ctxprof_region__drain(base, &g, ctxprof_now_ns(), &named_ops, n, NULL);
+	}
+}
+
+/*
+ * A burst of interns far larger than the detail rings, while nothing drains
+ * them: the records that did not fit go out later on span traffic, with no
+ * intern again, each once.
+ */
+static void ctxprof_intern_tag__burst_larger_than_rings__all_sent_on_spans(void **state)
+{
+	struct named *n = calloc(1, sizeof(*n));
+	char v[64];
+	int i;
+
+	for (i = 1; i <= BURST; i++) {
+		snprintf(v, sizeof(v), "value-%05d-padding-padding-padding", i);
+		assert_int_equal(ctxprof_intern_tag("item", v), i);
+	}
+	spans_and_drains(n, 1);
+	assert_true(n->nr < BURST); /* the rings held only a part */
+	spans_and_drains(n, BURST);
+	assert_int_equal(n->nr, BURST);
+	assert_int_equal(n->again, 0);
+	free(n);
+}
+
+/* the records of a burst interned while a thread of another slot cannot write go out on the
+ * span traffic of any thread (here a second one), in id order */
+static void *spans_on_other_thread(void *arg)
+{
+	spans_and_drains(arg, BURST);
+	return NULL;
+}
+
+/* 60,000 pairs interned with no collector: every one named in time, each once */
+static void ctxprof_intern_tag__60000_pairs__all_sent_on_spans(void **state)
+{
+	struct named *n = calloc(1, sizeof(*n));
+	char v[16];
+	int i;
+
+	for (i = 1; i <= MANY_TAGS; i++) {
+		snprintf(v, sizeof(v), "v%05d", i);
+		assert_int_equal(ctxprof_intern_tag("k", v), i);
+	}
+	for (i = 0; i < 100 && n->nr < MANY_TAGS; i++)
+		spans_and_drains(n, MANY_TAGS / 64);
+	assert_int_equal(n->nr, MANY_TAGS);
+	assert_int_equal(n->again, 0);
+	free(n);
+}
+
+static void ctxprof_intern_tag__burst__sent_by_another_threads_spans(void **state)
+{
+	struct named *n = calloc(1, sizeof(*n));
+	pthread_t th;
+	char v[64];
+	int i;
+
+	for (i = 1; i <= BURST; i++) {
+		snprintf(v, sizeof(v), "value-%05d", i);
+		assert_int_equal(ctxprof_intern_tag("item", v), i);
+	}
+	assert_int_equal(pthread_create(&th, NULL, spans_on_other_thread, n), 0);
+	pthread_join(th, NULL);
+	spans_and_drains(n, 1); /* what this thread's rings held */
+	assert_int_equal(n->nr, BURST);
+	free(n);
 }
 
 int main(void)
@@ -1041,7 +1142,10 @@ int main(void)
 		T(ctxprof_intern_tag__replay_requested__dictionary_sent_again),
 		T(ctxprof_span_enter__replay_requested__dictionary_sent_without_intern),
 		T(ctxprof_register_thread__replay_requested__new_thread_sends_dictionary),
-		T(ctxprof_intern_tag__refused_thread__record_written_by_next_intern),
+		T(ctxprof_intern_tag__refused_thread__record_written_by_next_flush),
+		T(ctxprof_intern_tag__burst_larger_than_rings__all_sent_on_spans),
+		T(ctxprof_intern_tag__burst__sent_by_another_threads_spans),
+		T(ctxprof_intern_tag__60000_pairs__all_sent_on_spans),
 #undef T
 	};
 

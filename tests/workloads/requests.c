@@ -15,10 +15,19 @@
  * in a loop, as a service's housekeeping), instead of sleeping: the lowest
  * thread id then has samples and no span (what a viewer must not open on).
  *
- * Usage: requests [--threads N] [--seconds S] [--main-work]
+ * --tags N: the main thread interns N more pairs ("item", "i00001"...) in
+ * one burst, far more than its detail rings hold, before the workers start
+ * or, with --tags-on-usr1, when the process gets SIGUSR1 (a test sends it
+ * once its collector runs); from then on each
+ * request carries one of them in tag slot 1, in turn, so a profile shows
+ * whether every id the samples carry got its name.
+ *
+ * Usage: requests [--threads N] [--seconds S] [--main-work] [--tags N [--tags-on-usr1]]
  * (default: 4 threads, forever)
  */
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +39,9 @@
 static volatile int done;
 static double seconds;
 static uint32_t endpoint_tag[4];
+static uint32_t *item_tag, nr_items;
+static _Atomic int items_ready;
+static volatile sig_atomic_t usr1;
 
 static void *worker(void *arg)
 {
@@ -47,7 +59,10 @@ static void *worker(void *arg)
 		root = span ^ 0x5a5a000000000000ull;
 		ctxprof_span_enter(span, root);
 		ctxprof_set_tag(0, endpoint_tag[kind]);
+		if (atomic_load_explicit(&items_ready, memory_order_acquire))
+			ctxprof_set_tag(1, item_tag[(n * 64 + thread) % nr_items]);
 		handlers[kind]();
+		ctxprof_clear_tag(1);
 		ctxprof_clear_tag(0);
 		ctxprof_span_exit(span, 0);
 		between_requests();
@@ -55,12 +70,41 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void on_signal(int sig)
+{
+	usr1 = 1;
+}
+
+/* until SIGUSR1 came, or time @end (0: none) */
+static void wait_usr1(double end)
+{
+	struct timespec ts = {0, 10000000};
+
+	while (!usr1 && (!end || now() < end))
+		nanosleep(&ts, NULL);
+}
+
+/* the burst: no flush, no span on this thread after it; the workers' spans carry the records */
+static void intern_items(void)
+{
+	char v[16];
+	uint32_t i;
+
+	for (i = 0; i < nr_items; i++) {
+		snprintf(v, sizeof(v), "i%05u", i + 1);
+		item_tag[i] = ctxprof_intern_tag("item", v);
+		if (!item_tag[i])
+			exit(3);
+	}
+	atomic_store_explicit(&items_ready, 1, memory_order_release);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const endpoints[4] = {NULL, "/checkout", "/search", "/login"};
-	int threads = 4, main_work = 0, i;
-	pthread_t t[64];
+	int threads = 4, main_work = 0, on_usr1 = 0, i;
 	double end;
+	pthread_t t[64];
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -69,22 +113,39 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--main-work"))
 			main_work = 1;
+		else if (!strcmp(argv[i], "--tags") && i + 1 < argc)
+			nr_items = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tags-on-usr1"))
+			on_usr1 = 1;
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--main-work]\n",
+			fprintf(stderr,
+				"usage: %s [--threads N] [--seconds S] [--main-work] [--tags N "
+				"[--tags-on-usr1]]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (threads < 1 || threads > 64)
+	if (threads < 1 || threads > 64 || nr_items > 1000000)
 		return 2;
+	item_tag = calloc(nr_items ? nr_items : 1, sizeof(*item_tag));
+	if (!item_tag)
+		return 1;
+	end = seconds > 0 ? now() + seconds : 0;
 	for (i = 1; i < 4; i++)
 		endpoint_tag[i] = ctxprof_intern_tag("endpoint", endpoints[i]);
 	/* the dictionary records sit in this thread's detail lane: hand them over */
 	ctxprof_flush();
+	if (on_usr1)
+		signal(SIGUSR1, on_signal);
+	if (nr_items && !on_usr1)
+		intern_items();
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
 			return 1;
-	end = seconds > 0 ? now() + seconds : 0;
+	if (nr_items && on_usr1) {
+		wait_usr1(end);
+		intern_items();
+	}
 	while (main_work && (!end || now() < end))
 		between_requests();
 	if (end) {

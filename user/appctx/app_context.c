@@ -28,6 +28,8 @@
 #define MAX_REGION_SIZE	    (1ULL << 30) /* a larger "region" is not ours: refuse it */
 #define MAX_TAGS_PER_REGION 65536
 #define MAX_TAG_STRING	    1024
+/* an export that meets unknown tag ids asks a region for its dictionary at most this often */
+#define ASK_PERIOD_NS (5 * 1000000000ull)
 /* span event times taken into a timeline: near the collector's clock */
 #define SPAN_TIME_AHEAD_NS  1000000000ull	  /* 1 s ahead */
 #define SPAN_TIME_BEHIND_NS (600 * 1000000000ull) /* 10 min behind */
@@ -87,6 +89,7 @@ struct app_region {
 	struct ctxprof_region_stats st;
 	bool same_pidns;	  /* slot tids are host tids */
 	struct slot_track *slots; /* [geom.max_threads] */
+	uint64_t asked_ns;	  /* when an export last asked for the dictionary; 0: never */
 	struct tag_ent *tags;	  /* named ids, dense, in the order they came */
 	size_t tags_cap, nr_tags;
 	struct htable tag_idx; /* id -> tags[] index */
@@ -564,6 +567,7 @@ struct drain_ctx {
 	struct app_context *a;
 	struct app_region *r;
 	uint64_t now_ns;
+	uint64_t tag_records; /* drained in this poll */
 };
 
 /*
@@ -611,14 +615,18 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	struct app_region *r = d->r;
 	struct tag_ent *t;
 
+	d->tag_records++;
+	d->a->st.tag_records++;
 	if (!id || key_len > MAX_TAG_STRING || value_len > MAX_TAG_STRING ||
 	    r->nr_tags >= MAX_TAGS_PER_REGION) {
 		d->a->st.tags_dropped++;
 		return;
 	}
 	/* an id is named once: a later record for it (a replay) changes nothing */
-	if (tag_find(r, id))
+	if (tag_find(r, id)) {
+		d->a->st.tag_records_again++;
 		return;
+	}
 	if (array_grow((void **)&r->tags, &r->tags_cap, r->nr_tags + 1, sizeof(*r->tags), 64) ||
 	    !r->tags) {
 		d->a->st.tags_dropped++;
@@ -639,7 +647,7 @@ static void on_tag(void *ctx, const struct ctxprof_slot_view *slot, uint32_t id,
 	d->a->st.tags++;
 }
 
-void app_context__poll(struct app_context *a)
+bool app_context__poll(struct app_context *a)
 {
 	static const struct ctxprof_drain_ops ops = {
 		.span_event = on_span_event,
@@ -658,13 +666,36 @@ void app_context__poll(struct app_context *a)
 		d.r = r;
 		ctxprof_region__drain(r->base, &r->geom, d.now_ns, &ops, &d, &r->st);
 	}
+	return d.tag_records > 0;
 }
 
-int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,
-		     const char **value)
+/*
+ * The library sends every entry on its own (an entry that did not fit goes
+ * out later), but records can still be lost on the way (a collector killed
+ * holding a ring, a record refused here): an id a sample carries and no
+ * record named makes the export ask the process's first mapped region for
+ * its dictionary again, at most every ASK_PERIOD_NS.
+ */
+static void ask_again(struct app_region *regions)
+{
+	struct app_region *r;
+	uint64_t now = mono_ns();
+
+	for (r = regions; r && !r->base; r = r->next_in_proc)
+		;
+	if (!r || (r->asked_ns && now - r->asked_ns < ASK_PERIOD_NS))
+		return;
+	r->asked_ns = now;
+	atomic_fetch_add_explicit(
+		(_Atomic __u32 *)&((struct ctxprof_region_header *)r->base)->dict_replay_request, 1,
+		memory_order_relaxed);
+	r->a->st.dict_replays++;
+}
+
+int app_context__tag(struct app_region *regions, uint32_t id, const char **key, const char **value)
 {
 	const struct tag_ent *t;
-	const struct app_region *r;
+	struct app_region *r;
 
 	for (r = regions; r; r = r->next_in_proc) {
 		t = tag_find(r, id);
@@ -673,6 +704,10 @@ int app_context__tag(const struct app_region *regions, uint32_t id, const char *
 			*value = t->value;
 			return 0;
 		}
+	}
+	if (regions) {
+		regions->a->st.tag_ids_unknown++;
+		ask_again(regions);
 	}
 	return -ENOENT;
 }

@@ -26,6 +26,7 @@
 #ifndef CTXPROF_APP_CONTEXT_H
 #define CTXPROF_APP_CONTEXT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -56,10 +57,16 @@ struct app_context_stats {
 	 * collector verified, or their time is not near the collector's */
 	uint64_t span_events_unattributed;
 	uint64_t span_events_bad_time;
-	uint64_t tags;	       /* distinct tag ids known */
-	uint64_t dict_replays; /* dictionaries asked for again (one per region mapped) */
+	uint64_t tags; /* distinct tag ids known */
+	/* dictionaries asked for: one per region mapped, then by exports that met unknown ids */
+	uint64_t dict_replays;
+	uint64_t tag_records; /* dictionary records drained */
+	/* of those, for an id known already (a replay, or an entry sent twice) */
+	uint64_t tag_records_again;
 	uint64_t tags_dropped; /* dictionary records refused (table full, bad id) */
-	uint64_t lane_errors;  /* malformed lane content skipped (all reasons) */
+	/* tags of exported samples no record named: labeled ctxprof_tag_id = the id */
+	uint64_t tag_ids_unknown;
+	uint64_t lane_errors; /* malformed lane content skipped (all reasons) */
 };
 
 /**
@@ -99,16 +106,19 @@ void app_context__changed(void *ctx, struct process_state *st, struct mappings *
  * regions' registered threads and drain their lanes.  Never blocks; looks
  * up at most APP_CONTEXT_CLAIMS_PER_POLL new slot claims in /proc (the
  * others at the next polls, counted in claims_deferred).
+ * Return: dictionary records came in: the library may have more to send
+ * once its rings are back (a burst of interns, a replay), so poll again soon.
  */
-void app_context__poll(struct app_context *a);
+bool app_context__poll(struct app_context *a);
 
 /**
  * app_context__tag() - the key and value of tag @id in a process's @regions.
  * Return: 0 with *key and *value set (valid until the regions are released),
- * or -ENOENT when the dictionary has not (yet) named it.
+ * or -ENOENT when the dictionary has not (yet) named it: counted
+ * (tag_ids_unknown), and the process is asked for its dictionary again, at
+ * most every 5 s (counted in dict_replays).
  */
-int app_context__tag(const struct app_region *regions, uint32_t id, const char **key,
-		     const char **value);
+int app_context__tag(struct app_region *regions, uint32_t id, const char **key, const char **value);
 
 /**
  * app_context__release() - unmap a process's @regions and take its threads

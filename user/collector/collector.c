@@ -79,6 +79,8 @@
  * The main loop wakes every POLL_MS.
  */
 #define EXPORT_LEAD_NS (2ull * POLL_MS * 1000000)
+/* the app regions' poll period while dictionary records come in */
+#define DICT_POLL_NS (10ull * 1000000)
 
 static volatile sig_atomic_t stop_signal;
 static int verbose;
@@ -806,6 +808,7 @@ int main(int argc, char **argv)
 	uint64_t st[SAMPLER_STAT_MAX] = {}, last_samples = 0;
 	double start, elapsed = 0, last_tick = 0, last_status = 0;
 	double last_sweep = 0, last_publish = 0;
+	bool dict_streaming = false;
 	const char *why = "target exited";
 	int pidfd = -1, err, n;
 	bool status;
@@ -894,8 +897,14 @@ int main(int argc, char **argv)
 		o->interval ? ", one profile per interval" : "");
 
 	for (;;) {
-		bool exited = wait_target(pidfd, c.scrapeq ? scrape_queue__fd(c.scrapeq) : -1,
-					  c.scrape ? scrape__next_end(c.scrape) : UINT64_MAX);
+		uint64_t due = c.scrape ? scrape__next_end(c.scrape) : UINT64_MAX;
+		bool exited;
+
+		/* a dictionary streams in (a burst of interns, a replay): the library
+		 * sends more as soon as we give its rings back */
+		if (dict_streaming && mono_ns() + DICT_POLL_NS < due)
+			due = mono_ns() + DICT_POLL_NS;
+		exited = wait_target(pidfd, c.scrapeq ? scrape_queue__fd(c.scrapeq) : -1, due);
 
 		/* --children outlives its root: the tree may go on without it (and
 		 * a pidfd that stays readable would make every wait return at once) */
@@ -944,7 +953,7 @@ int main(int argc, char **argv)
 		process_states__deliver(c.states);
 		/* new threads get their slot into the sampler's map within a poll */
 		if (c.app)
-			app_context__poll(c.app);
+			dict_streaming = app_context__poll(c.app);
 		if (c.tw_main && elapsed - last_sweep >= 1.0) {
 			trace_writer__sweep(c.tw_main);
 			last_sweep = elapsed;

@@ -148,7 +148,13 @@ FAMILY(f_claims_full, "ctxprof_context_claims_map_full_total", COUNTER,
        "libctxprof slot claims that did not fit the sampler's map.", NULL);
 FAMILY(f_tags, "ctxprof_context_tags", GAUGE, "libctxprof tag ids known.", NULL);
 FAMILY(f_dict_replays, "ctxprof_context_dictionary_replays_total", COUNTER,
-       "libctxprof tag dictionaries asked for again.", NULL);
+       "libctxprof tag dictionaries asked for again (on attach, on unknown ids at export).", NULL);
+FAMILY(f_tag_records, "ctxprof_context_tag_records_total", COUNTER,
+       "libctxprof dictionary records drained.", NULL);
+FAMILY(f_tag_records_again, "ctxprof_context_tag_records_again_total", COUNTER,
+       "libctxprof dictionary records drained for a tag id known already (replays).", NULL);
+FAMILY(f_tag_ids_unknown, "ctxprof_context_tag_ids_unknown_total", COUNTER,
+       "Sample tags exported as a bare ctxprof_tag_id: no dictionary record named the id.", NULL);
 FAMILY(f_tags_dropped, "ctxprof_context_tag_records_refused_total", COUNTER,
        "libctxprof dictionary records refused (table full, bad id).", NULL);
 FAMILY(f_span_events, "ctxprof_context_span_events_total", COUNTER,
@@ -619,7 +625,12 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_tags, NULL, COUNTERS_CONTEXT, "tags", app.tags, .flags = COUNTER_GROUP),
 	ONE(f_dict_replays, NULL, COUNTERS_CONTEXT, "dictionary replays requested",
 	    app.dict_replays),
+	ONE(f_tag_records, NULL, COUNTERS_CONTEXT, "tag records", app.tag_records),
+	ONE(f_tag_records_again, NULL, COUNTERS_CONTEXT, "of them for a known id",
+	    app.tag_records_again),
 	ONE(f_tags_dropped, NULL, COUNTERS_CONTEXT, "tag records refused", app.tags_dropped),
+	ONE(f_tag_ids_unknown, NULL, COUNTERS_CONTEXT, "tag ids unknown at export",
+	    app.tag_ids_unknown),
 	ONE(f_span_events, NULL, COUNTERS_CONTEXT, "span events", app.span_events,
 	    .flags = COUNTER_GROUP),
 	ONE(f_lane_errors, NULL, COUNTERS_CONTEXT, "lane errors", app.lane_errors),
