@@ -99,6 +99,7 @@ static void assert_layout(const struct go_binary *b, int32_t tls_g)
 	assert_int_equal(b->ref.g_m, GO_FIXTURE_G_M);
 	assert_int_equal(b->ref.m_curg, GO_FIXTURE_M_CURG);
 	assert_int_equal(b->ref.g_labels, GO_FIXTURE_G_LABELS);
+	assert_int_equal(b->ref.kind, GO_FIXTURE_LABELS_KIND);
 	assert_int_equal(b->ref.tls_g, tls_g);
 	assert_int_equal(b->tls_g, tls_g);
 	assert_int_equal(b->ref.exec_id, 0);
@@ -279,6 +280,11 @@ static void go_binary__layout__unknown_minor__none(void **state)
 	assert_null(go_binary__layout(0));
 	assert_null(go_binary__layout(99));
 	assert_non_null(go_binary__layout(19));
+	assert_null(go_binary__layout(25));
+	/* the label set a map to 1.23, a slice since 1.24 (go_abi.h) */
+	assert_int_equal(go_binary__layout(19)->kind, GO_LABELS_MAP);
+	assert_int_equal(go_binary__layout(24)->kind, GO_LABELS_SLICE);
+	assert_int_equal(go_binary__layout(27)->kind, GO_LABELS_SLICE);
 }
 
 int main(void)

@@ -17,10 +17,23 @@
  * its version is missing here or differs.  Keyed by the minor version: Go
  * changes the runtime's structs between releases, not in patch releases.
  *
+ * The label set's layout (enum go_labels_kind) from runtime/pprof/label.go
+ * of each version's sources: a map[string]string to Go 1.23, a sorted
+ * slice of key/value pairs since Go 1.24 (go_abi.h).
+ *
  * go1.19: Debian 12's golang-1.19 (go1.19.8), linux/amd64.
+ * go1.24: Debian 13's golang-1.24 (go1.24.4), linux/amd64; checked by
+ *   tests/integration/test_go_labels.sh with GO_SUITE=trixie.
+ * go1.26, go1.27: Debian sid's golang-1.26 (go1.26.10) and golang-1.27
+ *   (go1.27.3), linux/amd64 (DWARF 5); m.curg moved from 192 to 184;
+ *   checked by test_go_labels.sh with GO_SUITE=sid GO_MINOR=26 or 27.
+ * go1.20 to 1.23 and go1.25: no toolchain of theirs tested: unsupported.
  */
 static const struct go_runtime_layout layouts[] = {
-	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360},
+	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360, .kind = GO_LABELS_MAP},
+	{.minor = 24, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_SLICE},
+	{.minor = 26, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
+	{.minor = 27, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
 };
 
 #define BUILDINFO_MAGIC	    "\xff Go buildinf:"
@@ -264,6 +277,7 @@ enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_bi
 		.g_m = l->g_m,
 		.m_curg = l->m_curg,
 		.g_labels = l->g_labels,
+		.kind = l->kind,
 	};
 	return GO_BINARY_OK;
 }
