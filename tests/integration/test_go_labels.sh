@@ -105,7 +105,7 @@ check_counts() {
 
 # 1-3. --pid, each build
 for b in $BUILDS; do
-	run "$b" -seconds 6
+	run "$b" -seconds 15
 	wl=$!
 	sleep 0.5
 	profile "$b" --pid "$wl" --duration 3
@@ -132,7 +132,7 @@ kill "$wl" 2>/dev/null
 check all "$BIN/golabels_plain" 50 "$wl"
 
 # 5. --no-context reads none of it
-run plain -seconds 3
+run plain -seconds 15
 wl=$!
 sleep 0.3
 profile off --pid "$wl" --duration 1 --no-context

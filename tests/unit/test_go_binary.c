@@ -172,6 +172,25 @@ static void go_binary__inspect__version_not_in_table__unsupported(void **state)
 	free(im.buf);
 }
 
+static void go_binary__inspect__version_of_another_pclntab__refused(void **state)
+{
+	struct image im = load("golabels_fixture_stripped");
+	struct go_binary b;
+	const char *why = "";
+	uint8_t *v = find(&im, buildinfo(&im) - im.buf, "go1.", 4);
+	unsigned int lie = go_binary__minor(GO_FIXTURE_VERSION) >= 20 ? 19 : 24;
+
+	/* a build info that claims a version in the table, of another .gopclntab era */
+	assert_non_null(v);
+	v[4] = '0' + lie / 10;
+	v[5] = '0' + lie % 10;
+	assert_non_null(go_binary__layout(lie));
+	assert_int_equal(inspect_image(&im, &b, &why), GO_BINARY_UNSUPPORTED);
+	assert_int_equal(b.minor, lie);
+	assert_non_null(strstr(why, "gopclntab"));
+	free(im.buf);
+}
+
 static void go_binary__inspect__no_section_header__found_in_the_data(void **state)
 {
 	struct image im = load("golabels_fixture_stripped");
@@ -296,6 +315,7 @@ int main(void)
 		cmocka_unit_test(go_binary__inspect__cgo__tls_from_runtime_tlsg),
 		cmocka_unit_test(go_binary__inspect__cgo_stripped__unsupported_not_guessed),
 		cmocka_unit_test(go_binary__inspect__version_not_in_table__unsupported),
+		cmocka_unit_test(go_binary__inspect__version_of_another_pclntab__refused),
 		cmocka_unit_test(go_binary__inspect__no_section_header__found_in_the_data),
 		cmocka_unit_test(go_binary__inspect__no_build_info__not_go),
 		cmocka_unit_test(go_binary__inspect__c_program__not_go),

@@ -243,6 +243,25 @@ int go_binary__tls_g(const struct elf_file *ef, int32_t *tls_g, const char **why
 	return 0;
 }
 
+/*
+ * The .gopclntab header's magic says which linker wrote the table: 1.16-1.17,
+ * 1.18-1.19, 1.20 on (elf/gopclntab.c).  A build info naming a version of
+ * another era lies (or was patched): its layout would be read at made-up
+ * offsets.  A table not found by its section name (PIE, external links)
+ * is not checked here.
+ */
+static bool pclntab_agrees(const struct elf_file *ef, unsigned int minor)
+{
+	size_t idx = elf_file__find_section(ef, ".gopclntab");
+	const Elf64_Shdr *sh = idx ? elf_file__section(ef, idx) : NULL;
+	uint32_t magic, want;
+
+	if (!sh || sh->sh_size < sizeof(magic) || elf_file__read(ef, sh->sh_offset, &magic, 4))
+		return true;
+	want = minor >= 20 ? 0xfffffff1u : minor >= 18 ? 0xfffffff0u : 0xfffffffau;
+	return magic == want;
+}
+
 enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_binary *out,
 					 const char **why)
 {
@@ -267,6 +286,10 @@ enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_bi
 	l = go_binary__layout(out->minor);
 	if (!l) {
 		*why = "a Go version whose runtime layout is not in the table";
+		return GO_BINARY_UNSUPPORTED;
+	}
+	if (!pclntab_agrees(ef, out->minor)) {
+		*why = "the build info's version and the .gopclntab's disagree";
 		return GO_BINARY_UNSUPPORTED;
 	}
 	err = go_binary__tls_g(ef, &out->tls_g, why);

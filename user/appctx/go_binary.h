@@ -10,7 +10,8 @@
  *  - the runtime's layout for that version (offsets of g.m, m.curg,
  *    g.labels; the label set a map or a slice), from a table of the
  *    versions verified (go_binary.c says how each was); a version it
- *    lacks is unsupported, never guessed;
+ *    lacks is unsupported, never guessed; one whose .gopclntab (when
+ *    found by its section name) is of another era's linker is refused;
  *  - where the running goroutine's g lies from the thread pointer
  *    (x86-64): without PT_TLS (the Go linker alone, no cgo) the runtime
  *    sets fsbase itself, 8 bytes past g's slot, so at fsbase - 8; with
