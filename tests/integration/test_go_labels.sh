@@ -40,6 +40,25 @@ if [ -n "${GO_SUITE:-}" ]; then
 			{ echo "FAIL: go build in $R"; exit 1; }
 	fi
 	echo "built with $($GO_TOOL version) in $R"
+	# the collector's table line for 1.N against this build's DWARF
+	table_ok=1
+	python3 - "$ROOT" "$R$IN/golabels_plain" "$GO_MINOR" <<'PY' || table_ok=0
+import re, subprocess, sys
+root, binary, minor = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, root + "/tests/unit")
+from golabels_fixture_expect import struct_members
+info = subprocess.run(["readelf", "--debug-dump=info", binary], check=True,
+                      capture_output=True, text=True).stdout
+g = struct_members(info, "runtime.g", ["m", "labels"])
+m = struct_members(info, "runtime.m", ["curg"])
+want = "{.minor = %s, .g_m = %d, .m_curg = %d, .g_labels = %d," % (minor, g["m"], m["curg"],
+                                                                   g["labels"])
+src = open(root + "/user/appctx/go_binary.c").read()
+print("go1.%s's DWARF: %s" % (minor, want))
+sys.exit(0 if want in src else 1)
+PY
+	[ $table_ok = 1 ] && ok "go_binary.c's table line for go1.$GO_MINOR is its DWARF's" ||
+		fail "go_binary.c's table has no line for go1.$GO_MINOR as its DWARF says"
 else
 	command -v go >/dev/null || skip "no Go toolchain (golang-go)"
 	GO_TOOL=go BIN=$TMP BINROOT= INROOT=()

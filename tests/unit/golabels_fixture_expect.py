@@ -97,4 +97,5 @@ def main():
         print(f"#define GO_FIXTURE_TLS_G_{name.upper()} ({tls_g(binary)})")
 
 
-main()
+if __name__ == "__main__":
+    main()
