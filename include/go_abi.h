@@ -11,12 +11,19 @@
  *   curg   = g->m->curg            the user goroutine of that thread, whose
  *                                  labels a sample on g0 belongs to; NULL
  *                                  while the scheduler runs
- *   labels = curg->labels          unsafe.Pointer: a *labelMap, where
- *                                  labelMap is map[string]string up to Go
- *                                  1.23 (runtime/pprof/label.go)
- *   hmap   = *labels               the map's header (runtime/map.go)
- * then the map's buckets, its old buckets while it grows, and their
- * overflow chains, all bounded below.
+ *   labels = curg->labels          unsafe.Pointer: a *labelMap
+ *                                  (runtime/pprof/label.go), one of two
+ *                                  layouts (enum go_labels_kind):
+ *  - GO_LABELS_MAP (Go 1.19 verified; up to 1.23): labelMap is
+ *    map[string]string: hmap = *labels, the map's header (runtime/map.go),
+ *    then its buckets, its old buckets while it grows, and their overflow
+ *    chains, all bounded below;
+ *  - GO_LABELS_SLICE (Go 1.24 and later; 1.24, 1.26, 1.27 verified):
+ *    labelMap is struct { LabelSet } with LabelSet struct { list []label }
+ *    (1.26: label.Set{List []label.Label}, internal/runtime/pprof/label),
+ *    label struct { key, value string }: *labels is a slice header, its
+ *    array the labels sorted by key, GO_SLICE_MAX at most.  Go 1.24's
+ *    swiss-table maps never hold labels.
  * The offsets of g.m, m.curg and g.labels change with Go versions: the
  * collector finds them per executable (appctx/go_binary.h) and gives the
  * sampler one struct go_labels_ref per process.  Everything read is the
@@ -59,6 +66,31 @@ _Static_assert(__builtin_offsetof(struct go_hmap_head, buckets) == 16, "runtime.
 struct go_string {
 	__u64 ptr;
 	__u64 len;
+};
+
+/* a Go slice header: Go 1.24's labelMap */
+struct go_slice {
+	__u64 ptr;
+	__u64 len;
+	__u64 cap;
+};
+
+/* an element of Go 1.24's label list: runtime/pprof.label, label.Label since 1.26 */
+struct go_label_pair {
+	struct go_string key;
+	struct go_string value;
+};
+
+_Static_assert(sizeof(struct go_slice) == 24, "a Go slice header");
+_Static_assert(sizeof(struct go_label_pair) == 32, "runtime/pprof.label");
+
+/* a label list longer than this is not read (SAMPLER_STAT_GO_BAD_MAP): pprof sets are short */
+#define GO_SLICE_MAX 64
+
+/* how a Go version holds a goroutine's labels (go_labels_ref.kind) */
+enum go_labels_kind {
+	GO_LABELS_MAP = 0, /* map[string]string, runtime.hmap (Go 1.23 and before) */
+	GO_LABELS_SLICE,   /* a slice of key/value pairs, sorted by key (Go 1.24 and later) */
 };
 
 /* runtime.bmap of map[string]string: its keys, then its values, then the overflow bucket */
@@ -123,7 +155,8 @@ struct go_labels_ref {
 	__u16 g_m;	/* offsetof(runtime.g, m) */
 	__u16 m_curg;	/* offsetof(runtime.m, curg) */
 	__u16 g_labels; /* offsetof(runtime.g, labels) */
-	__u16 pad;
+	__u8 kind;	/* enum go_labels_kind */
+	__u8 pad;
 };
 
 _Static_assert(sizeof(struct go_labels_ref) == 16, "go_labels_ref ABI");

@@ -11,7 +11,9 @@ tables Go's linker writes.  The fuzz target wraps a seed in an ELF file
 whose .gopclntab is at file offset 0x1000, address 0x401000, and whose
 .text starts at 0x500000 (keep both sides in step).
 
-Usage: gen_gopclntab.py DIR    (writes DIR/go116, DIR/go118, DIR/go120)
+go127 is go120's table with Go 1.27's moduledata (gofunc moved 3 words).
+
+Usage: gen_gopclntab.py DIR    (writes DIR/go116, DIR/go118, DIR/go120, DIR/go127)
 """
 import os
 import struct
@@ -43,6 +45,8 @@ def pcvalue(entries):
 
 
 def build(version):
+    # 1.27's table is 1.20's: only its moduledata differs
+    md_version, version = version, min(version, 120)
     ptr = 8
     names = [b"main.a", b"runtime.goexit", b"runtime.mcall", b"main.b", b"main.inl"]
     funcnametab, name_off = bytearray(), []
@@ -124,12 +128,20 @@ def build(version):
     else:
         tree = struct.pack("<hBxiiii", -1, 0, 1, 5, name_off[4], 0x08)
     md_off = (tree_off + len(tree) + 7) & ~7
-    md = [0] * 41
+    # words types, etypes, rodata, gofunc (runtime/symtab.go): 1.18; 1.20
+    # to 1.26; 1.27 (typedesclen, itaboffset, itabsize added)
+    layout = {118: (35, 36, 37, 38), 120: (37, 38, 39, 40), 127: (37, 39, 42, 43)}
+    md = [0] * 44
     md[0] = SECTION_VADDR
     md[1] = SECTION_VADDR + off_names
     md[2] = md[3] = len(funcnametab)
     md[22] = TEXT_START
-    md[38 if version == 118 else 40] = SECTION_VADDR + tree_off
+    if version != 116:
+        types, etypes, rodata, gofunc = layout[md_version]
+        md[types] = md[etypes] = md[rodata] = SECTION_VADDR
+        md[gofunc] = SECTION_VADDR + tree_off
+        if md_version == 127:
+            md[38] = md[40] = md[41] = 0x40  # typedesclen, itaboffset, itabsize
     if version == 116 and tree_at is not None:
         struct.pack_into("<Q", recs, tree_at, SECTION_VADDR + tree_off)
     ftab = bytearray()
@@ -155,7 +167,7 @@ def build(version):
     out += tree
     out += b"\0" * (md_off - len(out))
     if version != 116:
-        out += struct.pack("<41Q", *md)
+        out += struct.pack("<44Q", *md)
     return bytes(out)
 
 
@@ -163,7 +175,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
-    for v in (116, 118, 120):
+    for v in (116, 118, 120, 127):
         with open(os.path.join(sys.argv[1], "go%d" % v), "wb") as f:
             f.write(build(v))
 

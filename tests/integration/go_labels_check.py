@@ -8,7 +8,7 @@ usage: go_labels_check.py PPROF PROFILE BINARY [PID]
 Reads `pprof -raw PROFILE` (the samples, their labels and location
 addresses; only the samples of PID when given) and names every address
 with `go tool addr2line BINARY` (the program's own .gopclntab: stripped
-builds too).  A sample with a span_id label must have on its stack the one
+builds too; $GO_TOOL, when set, is the go command to run, e.g. a root's).  A sample with a span_id label must have on its stack the one
 function that span ran in: id's last byte 2k + p -> main.work<k>_<p>; and
 span_name work<k>, goroutine 2's seven more labels, never goroutine 3's
 payload.  A labeled stack with no frame of main at all (its walk cut short
@@ -17,6 +17,7 @@ in the runtime, a vDSO call), or in pprof.Do outside the span's function
 Prints one line of counts (samples):
   ok bad unknown unlabeled_work between_labeled payload ok_by_goroutine(4)
 """
+import os
 import re
 import subprocess
 import sys
@@ -56,7 +57,8 @@ def raw_samples(pprof, profile):
 def names(binary, addrs):
     addrs = sorted(addrs)
     text = "".join(f"0x{a:x}\n" for a in addrs)
-    out = subprocess.run(["go", "tool", "addr2line", binary], input=text, check=True,
+    go = os.environ.get("GO_TOOL", "go").split()
+    out = subprocess.run(go + ["tool", "addr2line", binary], input=text, check=True,
                          capture_output=True, text=True).stdout.splitlines()
     return {a: out[2 * i] for i, a in enumerate(addrs)}
 

@@ -17,10 +17,13 @@
 #  - no frame after a root or a stack switch: never a made-up caller;
 #  - the hot functions are there, whole: goSpinLeaf under goSpinMid; in the
 #    stripped builds, goInlined as an inlined frame, with goload.go lines.
+#  GO_SUITE=trixie GO_MINOR=24 (or sid and 26, 27): with that suite's
+#  golang-1.N-go instead, in its root (tests/roots/mkroot.sh), where the
+#  workload is built (cached there per version) and runs; no gcc-linked
+#  build there (the root has no C compiler).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stacks.sh"
 need_root
-command -v go >/dev/null || skip "go missing (make deps installs golang-go)"
 
 SECS=${GO_SECONDS:-3}
 BAR=${GO_BAR:-95}
@@ -29,13 +32,37 @@ ROOTS='runtime.goexit|runtime.mstart|runtime.rt0_go|runtime.sigtramp'
 SWITCHES='runtime.mcall|runtime.systemstack|runtime.morestack|runtime.asmcgocall'
 SWITCHES="$SWITCHES|runtime.cgocallback|runtime.nanotime1|time.now"
 
-# offline, stdlib only; the build cache is the fixtures' (tests/unit/go_fixtures.mk)
-export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
-go build -o "$TMP/goload" "$SRC" || { echo "FAIL: go build"; exit 1; }
-go build -ldflags='-s -w' -o "$TMP/goload_stripped" "$SRC" ||
-	{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
-CGO_ENABLED=1 go build -buildmode=pie -ldflags='-linkmode=external -s -w' \
-	-o "$TMP/goload_external" "$SRC" || { echo "FAIL: go build -linkmode=external"; exit 1; }
+INROOT=()
+if [ -n "${GO_SUITE:-}" ]; then
+	GO_MINOR=${GO_MINOR:?GO_SUITE needs GO_MINOR, e.g. GO_SUITE=trixie GO_MINOR=24}
+	R=$("$ROOT/tests/roots/mkroot.sh" "$GO_SUITE" "golang-1.$GO_MINOR-go" | tail -1) ||
+		skip "no $GO_SUITE root with golang-1.$GO_MINOR-go"
+	IN=/var/cache/ctxprof-go/1.$GO_MINOR/goload # the builds, inside the root
+	INROOT=("$ROOT/tests/roots/run.sh" "$R")
+	GO_IN=/usr/lib/go-1.$GO_MINOR/bin/go
+	mkdir -p "$R$IN"
+	if ! cmp -s "$SRC" "$R$IN/goload.go" || [ ! -x "$R$IN/goload_stripped" ]; then
+		cp "$SRC" "$R$IN/"
+		rm -f "$R$IN/goload" "$R$IN/goload_stripped"
+		"${INROOT[@]}" sh -c "cd $IN && export GO111MODULE=off GOFLAGS= GOPROXY=off \
+			GOPATH=$IN/gopath GOCACHE=$IN/gocache CGO_ENABLED=0 &&
+			$GO_IN build -o $IN/goload goload.go &&
+			$GO_IN build -ldflags='-s -w' -o $IN/goload_stripped goload.go" ||
+			{ echo "FAIL: go build in $R"; exit 1; }
+	fi
+	echo "built with $("${INROOT[@]}" "$GO_IN" version) in $R"
+	BIN=$IN
+else
+	command -v go >/dev/null || skip "go missing (make deps installs golang-go)"
+	# offline, stdlib only; the build cache is the fixtures' (tests/unit/go_fixtures.mk)
+	export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
+	go build -o "$TMP/goload" "$SRC" || { echo "FAIL: go build"; exit 1; }
+	go build -ldflags='-s -w' -o "$TMP/goload_stripped" "$SRC" ||
+		{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
+	CGO_ENABLED=1 go build -buildmode=pie -ldflags='-linkmode=external -s -w' \
+		-o "$TMP/goload_external" "$SRC" || { echo "FAIL: go build -linkmode=external"; exit 1; }
+	BIN=$TMP
+fi
 
 # share_of FOLDED AWK_CONDITION: "N of M": the samples whose stack ($2, leaf
 # first, ";"-separated, in array f[1..n]) meets the condition
@@ -45,7 +72,7 @@ share_of() {
 
 check() {
 	local what=$1 bin=$2 out=$TMP/$1 pid ok bad n m
-	"$bin" $((SECS + 5)) >"$out.stdout" 2>&1 &
+	"${INROOT[@]}" "$bin" $((SECS + 5)) >"$out.stdout" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
 	sleep 1
@@ -96,7 +123,7 @@ check() {
 	check_reconciled "$out.log" "$out.pb.gz"
 }
 
-check unstripped "$TMP/goload"
+check unstripped "$BIN/goload"
 
 # names, inlined calls and lines from .gopclntab
 check_gopclntab() {
@@ -114,8 +141,10 @@ check_gopclntab() {
 	fi
 }
 
-check stripped "$TMP/goload_stripped"
+check stripped "$BIN/goload_stripped"
 check_gopclntab stripped
-check external "$TMP/goload_external"
-check_gopclntab external
+if [ -z "${GO_SUITE:-}" ]; then
+	check external "$TMP/goload_external"
+	check_gopclntab external
+fi
 finish

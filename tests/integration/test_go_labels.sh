@@ -11,20 +11,71 @@
 #    labeled; the too-long value never a label, counted as truncated;
 # then under --all (a process started before the collector), and that
 # --no-context reads none.
+# GO_SUITE=trixie GO_MINOR=24 (or sid and 26, 27): with that suite's
+# golang-1.N-go instead, in its root (tests/roots/mkroot.sh), where the
+# workload is built (cached there per version, rebuilt when its sources
+# change) and runs; no cgo build there (the root has no C compiler).
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v go >/dev/null || skip "no Go toolchain (golang-go)"
 
 SRC=$ROOT/tests/workloads/go_labels
-export GO111MODULE=off GOFLAGS= GOPATH=$TMP/gopath GOCACHE=$TMP/gocache GOPROXY=off
-mkdir -p "$TMP/src" && cp "$SRC"/*.go "$TMP/src/"
-build() { # name, go build options...
-	(cd "$TMP/src" && go build "${@:2}" -o "$TMP/$1" .) || { echo "FAIL: go build $1"; exit 1; }
-}
-build golabels_plain
-build golabels_stripped -ldflags='-s -w'
-CGO_ENABLED=1 build golabels_cgo -tags cgo_tls
-echo "built with $(go env GOVERSION)"
+BUILDS="plain stripped cgo"
+if [ -n "${GO_SUITE:-}" ]; then
+	GO_MINOR=${GO_MINOR:?GO_SUITE needs GO_MINOR, e.g. GO_SUITE=trixie GO_MINOR=24}
+	R=$("$ROOT/tests/roots/mkroot.sh" "$GO_SUITE" "golang-1.$GO_MINOR-go" | tail -1) ||
+		skip "no $GO_SUITE root with golang-1.$GO_MINOR-go"
+	IN=/var/cache/ctxprof-go/1.$GO_MINOR # the builds, inside the root
+	INROOT=("$ROOT/tests/roots/run.sh" "$R")
+	GO_IN=/usr/lib/go-1.$GO_MINOR/bin/go
+	GO_TOOL="${INROOT[*]} $GO_IN"
+	BIN=$IN BINROOT=$R BUILDS="plain stripped"
+	mkdir -p "$R$IN/src"
+	if ! cmp -s "$SRC/main.go" "$R$IN/src/main.go" || [ ! -x "$R$IN/golabels_stripped" ]; then
+		cp "$SRC/main.go" "$R$IN/src/"
+		rm -f "$R$IN"/golabels_*
+		"${INROOT[@]}" sh -c "cd $IN/src && export GO111MODULE=off GOFLAGS= GOPROXY=off \
+			GOPATH=$IN/gopath GOCACHE=$IN/gocache CGO_ENABLED=0 &&
+			$GO_IN build -o $IN/golabels_plain . &&
+			$GO_IN build -ldflags='-s -w' -o $IN/golabels_stripped ." ||
+			{ echo "FAIL: go build in $R"; exit 1; }
+	fi
+	echo "built with $($GO_TOOL version) in $R"
+	# the collector's table line for 1.N against this build's DWARF
+	table_ok=1
+	python3 - "$ROOT" "$R$IN/golabels_plain" "$GO_MINOR" <<'PY' || table_ok=0
+import re, subprocess, sys
+root, binary, minor = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, root + "/tests/unit")
+from golabels_fixture_expect import struct_members
+info = subprocess.run(["readelf", "--debug-dump=info", binary], check=True,
+                      capture_output=True, text=True).stdout
+g = struct_members(info, "runtime.g", ["m", "labels"])
+m = struct_members(info, "runtime.m", ["curg"])
+want = "{.minor = %s, .g_m = %d, .m_curg = %d, .g_labels = %d," % (minor, g["m"], m["curg"],
+                                                                   g["labels"])
+src = open(root + "/user/appctx/go_binary.c").read()
+print("go1.%s's DWARF: %s" % (minor, want))
+sys.exit(0 if want in src else 1)
+PY
+	[ $table_ok = 1 ] && ok "go_binary.c's table line for go1.$GO_MINOR is its DWARF's" ||
+		fail "go_binary.c's table has no line for go1.$GO_MINOR as its DWARF says"
+else
+	command -v go >/dev/null || skip "no Go toolchain (golang-go)"
+	GO_TOOL=go BIN=$TMP BINROOT= INROOT=()
+	export GO111MODULE=off GOFLAGS= GOPATH=$TMP/gopath GOCACHE=$TMP/gocache GOPROXY=off
+	mkdir -p "$TMP/src" && cp "$SRC"/*.go "$TMP/src/"
+	build() { # name, go build options...
+		(cd "$TMP/src" && go build "${@:2}" -o "$TMP/$1" .) ||
+			{ echo "FAIL: go build $1"; exit 1; }
+	}
+	build golabels_plain
+	build golabels_stripped -ldflags='-s -w'
+	CGO_ENABLED=1 build golabels_cgo -tags cgo_tls
+	echo "built with $(go env GOVERSION)"
+fi
+export GO_TOOL
+# run NAME ARGS...: the workload in the background (in the root: run.sh execs it, same pid)
+run() { start_bg "${INROOT[@]}" "$BIN/golabels_$1" "${@:2}"; }
 
 profile() { # name, collector options...
 	"$COLLECTOR" --frequency 999 --no-status -v "${@:2}" -o "$TMP/$1.pb.gz" 2>"$TMP/$1.log"
@@ -72,33 +123,35 @@ check_counts() {
 }
 
 # 1-3. --pid, each build
-for b in plain stripped cgo; do
-	start_bg "$TMP/golabels_$b" -seconds 6
+for b in $BUILDS; do
+	run "$b" -seconds 15
 	wl=$!
 	sleep 0.5
 	profile "$b" --pid "$wl" --duration 3
 	kill "$wl" 2>/dev/null
 	grep -q "^ctxprof: pid $wl: Go go1\.[0-9.]*, labels read" "$TMP/$b.log" ||
 		fail "$b: not recognised as a Go program whose labels are read"
-	check "$b" "$TMP/golabels_$b" 200
+	check "$b" "$BIN/golabels_$b" 200
 	check_counts "$b"
 done
 grep -q 'labels read (g at fsbase-8)' "$TMP/plain.log" || fail "plain: g not at fsbase-8"
-grep -q 'labels read (g at fsbase-8)' "$TMP/cgo.log" &&
-	fail "cgo: g at fsbase-8: its own TLS should have moved it" ||
-	ok "cgo: g found past the program's own TLS"
+if [ -z "$BINROOT" ]; then
+	grep -q 'labels read (g at fsbase-8)' "$TMP/cgo.log" &&
+		fail "cgo: g at fsbase-8: its own TLS should have moved it" ||
+		ok "cgo: g found past the program's own TLS"
+fi
 
 # 4. --all: the program runs before the collector starts (whose start takes
 # longer: every process's tables); its samples are found by their pid label
-start_bg "$TMP/golabels_plain" -seconds 30
+run plain -seconds 30
 wl=$!
 sleep 0.5
 profile all --all --duration 3
 kill "$wl" 2>/dev/null
-check all "$TMP/golabels_plain" 50 "$wl"
+check all "$BIN/golabels_plain" 50 "$wl"
 
 # 5. --no-context reads none of it
-start_bg "$TMP/golabels_plain" -seconds 3
+run plain -seconds 15
 wl=$!
 sleep 0.3
 profile off --pid "$wl" --duration 1 --no-context

@@ -6,7 +6,9 @@ toolchain and binutils, not from the collector's table: the Go version
 (`go env GOVERSION`), the runtime's offsets of g.m, m.curg and g.labels
 from the DWARF of a build (readelf --debug-dump=info), and, per fixture,
 the displacement from fsbase its code loads g from (objdump: the most
-common `mov %fs:DISP,%r14`, the register ABI's reload of g).  Prints a C
+common `mov %fs:DISP,%r14`, the register ABI's reload of g), and how the
+label set is held, from the toolchain's runtime/pprof/label.go (a
+map[string]string, or a struct of a slice since Go 1.24).  Prints a C
 header on stdout.
 
 usage: golabels_fixture_expect.py GO DWARF_BINARY NAME=BINARY...
@@ -63,6 +65,19 @@ def tls_g(binary):
     return disp - (1 << 64) if disp >= 1 << 63 else disp
 
 
+def labels_kind(go):
+    """GO_LABELS_MAP or GO_LABELS_SLICE, from the toolchain's own label.go"""
+    goroot = subprocess.run([go, "env", "GOROOT"], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    with open(f"{goroot}/src/runtime/pprof/label.go") as f:
+        src = f.read()
+    if re.search(r"^type labelMap map\[string\]string$", src, re.M):
+        return "GO_LABELS_MAP"
+    if re.search(r"^type labelMap struct \{$", src, re.M):
+        return "GO_LABELS_SLICE"
+    sys.exit("golabels_fixture_expect: a labelMap of neither layout in " + goroot)
+
+
 def main():
     go, dwarf_bin, fixtures = sys.argv[1], sys.argv[2], sys.argv[3:]
     version = subprocess.run([go, "env", "GOVERSION"], check=True, capture_output=True,
@@ -76,9 +91,11 @@ def main():
     print(f"#define GO_FIXTURE_G_M {g['m']}")
     print(f"#define GO_FIXTURE_M_CURG {m['curg']}")
     print(f"#define GO_FIXTURE_G_LABELS {g['labels']}")
+    print(f"#define GO_FIXTURE_LABELS_KIND {labels_kind(go)}")
     for f in fixtures:
         name, binary = f.split("=", 1)
         print(f"#define GO_FIXTURE_TLS_G_{name.upper()} ({tls_g(binary)})")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -99,6 +99,7 @@ static void assert_layout(const struct go_binary *b, int32_t tls_g)
 	assert_int_equal(b->ref.g_m, GO_FIXTURE_G_M);
 	assert_int_equal(b->ref.m_curg, GO_FIXTURE_M_CURG);
 	assert_int_equal(b->ref.g_labels, GO_FIXTURE_G_LABELS);
+	assert_int_equal(b->ref.kind, GO_FIXTURE_LABELS_KIND);
 	assert_int_equal(b->ref.tls_g, tls_g);
 	assert_int_equal(b->tls_g, tls_g);
 	assert_int_equal(b->ref.exec_id, 0);
@@ -168,6 +169,25 @@ static void go_binary__inspect__version_not_in_table__unsupported(void **state)
 	assert_int_equal(b.minor, 99);
 	assert_int_equal(strncmp(b.version, "go1.99", 6), 0);
 	assert_non_null(strstr(why, "version"));
+	free(im.buf);
+}
+
+static void go_binary__inspect__version_of_another_pclntab__refused(void **state)
+{
+	struct image im = load("golabels_fixture_stripped");
+	struct go_binary b;
+	const char *why = "";
+	uint8_t *v = find(&im, buildinfo(&im) - im.buf, "go1.", 4);
+	unsigned int lie = go_binary__minor(GO_FIXTURE_VERSION) >= 20 ? 19 : 24;
+
+	/* a build info that claims a version in the table, of another .gopclntab era */
+	assert_non_null(v);
+	v[4] = '0' + lie / 10;
+	v[5] = '0' + lie % 10;
+	assert_non_null(go_binary__layout(lie));
+	assert_int_equal(inspect_image(&im, &b, &why), GO_BINARY_UNSUPPORTED);
+	assert_int_equal(b.minor, lie);
+	assert_non_null(strstr(why, "gopclntab"));
 	free(im.buf);
 }
 
@@ -279,6 +299,11 @@ static void go_binary__layout__unknown_minor__none(void **state)
 	assert_null(go_binary__layout(0));
 	assert_null(go_binary__layout(99));
 	assert_non_null(go_binary__layout(19));
+	assert_null(go_binary__layout(25));
+	/* the label set a map to 1.23, a slice since 1.24 (go_abi.h) */
+	assert_int_equal(go_binary__layout(19)->kind, GO_LABELS_MAP);
+	assert_int_equal(go_binary__layout(24)->kind, GO_LABELS_SLICE);
+	assert_int_equal(go_binary__layout(27)->kind, GO_LABELS_SLICE);
 }
 
 int main(void)
@@ -290,6 +315,7 @@ int main(void)
 		cmocka_unit_test(go_binary__inspect__cgo__tls_from_runtime_tlsg),
 		cmocka_unit_test(go_binary__inspect__cgo_stripped__unsupported_not_guessed),
 		cmocka_unit_test(go_binary__inspect__version_not_in_table__unsupported),
+		cmocka_unit_test(go_binary__inspect__version_of_another_pclntab__refused),
 		cmocka_unit_test(go_binary__inspect__no_section_header__found_in_the_data),
 		cmocka_unit_test(go_binary__inspect__no_build_info__not_go),
 		cmocka_unit_test(go_binary__inspect__c_program__not_go),

@@ -495,6 +495,8 @@ static void gopclntab__open__each_layout__names_lines_inlined_rows(void **state)
 	check_seed("go116", GOPCLNTAB_GO116);
 	check_seed("go118", GOPCLNTAB_GO118);
 	check_seed("go120", GOPCLNTAB_GO120);
+	/* the same table, Go 1.27's moduledata: gofunc 3 words further */
+	check_seed("go127", GOPCLNTAB_GO120);
 }
 
 /* --- elf_syms: the names of a Go program without .symtab ------------------ */

@@ -17,10 +17,23 @@
  * its version is missing here or differs.  Keyed by the minor version: Go
  * changes the runtime's structs between releases, not in patch releases.
  *
+ * The label set's layout (enum go_labels_kind) from runtime/pprof/label.go
+ * of each version's sources: a map[string]string to Go 1.23, a sorted
+ * slice of key/value pairs since Go 1.24 (go_abi.h).
+ *
  * go1.19: Debian 12's golang-1.19 (go1.19.8), linux/amd64.
+ * go1.24: Debian 13's golang-1.24 (go1.24.4), linux/amd64; checked by
+ *   tests/integration/test_go_labels.sh with GO_SUITE=trixie.
+ * go1.26, go1.27: Debian sid's golang-1.26 (go1.26.10) and golang-1.27
+ *   (go1.27.3), linux/amd64 (DWARF 5); m.curg moved from 192 to 184;
+ *   checked by test_go_labels.sh with GO_SUITE=sid GO_MINOR=26 or 27.
+ * go1.20 to 1.23 and go1.25: no toolchain of theirs tested: unsupported.
  */
 static const struct go_runtime_layout layouts[] = {
-	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360},
+	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360, .kind = GO_LABELS_MAP},
+	{.minor = 24, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_SLICE},
+	{.minor = 26, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
+	{.minor = 27, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
 };
 
 #define BUILDINFO_MAGIC	    "\xff Go buildinf:"
@@ -230,6 +243,25 @@ int go_binary__tls_g(const struct elf_file *ef, int32_t *tls_g, const char **why
 	return 0;
 }
 
+/*
+ * The .gopclntab header's magic says which linker wrote the table: 1.16-1.17,
+ * 1.18-1.19, 1.20 on (elf/gopclntab.c).  A build info naming a version of
+ * another era lies (or was patched): its layout would be read at made-up
+ * offsets.  A table not found by its section name (PIE, external links)
+ * is not checked here.
+ */
+static bool pclntab_agrees(const struct elf_file *ef, unsigned int minor)
+{
+	size_t idx = elf_file__find_section(ef, ".gopclntab");
+	const Elf64_Shdr *sh = idx ? elf_file__section(ef, idx) : NULL;
+	uint32_t magic, want;
+
+	if (!sh || sh->sh_size < sizeof(magic) || elf_file__read(ef, sh->sh_offset, &magic, 4))
+		return true;
+	want = minor >= 20 ? 0xfffffff1u : minor >= 18 ? 0xfffffff0u : 0xfffffffau;
+	return magic == want;
+}
+
 enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_binary *out,
 					 const char **why)
 {
@@ -256,6 +288,10 @@ enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_bi
 		*why = "a Go version whose runtime layout is not in the table";
 		return GO_BINARY_UNSUPPORTED;
 	}
+	if (!pclntab_agrees(ef, out->minor)) {
+		*why = "the build info's version and the .gopclntab's disagree";
+		return GO_BINARY_UNSUPPORTED;
+	}
 	err = go_binary__tls_g(ef, &out->tls_g, why);
 	if (err)
 		return GO_BINARY_UNSUPPORTED;
@@ -264,6 +300,7 @@ enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_bi
 		.g_m = l->g_m,
 		.m_curg = l->m_curg,
 		.g_labels = l->g_labels,
+		.kind = l->kind,
 	};
 	return GO_BINARY_OK;
 }

@@ -8,8 +8,10 @@
  *    the section header is gone, the first writable segment's first 64 KiB
  *    are searched for it, as Go's debug/buildinfo does;
  *  - the runtime's layout for that version (offsets of g.m, m.curg,
- *    g.labels), from a table of the versions verified (go_binary.c says
- *    how each was); a version it lacks is unsupported, never guessed;
+ *    g.labels; the label set a map or a slice), from a table of the
+ *    versions verified (go_binary.c says how each was); a version it
+ *    lacks is unsupported, never guessed; one whose .gopclntab (when
+ *    found by its section name) is of another era's linker is refused;
  *  - where the running goroutine's g lies from the thread pointer
  *    (x86-64): without PT_TLS (the Go linker alone, no cgo) the runtime
  *    sets fsbase itself, 8 bytes past g's slot, so at fsbase - 8; with
@@ -48,6 +50,7 @@ struct go_runtime_layout {
 	uint16_t g_m;	    /* offsetof(runtime.g, m) */
 	uint16_t m_curg;    /* offsetof(runtime.m, curg) */
 	uint16_t g_labels;  /* offsetof(runtime.g, labels) */
+	uint8_t kind;	    /* enum go_labels_kind: how the label set is held */
 };
 
 struct go_binary {

@@ -38,13 +38,12 @@
 #define NO_FUNCDATA	 0xffffffffu
 
 /* moduledata: where its words are (pointers, slices as 3 words) */
-#define MODULEDATA_TEXT		22	    /* moduledata.text */
-#define MODULEDATA_GOFUNC_GO118 38	    /* moduledata.gofunc, 1.18 and 1.19 */
-#define MODULEDATA_GOFUNC_GO120 40	    /* covctrs, ecovctrs came before it in 1.20 */
-#define MODULEDATA_SCAN_MAX	(64u << 20) /* bytes of data searched for it */
-#define MODULEDATA_SCAN_WINDOW	(64u << 10)
-#define RELRO_WINDOW		(64u << 10) /* bytes of .data.rel.ro read at once */
-#define RELRO_CANDIDATES	8	    /* headers tried there at most */
+#define MODULEDATA_TEXT	       22	   /* moduledata.text */
+#define MODULEDATA_WORDS       44	   /* read of it: up to 1.27's gofunc */
+#define MODULEDATA_SCAN_MAX    (64u << 20) /* bytes of data searched for it */
+#define MODULEDATA_SCAN_WINDOW (64u << 10)
+#define RELRO_WINDOW	       (64u << 10) /* bytes of .data.rel.ro read at once */
+#define RELRO_CANDIDATES       8	   /* headers tried there at most */
 
 /* an inlining tree copied: its function's record offset, where its entries are */
 struct inl_tree {
@@ -640,18 +639,46 @@ struct inl_load {
 };
 
 /*
+ * moduledata's words from types to gofunc, per Go version (runtime/symtab.go
+ * of each): one pclntab layout (1.20 on) covers several of them, so each
+ * candidate is tried and kept only when its words fit (is_gofunc()).
+ */
+struct moduledata_layout {
+	uint8_t types, etypes, rodata, gofunc;
+};
+
+/* 1.18, 1.19 */
+static const struct moduledata_layout md_go118[] = {{35, 36, 37, 38}};
+/* 1.20 to 1.26: covctrs, ecovctrs before; 1.27: typedesclen, itaboffset, itabsize added */
+static const struct moduledata_layout md_go120[] = {{37, 38, 39, 40}, {37, 39, 42, 43}};
+
+/* @md's words fit layout @ml: types before etypes, gofunc past rodata, both in the file */
+static bool is_gofunc(const uint64_t *md, const struct moduledata_layout *ml,
+		      const struct inl_load *l)
+{
+	uint64_t off;
+
+	return md[ml->types] && md[ml->etypes] >= md[ml->types] &&
+	       md[ml->gofunc] >= md[ml->rodata] &&
+	       !elf_loads__vaddr_to_offset(l->loads, l->nr_loads, md[ml->rodata], 1, &off) &&
+	       !elf_loads__vaddr_to_offset(l->loads, l->nr_loads, md[ml->gofunc], 1, &off);
+}
+
+/*
  * The go.func.* blob's address (1.18 on), from the runtime's moduledata: the
  * one word in the file's data that holds the section's address, followed by
- * the funcnametab slice the header says, and whose text is textStart.
+ * the funcnametab slice the header says, and whose text is textStart; of
+ * the version's layouts, the first whose words fit.
  */
 static uint64_t find_gofunc(const struct gopclntab *g, struct inl_load *l)
 {
 	uint64_t want[2] = {g->vaddr, g->vaddr + g->funcnametab}, scanned = 0;
-	uint32_t gofunc_word =
-		g->version == GOPCLNTAB_GO118 ? MODULEDATA_GOFUNC_GO118 : MODULEDATA_GOFUNC_GO120;
-	uint64_t md[MODULEDATA_GOFUNC_GO120 + 1];
+	bool go118 = g->version == GOPCLNTAB_GO118;
+	const struct moduledata_layout *ml = go118 ? md_go118 : md_go120;
+	size_t nr_ml = go118 ? sizeof(md_go118) / sizeof(*ml) : sizeof(md_go120) / sizeof(*ml);
+	uint64_t md[MODULEDATA_WORDS];
 	uint8_t *win;
-	size_t i;
+	size_t i, k;
 
 	win = malloc(MODULEDATA_SCAN_WINDOW);
 	if (!win)
@@ -676,10 +703,14 @@ static uint64_t find_gofunc(const struct gopclntab *g, struct inl_load *l)
 				if (rd64(win + j) != want[0] || rd64(win + j + 8) != want[1])
 					continue;
 				memcpy(md, win + j, sizeof(md));
-				if (md[MODULEDATA_TEXT] != g->text_start || !md[gofunc_word])
+				if (md[MODULEDATA_TEXT] != g->text_start)
+					continue;
+				for (k = 0; k < nr_ml && !is_gofunc(md, &ml[k], l); k++)
+					;
+				if (k == nr_ml)
 					continue;
 				free(win);
-				return md[gofunc_word];
+				return md[ml[k].gofunc];
 			}
 			/* the next window overlaps this one by a moduledata */
 			pos += n - sizeof(md) + 8;
