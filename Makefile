@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy, test-kernels.  V=1 shows the commands.
 
 OUTPUT ?= build
 CC ?= cc
@@ -64,7 +64,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 PPROF := $(OUTPUT)/pprof
 
-.PHONY: all deps demo check integration test fuzz bench format lint vmlinux clean
+.PHONY: all deps demo check integration test fuzz bench format lint vmlinux clean test-kernels
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -80,7 +80,8 @@ DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-d
 	libcmocka-dev liburcu-dev golang-go golang-github-google-pprof-dev \
 	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 python3-dev xz-utils sqlite3 openssl \
 	python3-protobuf protobuf-compiler \
-	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless
+	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless \
+	qemu-system-x86 qemu-system-arm busybox-static cpio
 # speedscope's built web app, from the npm registry, pinned by version and by the
 # tarball's SHA-512 (the registry's "integrity", in hex).  It goes in DEPS_DIR, not
 # under $(OUTPUT): it survives make clean and every clone on the machine (a fresh CI
@@ -198,6 +199,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
 		tests/run.sh all $(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
+
+# every kernel of the matrix (tests/kernels/README.md): minutes per kernel under TCG
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/kernels/matrix.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)

@@ -71,11 +71,27 @@ fetch() {
 	(cd "$work/deb" && apt-get download -qq "$pkg:$ARCH") > "$apt/download.log" 2>&1 ||
 		{ tail -20 "$apt/download.log" >&2; exit 1; }
 	deb=$(ls "$work"/deb/*.deb)
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './boot/vmlinu*' './boot/config-*'
-	mv "$work"/boot/vmlinu* "$work/vmlinuz"
-	mv "$work"/boot/config-* "$work/config"
 	dpkg-deb -f "$deb" Version > "$work/version"
-	rm -rf "$work/deb" "$work/boot"
+	# sid (7.x) splits the image: vmlinuz and config in linux-binary-*, linux-base-*,
+	# under /usr/lib/modules/VERSION/
+	parts=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
+		sed -n 's/^ *\(linux-\(binary\|base\)-[0-9][^ ]*\) .*/\1/p')
+	for p in $parts; do
+		(cd "$work/deb" && apt-get download -qq "$p:$ARCH") >> "$apt/download.log" 2>&1 ||
+			{ tail -20 "$apt/download.log" >&2; exit 1; }
+	done
+	for d in "$work"/deb/*.deb; do
+		dpkg-deb --fsys-tarfile "$d" | tar -x -C "$work/deb" --wildcards --no-wildcards-match-slash \
+			'./boot/vmlinu*' './boot/config-*' './usr/lib/modules/*/vmlinuz' \
+			'./usr/lib/modules/*/config' 2> /dev/null || true
+	done
+	img=$(find "$work/deb/boot" "$work/deb/usr" -type f -name 'vmlinu*' 2> /dev/null | head -1 || true)
+	cfg=$(find "$work/deb/boot" "$work/deb/usr" -type f -name 'config*' 2> /dev/null | head -1 || true)
+	[ -n "$img" ] && [ -n "$cfg" ] ||
+		{ echo "kernel.sh: no vmlinuz or config in $pkg $parts" >&2; exit 1; }
+	mv "$img" "$work/vmlinuz"
+	mv "$cfg" "$work/config"
+	rm -rf "$work/deb"
 	rm -rf "$DIR" && mv "$work" "$DIR"
 	touch "$DIR/.complete"
 	log "$SUITE $ARCH: $pkg $(cat "$DIR/version")"
