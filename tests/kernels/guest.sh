@@ -55,7 +55,7 @@ case $KERNEL in
 *-amd64 | *-arm64) SUITE=${KERNEL%-*} GARCH=${KERNEL##*-} ;;
 *) SUITE=$KERNEL GARCH=amd64 ;;
 esac
-for t in qemu-system-x86_64 busybox cpio; do
+for t in busybox cpio; do
 	command -v $t > /dev/null || { echo "guest.sh: $t is missing: run make deps" >&2; exit 2; }
 done
 
@@ -73,7 +73,7 @@ ROOT=$WORK/root
 mkdir -p "$ROOT"/{bin,sbin,proc,sys,dev,tmp,run,out,payload,ctxprof,guest}
 
 # --- the initramfs
-cp /bin/busybox "$ROOT/bin/busybox"
+if [ -f "$KDIR/busybox" ]; then cp "$KDIR/busybox" "$ROOT/bin/busybox"; else cp /bin/busybox "$ROOT/bin/busybox"; fi
 [ "$COLLECTOR" = none ] || install -m 755 "$COLLECTOR" "$ROOT/ctxprof/collector"
 for p in "${PAYLOADS[@]}"; do
 	cp -rL "$p"/. "$ROOT/payload/"
@@ -139,6 +139,7 @@ amd64)
 arm64)
 	# virt has one PL011: the files come over the console, between their markers
 	QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 XFER=/dev/ttyAMA0 MACHINE=(-M virt)
+	[ "$ACCEL" = kvm ] || CPU_TCG=cortex-a72
 	;;
 esac
 echo "$XFER" > "$ROOT/guest/xfer"
@@ -159,7 +160,7 @@ if [ -z "$ACCEL" ]; then
 fi
 case $ACCEL in
 kvm) CPU=host ;;
-tcg) CPU=max ;;
+tcg) CPU=${CPU_TCG:-max} ;;
 *) echo "guest.sh: unknown accelerator '$ACCEL' (kvm or tcg)" >&2; exit 2 ;;
 esac
 

@@ -4,7 +4,8 @@
 # SUITE is bullseye, bookworm, trixie or sid; ARCH amd64 (default) or arm64.
 # The directory, $CTXPROF_KERNELS/SUITE-ARCH (default /opt/ctxprof-deps/kernels),
 # holds vmlinuz, config (the kernel's build configuration) and version (the
-# package's version, e.g. 6.1.176-1).  The package is the one the suite's
+# package's version, e.g. 6.1.176-1), and for a foreign architecture its
+# busybox-static's busybox.  The package is the one the suite's
 # linux-image-ARCH meta package points at, from the suite itself (not its
 # -security or -updates: a fixed point release, so a run is comparable with the
 # last).  apt runs with a configuration and state of its own under the cache, from
@@ -91,6 +92,17 @@ fetch() {
 		{ echo "kernel.sh: no vmlinuz or config in $pkg $parts" >&2; exit 1; }
 	mv "$img" "$work/vmlinuz"
 	mv "$cfg" "$work/config"
+	# a foreign architecture's guest needs its own busybox (the host's serves its own)
+	if [ "$ARCH" != "$(dpkg --print-architecture)" ]; then
+		(cd "$work/deb" && apt-get download -qq "busybox-static:$ARCH") >> "$apt/download.log" 2>&1 ||
+			{ tail -20 "$apt/download.log" >&2; exit 1; }
+		# /bin (bookworm) or /usr/bin (trixie on, merged /usr)
+		dpkg-deb --fsys-tarfile "$work"/deb/busybox-static_*.deb |
+			tar -x -O --wildcards './bin/busybox' './usr/bin/busybox' > "$work/busybox" 2> /dev/null ||
+			true
+		[ -s "$work/busybox" ] || { echo "kernel.sh: no busybox in busybox-static:$ARCH" >&2; exit 1; }
+		chmod 755 "$work/busybox"
+	fi
 	rm -rf "$work/deb"
 	rm -rf "$DIR" && mv "$work" "$DIR"
 	touch "$DIR/.complete"

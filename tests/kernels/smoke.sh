@@ -38,7 +38,7 @@ sleep 0.5
 run labels $wl
 kill $wl
 
-./offcpu_requests > /dev/null & wl=$!
+./offcpu_requests --seconds 600 > /out/offcpu_workload.log 2>&1 & wl=$!
 sleep 0.5
 run offcpu $wl --off-cpu
 kill $wl
