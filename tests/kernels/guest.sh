@@ -197,9 +197,10 @@ if [ -z "$end" ]; then
 	[ $qrc = 124 ] && exit 124
 	exit 125
 fi
+mkdir "$WORK/back"
 tr -d '\r' < "$WORK/xfer" | sed -n '/^CTXPROF-XFER-BEGIN$/,/^CTXPROF-XFER-END /p' | sed -e '1d' -e '$d' |
-	base64 -d | tar -x -C "$WORK" --no-same-owner
-cp -r "$WORK/out/." "$OUTDIR/"
-cat "$WORK/guest/output"
+	base64 -d | tar -x -C "$WORK/back" --no-same-owner
+cp -r "$WORK/back/out/." "$OUTDIR/"
+cat "$WORK/back/guest/output"
 echo "guest: $SUITE $GARCH $ACCEL: exit $end after ${secs}s" >&2
 exit "$end"
