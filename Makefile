@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, deps-cross, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean, image, test-deploy.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy, test-kernels.  V=1 shows the commands.
 
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -84,7 +84,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 PPROF := $(OUTPUT)/pprof
 
-.PHONY: all deps deps-cross demo check integration test fuzz bench format lint vmlinux clean
+.PHONY: all deps deps-cross demo check integration test fuzz bench format lint vmlinux clean \
+	test-kernels
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -103,7 +104,7 @@ DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-d
 	linux-perf bpftrace libclang-rt-14-dev g++ python3-minimal python3 python3-dev xz-utils sqlite3 openssl \
 	python3-protobuf protobuf-compiler \
 	podman buildah runc debootstrap prometheus curl jq nodejs chromium default-jdk-headless \
-	gcc-aarch64-linux-gnu
+	gcc-aarch64-linux-gnu qemu-system-x86 qemu-system-arm busybox-static cpio
 # speedscope's built web app, from the npm registry, pinned by version and by the
 # tarball's SHA-512 (the registry's "integrity", in hex).  It goes in DEPS_DIR, not
 # under $(OUTPUT): it survives make clean and every clone on the machine (a fresh CI
@@ -252,6 +253,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
 		tests/run.sh all $(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
+
+# every kernel of the matrix (tests/kernels/README.md): minutes per kernel under TCG
+test-kernels: deps
+	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/kernels/matrix.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)

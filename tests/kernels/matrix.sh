@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The kernel matrix: boots each kernel (tests/kernels/guest.sh), runs
+# tests/kernels/smoke.sh inside with the host-built collector, judges the profiles
+# it brings back with the reference pprof, and prints a table kernel x check.
+#   tests/kernels/matrix.sh [KERNEL...]   (default: bullseye bookworm trixie sid)
+# Environment: COLLECTOR (default ./collector), OUTPUT (build), PPROF (build/pprof),
+# SMOKE_SECONDS (each collector run, default 3), GUEST_TIMEOUT (default 400).
+# A cell is ok, FAIL (why) or unsupported (the collector's own reason: a line
+# naming the kernel version or feature it lacks).  Exit status 1 when a cell is
+# FAIL, or unsupported where this kernel should support the check (EXPECT below),
+# or a guest gave no result; 0 otherwise.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUTPUT=${OUTPUT:-build}
+COLLECTOR=${COLLECTOR:-./collector}
+PPROF=${PPROF:-$OUTPUT/pprof}
+WL=$OUTPUT/workloads
+CHECKS=(pid pid_fp all nofp labels offcpu)
+KERNELS=("$@")
+[ ${#KERNELS[@]} -gt 0 ] || KERNELS=(bullseye bookworm trixie sid)
+
+# checks a kernel may answer "unsupported" to (issue 30: whole CFI unwinding
+# from 5.15, --off-cpu's task storage and sched_switch's prev_state from 5.13 and
+# 5.18); everything else must be ok on every kernel from 5.10
+may_lack() { # SUITE CHECK
+	case $1:$2 in
+	bullseye*:nofp | bullseye*:offcpu) return 0 ;;
+	esac
+	return 1
+}
+
+for f in shares unw_deep requests offcpu_requests; do
+	[ -x "$WL/$f" ] || { echo "matrix.sh: $WL/$f is missing: run make all" >&2; exit 2; }
+done
+[ -x "$PPROF" ] || { echo "matrix.sh: $PPROF is missing: make $OUTPUT/pprof" >&2; exit 2; }
+RUN=$(mktemp -d /tmp/ctxprof-matrix.XXXXXX)
+trap 'rm -rf "$RUN"' EXIT
+mkdir -p "$RUN/payload"
+cp "$WL"/{shares,unw_deep,requests,offcpu_requests} "$RUN/payload/"
+
+# the four leaves' share of their sum within 8 points of 10/20/30/40 %
+judge_shares() { # PROFILE
+	"$PPROF" -top -nodecount=200 "$1" 2> /dev/null | awk '
+		$NF ~ /^leaf_(alpha|beta|gamma|delta)$/ { v = $1; sub(/ms$/, "", v); f[$NF] = v; s += v }
+		END {
+			if (s == 0) { print "no leaf_* samples"; exit }
+			split("alpha 10 beta 20 gamma 30 delta 40", e, " ")
+			for (i = 1; i < 8; i += 2) {
+				p = 100 * f["leaf_" e[i]] / s
+				if (p < e[i + 1] - 8 || p > e[i + 1] + 8) bad = bad sprintf(" %s %.0f%%", e[i], p)
+			}
+			if (bad != "") print "shares off:" bad
+		}'
+}
+# >= 90 % of unw_deep_leaf's samples whole: 120 unw_recurse frames and main
+judge_nofp() {
+	"$PPROF" -traces "$1" 2> /dev/null | awk '
+		/^-----------/ { if (leaf) { n++; if (rec >= 120 && m) whole++ } leaf = rec = m = 0; next }
+		$NF == "unw_deep_leaf" { leaf = 1 } $NF == "unw_recurse" { rec++ } $NF == "main" { m = 1 }
+		END {
+			if (leaf) { n++; if (rec >= 120 && m) whole++ }
+			if (n == 0) print "no unw_deep_leaf stacks"
+			else if (whole < 0.9 * n) printf "%d of %d stacks whole\n", whole, n
+		}'
+}
+# span_id labels on samples whose stack has a handler
+judge_labels() {
+	"$PPROF" -traces "$1" 2> /dev/null | awk '
+		/^-----------/ { if (span && h) good++; span = h = 0; next }
+		$1 == "span_id:" { span = 1 } $NF ~ /^handle_(checkout|search|login)$/ { h = 1 }
+		END { if (span && h) good++; if (!good) print "no span_id-labelled handler samples" }'
+}
+# off-CPU samples with the workload's sleep wait
+judge_offcpu() {
+	"$PPROF" -sample_index=off_cpu -top -nodecount=200 "$1" 2> /dev/null | grep -q 'wait_sleep' ||
+		echo "no off_cpu samples in wait_sleep"
+}
+
+status=0
+declare -A CELL
+for k in "${KERNELS[@]}"; do
+	out=$RUN/out-$k
+	mkdir -p "$out"
+	set +e
+	"$HERE/guest.sh" -k "$k" -c "$COLLECTOR" -p "$RUN/payload" -o "$out" -t "${GUEST_TIMEOUT:-400}" \
+		"$HERE/smoke.sh" "${SMOKE_SECONDS:-3}" > "$RUN/$k.log" 2>&1
+	grc=$?
+	set -e
+	sed 's/^/  /' "$RUN/$k.log"
+	for c in "${CHECKS[@]}"; do
+		rc=$(cat "$out/$c.rc" 2> /dev/null || echo none)
+		why=$(grep -v "^ctxprof: " "$out/$c.log" 2> /dev/null | tail -1 | sed "s/^collector: //" | cut -c1-60 || true)
+		if [ "$rc" = none ]; then
+			cell="FAIL (no result: guest exit $grc)"
+		elif [ "$rc" != 0 ] && grep -qiE 'needs (Linux )?[0-9]+\.[0-9]+|not supported|unsupported' "$out/$c.log"; then
+			cell="unsupported ($(grep -iE 'needs (Linux )?[0-9]+\.[0-9]+|not supported|unsupported' "$out/$c.log" | head -1 | cut -c1-60))"
+		elif [ "$rc" != 0 ]; then
+			cell="FAIL (exit $rc: $why)"
+		elif [ ! -s "$out/$c.pb.gz" ]; then
+			cell="FAIL (no profile)"
+		else
+			case $c in
+			pid | pid_fp | all) bad=$(judge_shares "$out/$c.pb.gz") ;;
+			nofp) bad=$(judge_nofp "$out/$c.pb.gz") ;;
+			labels) bad=$(judge_labels "$out/$c.pb.gz") ;;
+			offcpu) bad=$(judge_offcpu "$out/$c.pb.gz") ;;
+			esac
+			if [ -z "$bad" ]; then cell=ok; else cell="FAIL ($bad)"; fi
+		fi
+		case $cell in
+		ok) ;;
+		unsupported*) may_lack "$k" "$c" || { cell="$cell, expected"; status=1; } ;;
+		*) status=1 ;;
+		esac
+		CELL[$k:$c]=$cell
+	done
+	CELL[$k:kernel]=$(cat "$out/uname" 2> /dev/null || echo "$k")
+done
+
+printf '\n| kernel |'
+printf ' %s |' "${CHECKS[@]}"
+printf '\n|---|'
+printf -- '---|%.0s' "${CHECKS[@]}"
+echo
+for k in "${KERNELS[@]}"; do
+	printf '| %s (%s) |' "${CELL[$k:kernel]}" "$k"
+	for c in "${CHECKS[@]}"; do printf ' %s |' "${CELL[$k:$c]}"; done
+	echo
+done
+exit $status

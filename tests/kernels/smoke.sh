@@ -1,0 +1,49 @@
+#!/bin/sh
+# The kernel smoke suite, run inside a guest by tests/kernels/matrix.sh (busybox sh):
+# each check runs the collector on a workload from /payload and leaves, in /out,
+# NAME.pb.gz (the profile), NAME.log (the collector's stderr) and NAME.rc (its exit
+# status).  The host judges them with pprof (matrix.sh): nothing is judged here, as
+# the guest has no pprof.
+#   pid     --pid on shares (leaf CPU 10/20/30/40 %), the default unwinder
+#   pid_fp  the same with --unwind fp
+#   all     --all while shares runs
+#   nofp    --pid on unw_deep (-fomit-frame-pointer, 120 frames), default unwinder
+#   labels  --pid on requests (libctxprof span labels)
+#   offcpu  --pid --off-cpu on offcpu_requests
+# Usage: smoke.sh [SECONDS]   (each collector run's duration, default 3)
+D=${1:-3}
+
+run() { # NAME PID COLLECTOR-ARGS...
+	name=$1 pid=$2
+	shift 2
+	# a hung collector costs its check, not the guest's other checks
+	timeout $((D + 60)) collector ${pid:+--pid $pid} "$@" -d "$D" -o "/out/$name.pb.gz" \
+		> "/out/$name.log" 2>&1
+	rc=$?
+	[ $rc != 124 ] && [ $rc != 143 ] || echo "collector: hung, killed after $((D + 60)) s" >> "/out/$name.log"
+	echo $rc > "/out/$name.rc"
+	echo "CHECK $name rc=$(cat "/out/$name.rc"): $(grep -v '^ctxprof: ' "/out/$name.log" | tail -1)"
+}
+
+./shares --threads 2 & wl=$!
+sleep 0.5
+run pid $wl
+run pid_fp $wl --unwind fp
+run all "" --all
+kill $wl
+
+./unw_deep & wl=$!
+sleep 0.5
+run nofp $wl
+kill $wl
+
+./requests --threads 2 & wl=$!
+sleep 0.5
+run labels $wl
+kill $wl
+
+./offcpu_requests --seconds 600 > /out/offcpu_workload.log 2>&1 & wl=$!
+sleep 0.5
+run offcpu $wl --off-cpu
+kill $wl
+uname -r > /out/uname
