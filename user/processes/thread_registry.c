@@ -616,10 +616,19 @@ static void process_kill(struct thread_registry *r, struct process *p)
 	struct thread *t, *tmp;
 
 	r->stats.superseded++;
-	/* the last thread_remove() removes the process */
+	/*
+	 * The last thread_remove() removes and retires the process: stop
+	 * there.  Going round once more would read the next pointer of its
+	 * list head (p->threads), in memory a grace period may already have
+	 * freed.
+	 */
 	cds_list_for_each_entry_safe(t, tmp, &p->threads, group_node)
 	{
+		bool last = t->group_node.next == &p->threads;
+
 		thread_remove(r, t);
+		if (last)
+			break;
 	}
 }
 
