@@ -337,11 +337,13 @@ static void phase_lanes(double seconds)
 	atomic_store(&emitted, 0);
 	if (!c || ctxprof_init(&o)) {
 		failf("init", 0, 0);
+		free(c);
 		return;
 	}
 	c->base = ctxprof__region(&size);
 	if (ctxprof_region__validate(c->base, size, &c->g, NULL)) {
 		failf("region invalid", 0, 0);
+		free(c);
 		return;
 	}
 	atomic_store(&stop, false);
