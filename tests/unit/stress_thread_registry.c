@@ -206,6 +206,7 @@ struct churn_proc {
 
 static struct churn_proc procs[NR_CHURN_PROCS];
 static uint64_t next_start = 10;
+static uint64_t nr_lost_exits;
 
 static void make_desc(uint32_t pid, uint32_t ppid, uint64_t start, struct process_desc *pd,
 		      char *exe, size_t exe_len)
@@ -270,6 +271,19 @@ static uint64_t churn_op(uint64_t *seed)
 			memset(cp->tstart, 0, sizeof(cp->tstart));
 			cp->tstart[0] = cp->start;
 		}
+	} else if (op == 15) {
+		/*
+		 * Its exit was lost: a new incarnation of the pid forks.  The
+		 * registry kills the old one (process_kill()), every thread of it.
+		 */
+		cp->start = next_start++;
+		make_desc(pid, 1, cp->start, &pd, exe, sizeof(exe));
+		td = (struct thread_desc){.tid = pid, .pid = pid, .ppid = 1, .start = cp->start};
+		strcpy(td.comm, "w-again");
+		err = thread_registry__insert(reg, &td, &pd, 0);
+		memset(cp->tstart, 0, sizeof(cp->tstart));
+		cp->tstart[0] = cp->start;
+		nr_lost_exits++;
 	} else { /* the whole process exits, children re-parented */
 		for (i = 0; i < 4; i++) {
 			if (cp->tstart[i] && thread_registry__remove(reg, pid + i, cp->tstart[i]))
@@ -308,6 +322,7 @@ static int phase(const char *name)
 	if (!reg)
 		return 1;
 	memset(procs, 0, sizeof(procs));
+	nr_lost_exits = 0;
 	__atomic_store_n(&stop, 0, __ATOMIC_RELEASE);
 	td = (struct thread_desc){.tid = 1, .pid = 1, .start = 1};
 	strcpy(td.comm, "s-init");
@@ -336,14 +351,19 @@ static int phase(const char *name)
 	if (st.retired != st.reclaimed)
 		fail("%s: %llu retired, %llu reclaimed after the barrier", name,
 		     (unsigned long long)st.retired, (unsigned long long)st.reclaimed);
-	printf("  %s: %llu writer ops (%llu reparented), %llu+%llu lookups, %llu+%llu walks, "
-	       "%llu reclaimed\n",
+	printf("  %s: %llu writer ops (%llu reparented, %llu lost exits, %llu superseded), "
+	       "%llu+%llu lookups, %llu+%llu walks, %llu reclaimed\n",
 	       name, (unsigned long long)ops, (unsigned long long)st.reparented,
+	       (unsigned long long)nr_lost_exits, (unsigned long long)st.superseded,
 	       (unsigned long long)rs[0].lookups, (unsigned long long)rs[1].lookups,
 	       (unsigned long long)rs[0].passes, (unsigned long long)rs[1].passes,
 	       (unsigned long long)st.reclaimed);
 	if (!rs[0].passes || !rs[1].passes || !st.reparented)
 		fail("%s: a thread made no progress, or nothing was re-parented", name);
+	/* each lost exit superseded the old leader thread at least */
+	if (st.superseded < nr_lost_exits)
+		fail("%s: %llu lost exits, %llu superseded", name,
+		     (unsigned long long)nr_lost_exits, (unsigned long long)st.superseded);
 	thread_registry__free(reg);
 	/* every maps object installed was freed exactly once */
 	if (maps_installed != state_freed)

@@ -4,6 +4,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,21 +39,108 @@
 /*
  * ThreadSanitizer does not see a grace period: liburcu is not instrumented
  * and urcu-memb's readers only use compiler barriers (the writer's
- * membarrier() does the rest).  Tell it what RCU guarantees: every
- * read_unlock happens before every reclamation that runs after the grace
- * period following it.  Real bugs stay visible: a reader touching an object
- * outside its critical section, or one retired too early, still races.
+ * membarrier() does the rest).  So that it sees the happens-before RCU really
+ * gives, and no more, a TSan build mirrors each read-side section in a C11
+ * atomic of the reader (odd inside a section, release store on leaving) and
+ * retire() waits, with acquire loads, for every section open at that moment
+ * to close: exactly the sections a grace period that starts after retire()
+ * must wait for.  A reader that keeps using an entry after its section, or a
+ * writer that touches an entry after retiring it, is ordered before nothing
+ * and races with the free.  (The earlier model, a release at every unlock
+ * acquired by every reclaim, ordered a section that began long after the
+ * retire before the free, and hid both.)  Only liburcu's own hand-offs are
+ * annotations: the call_rcu queue and rcu_barrier().
  */
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define tsan_acquire(addr) __tsan_acquire(addr)
 #define tsan_release(addr) __tsan_release(addr)
+
+struct tsan_reader {
+	_Atomic uint64_t seq; /* odd: inside a read-side section */
+	unsigned int depth;   /* sections nest, like urcu's */
+	struct tsan_reader *next;
+};
+
+static pthread_mutex_t tsan_readers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tsan_reader *tsan_readers;
+static __thread struct tsan_reader tsan_self;
+
+static void tsan_section_begin(void)
+{
+	if (tsan_self.depth++)
+		return;
+	/* seq_cst: a retire() that unpublished an entry either sees this or
+	 * this section cannot find the entry (store-load order) */
+	atomic_fetch_add_explicit(&tsan_self.seq, 1, memory_order_seq_cst);
+}
+
+static void tsan_section_end(void)
+{
+	if (--tsan_self.depth)
+		return;
+	atomic_fetch_add_explicit(&tsan_self.seq, 1, memory_order_release);
+}
+
+/* every section open now has closed when this returns, and happens before */
+static void tsan_wait_readers(void)
+{
+	struct tsan_reader *rd;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&tsan_readers_lock);
+	for (rd = tsan_readers; rd; rd = rd->next) {
+		uint64_t seq = atomic_load_explicit(&rd->seq, memory_order_acquire);
+
+		if (rd == &tsan_self || !(seq & 1))
+			continue;
+		while (atomic_load_explicit(&rd->seq, memory_order_acquire) == seq)
+			sched_yield();
+	}
+	pthread_mutex_unlock(&tsan_readers_lock);
+}
+
+static void tsan_reader_register(void)
+{
+	pthread_mutex_lock(&tsan_readers_lock);
+	tsan_self.next = tsan_readers;
+	tsan_readers = &tsan_self;
+	pthread_mutex_unlock(&tsan_readers_lock);
+}
+
+static void tsan_reader_unregister(void)
+{
+	struct tsan_reader **pp;
+
+	pthread_mutex_lock(&tsan_readers_lock);
+	for (pp = &tsan_readers; *pp; pp = &(*pp)->next) {
+		if (*pp == &tsan_self) {
+			*pp = tsan_self.next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tsan_readers_lock);
+}
 #else
 #define tsan_acquire(addr) ((void)(addr))
 #define tsan_release(addr) ((void)(addr))
+static inline void tsan_section_begin(void)
+{
+}
+static inline void tsan_section_end(void)
+{
+}
+static inline void tsan_wait_readers(void)
+{
+}
+static inline void tsan_reader_register(void)
+{
+}
+static inline void tsan_reader_unregister(void)
+{
+}
 #endif
-/* the addresses TSan annotations use: grace periods, and rcu_barrier() */
-static char tsan_grace_period;
+/* the address the TSan annotation of rcu_barrier() uses */
 static char tsan_reclaimed;
 
 /*
@@ -226,7 +316,6 @@ static struct process *process_find(struct thread_registry *r, uint32_t pid)
 static void reclaim_begin(struct rcu_head *head)
 {
 	tsan_acquire(head);
-	tsan_acquire(&tsan_grace_period);
 }
 
 /* last thing: thread_registry__barrier() returns after it */
@@ -296,6 +385,7 @@ static void retire(struct thread_registry *r, struct rcu_head *head,
 		   void (*fn)(struct rcu_head *head))
 {
 	r->stats.retired++;
+	tsan_wait_readers();
 	/* liburcu's queue hands the object over unseen by TSan */
 	tsan_release(head);
 	urcu_memb_call_rcu(head, fn);
@@ -313,10 +403,12 @@ void thread_registry__barrier(struct thread_registry *r)
 void thread_registry__register_thread(void)
 {
 	urcu_memb_register_thread();
+	tsan_reader_register();
 }
 
 void thread_registry__unregister_thread(void)
 {
+	tsan_reader_unregister();
 	urcu_memb_unregister_thread();
 }
 
@@ -351,11 +443,12 @@ struct thread_registry *thread_registry__new(const struct thread_registry_opts *
 void thread_registry__read_lock(void)
 {
 	urcu_memb_read_lock();
+	tsan_section_begin();
 }
 
 void thread_registry__read_unlock(void)
 {
-	tsan_release(&tsan_grace_period);
+	tsan_section_end();
 	urcu_memb_read_unlock();
 }
 
@@ -379,6 +472,7 @@ int thread_registry__visit(struct thread_registry *r, uint32_t tid, thread_visit
 	int ret = -ENOENT;
 
 	urcu_memb_read_lock();
+	tsan_section_begin();
 	t = thread_registry__lookup(r, tid);
 	if (t)
 		ret = fn(ctx, t);
@@ -392,6 +486,7 @@ int thread_registry__for_each_thread(struct thread_registry *r, thread_visit_fn 
 	int ret = 0;
 
 	urcu_memb_read_lock();
+	tsan_section_begin();
 	cds_list_for_each_entry_rcu(t, &r->threads, node)
 	{
 		ret = fn(ctx, &t->pub);
@@ -408,6 +503,7 @@ int thread_registry__for_each_process(struct thread_registry *r, process_visit_f
 	int ret = 0;
 
 	urcu_memb_read_lock();
+	tsan_section_begin();
 	cds_list_for_each_entry_rcu(p, &r->processes, node)
 	{
 		ret = fn(ctx, &p->pub);
@@ -426,6 +522,7 @@ int thread_registry__for_each_group_thread(struct thread_registry *r, uint32_t p
 	int ret = -ENOENT;
 
 	urcu_memb_read_lock();
+	tsan_section_begin();
 	p = process_find(r, pid);
 	if (p) {
 		ret = 0;
@@ -447,6 +544,7 @@ int thread_registry__for_each_child(struct thread_registry *r, uint32_t pid, pro
 	int ret = -ENOENT;
 
 	urcu_memb_read_lock();
+	tsan_section_begin();
 	p = process_find(r, pid);
 	if (p) {
 		ret = 0;
@@ -567,7 +665,7 @@ static void reparent_children(struct thread_registry *r, struct process *p)
 	 * through @p's list: relinking it now would lead that reader into
 	 * another list, past a head it does not know.  Wait it out. */
 	urcu_memb_synchronize_rcu();
-	tsan_acquire(&tsan_grace_period);
+	tsan_wait_readers();
 
 	init = p->pub.pid == 1 ? NULL : process_find(r, 1);
 	for (c = batch; c; c = c->reparent_next) {
@@ -616,10 +714,19 @@ static void process_kill(struct thread_registry *r, struct process *p)
 	struct thread *t, *tmp;
 
 	r->stats.superseded++;
-	/* the last thread_remove() removes the process */
+	/*
+	 * The last thread_remove() removes and retires the process: stop
+	 * there.  Going round once more would read the next pointer of its
+	 * list head (p->threads), in memory a grace period may already have
+	 * freed.
+	 */
 	cds_list_for_each_entry_safe(t, tmp, &p->threads, group_node)
 	{
+		bool last = t->group_node.next == &p->threads;
+
 		thread_remove(r, t);
+		if (last)
+			break;
 	}
 }
 
