@@ -77,6 +77,8 @@ judge_offcpu() {
 }
 
 status=0
+# the collector's own word that this kernel lacks what a check needs
+LACKS='needs (Linux )?[0-9]+\.[0-9]+|has no bpf_loop|not supported|unsupported'
 declare -A CELL
 for k in "${KERNELS[@]}"; do
 	out=$RUN/out-$k
@@ -92,8 +94,8 @@ for k in "${KERNELS[@]}"; do
 		why=$(grep -v "^ctxprof: " "$out/$c.log" 2> /dev/null | tail -1 | sed "s/^collector: //" | cut -c1-60 || true)
 		if [ "$rc" = none ]; then
 			cell="FAIL (no result: guest exit $grc)"
-		elif [ "$rc" != 0 ] && grep -qiE 'needs (Linux )?[0-9]+\.[0-9]+|not supported|unsupported' "$out/$c.log"; then
-			cell="unsupported ($(grep -iE 'needs (Linux )?[0-9]+\.[0-9]+|not supported|unsupported' "$out/$c.log" | head -1 | cut -c1-60))"
+		elif [ "$rc" != 0 ] && grep -qiE "$LACKS" "$out/$c.log"; then
+			cell="unsupported ($(grep -iE "$LACKS" "$out/$c.log" | head -1 | cut -c1-60))"
 		elif [ "$rc" != 0 ]; then
 			cell="FAIL (exit $rc: $why)"
 		elif [ ! -s "$out/$c.pb.gz" ]; then
@@ -105,7 +107,14 @@ for k in "${KERNELS[@]}"; do
 			labels) bad=$(judge_labels "$out/$c.pb.gz") ;;
 			offcpu) bad=$(judge_offcpu "$out/$c.pb.gz") ;;
 			esac
-			if [ -z "$bad" ]; then cell=ok; else cell="FAIL ($bad)"; fi
+			if [ -z "$bad" ]; then
+				cell=ok
+			elif grep -qiE "$LACKS" "$out/$c.log"; then
+				# ran, with the capability switched off and said so
+				cell="unsupported ($(grep -iE "$LACKS" "$out/$c.log" | head -1 | cut -c1-60))"
+			else
+				cell="FAIL ($bad)"
+			fi
 		fi
 		case $cell in
 		ok) ;;
