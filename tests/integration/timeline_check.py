@@ -3,7 +3,7 @@
 """Check a timeline the collector wrote (Chrome trace-event JSON, maybe gzipped).
 
   timeline_check.py FILE --pid PID --phases a,b,c [--outside NAME] [--bar 95]
-                    [--min-spans N]
+                    [--span-bar B] [--min-spans N]
 
 Checks, printing one line per finding:
   - the document: a traceEvents list of well-formed events ("X" with ts and
@@ -11,7 +11,7 @@ Checks, printing one line per finding:
   - slices on each thread nest (a child ends within its parent);
   - span slices carry span_id and local_root_span_id as 16 hex digits and
     are named after their span id;
-  - for PID: of its span slices not cut by the timeline's ends, >= BAR % show
+  - for PID: of its span slices not cut by the timeline's ends, >= B % show
     the phases in order inside them (stack slices named after a phase, in
     time order, consecutive repeats merged: exactly the list given);
   - phase slices are inside spans, and NAME (work done between spans) is
@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--phases", required=True)
     ap.add_argument("--outside", default=None)
     ap.add_argument("--bar", type=float, default=95.0)
+    ap.add_argument("--span-bar", type=float, default=None)
     ap.add_argument("--min-spans", type=int, default=20)
     a = ap.parse_args()
     phases = a.phases.split(",")
@@ -150,9 +151,10 @@ def main():
                 examples.append("%s: %s" % (sp["name"], ",".join(seq) or "(no phase)"))
     verdict(whole >= a.min_spans, "pid %d: %d whole spans (want >= %d)" % (a.pid, whole, a.min_spans))
     share = 100.0 * ok_spans / whole if whole else 0.0
-    verdict(share >= a.bar, "pid %d: %d of %d spans (%.1f%%) show %s in order%s" % (
+    span_bar = a.bar if a.span_bar is None else a.span_bar
+    verdict(share >= span_bar, "pid %d: %d of %d spans (%.1f%%) show %s in order%s" % (
         a.pid, ok_spans, whole, share, " -> ".join(phases),
-        "" if share >= a.bar else "; e.g. " + "; ".join(examples)))
+        "" if share >= span_bar else "; e.g. " + "; ".join(examples)))
     total = phase_in + phase_out
     share = 100.0 * phase_in / total if total else 0.0
     verdict(total > 0 and share >= a.bar,

@@ -3,7 +3,8 @@
  * The triple buffer of docs/design/calltrace-storage.md in C11 atomics.  Who touches what:
  *  - writers (put, any number of threads): s->active, the hazard slot they
  *    own, and the table that slot protects: its slots (CAS), count and arena
- *    (fetch_add);
+ *    (fetch_add); a put_held() writer keeps the hazard until it named the
+ *    trace where the liveness checkers look, then releases;
  *  - the processor (one thread): everything, but a table only while no
  *    writer holds a hazard on it, or after the table stopped being ACTIVE and
  *    the writers that held it left.

@@ -20,7 +20,7 @@
  * Synchronization table: may the row run while the column runs?
  *
  *                      put()   stats()  process()  register_liveness()  free()
- *   put()              yes     yes      yes (1)    yes                  no
+ *   put(), put_held()  yes     yes      yes (1)    yes                  no
  *   stats()            yes     yes      no         yes                  no
  *   process()          yes (1) no       no (2)     no                   no
  *   register_liveness  yes     yes      no         no                   no
