@@ -134,7 +134,7 @@ if "$COLLECTOR" --pid "$wl" --duration 20 --frequency 999 --interval 1 \
 			fail "timeline_check $(basename "$t")"
 		fi
 	done
-	[ "$nr" -ge 18 ] && ok "$nr timelines, each span whole inside one holds all its phases" ||
+	[ "$nr" -ge 18 ] && ok "$nr timelines, one beside each profile" ||
 		fail "only $nr timelines in 20 s of --interval 1"
 	# a sample whose stack is gone is drawn as "[stack unavailable]" (so is a
 	# dropped one, and the drains dropped none: stack_table_full=0)
