@@ -50,3 +50,23 @@ $(OUTPUT)/tests/stress_trace_asan: $(TRACE_STRESS_DEPS) | $(OUTPUT)/tests
 	$(call msg,STRESS,$@)
 	$(Q)$(STRESS_CC) $(STRESS_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer $(TRACE_STRESS_SRCS) -lpthread -o $@
+
+# calltrace_storage liveness under 8 writers and a rotation every 3 ms: no
+# stack an event names is freed before the event is replayed
+# (tests/unit/stress_liveness.c)
+LIVENESS_STRESS_SRCS := tests/unit/stress_liveness.c user/storage/calltrace_storage.c \
+	user/util/htable.c
+LIVENESS_STRESS_DEPS := $(LIVENESS_STRESS_SRCS) user/storage/calltrace_storage.h \
+	user/util/htable.h tests/unit/stress.mk
+LIVENESS_STRESS := $(OUTPUT)/tests/stress_liveness_tsan $(OUTPUT)/tests/stress_liveness_asan
+STRESS_BINS += $(LIVENESS_STRESS)
+UNIT_EXTRA += $(LIVENESS_STRESS)
+
+$(OUTPUT)/tests/stress_liveness_tsan: $(LIVENESS_STRESS_DEPS) | $(OUTPUT)/tests
+	$(call msg,STRESS,$@)
+	$(Q)$(STRESS_CC) $(STRESS_CFLAGS) -fsanitize=thread $(LIVENESS_STRESS_SRCS) -lpthread -o $@
+
+$(OUTPUT)/tests/stress_liveness_asan: $(LIVENESS_STRESS_DEPS) | $(OUTPUT)/tests
+	$(call msg,STRESS,$@)
+	$(Q)$(STRESS_CC) $(STRESS_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer $(LIVENESS_STRESS_SRCS) -lpthread -o $@

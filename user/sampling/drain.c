@@ -303,15 +303,21 @@ static void announce_codes(struct drain *d, const struct sample_record *rec)
  * @rec's stacks into the storage, their Python code objects announced.  A
  * stack is filed under the mappings it was taken in (@gen): the same
  * addresses in a library loaded since are another stack.
+ * The storage's hazard stays on its table (@hold) until the caller has
+ * appended the event naming the stack to the thread's trace and released
+ * it: the export's liveness check, which waits for it, then sees the event
+ * and keeps the stack for the timeline that replays it.
  * Return: its trace id, or CALLTRACE_DROPPED_TRACE_ID.
  */
-static uint64_t store_stack(struct drain *d, const struct sample_record *rec, uint32_t gen)
+static uint64_t store_stack(struct drain *d, const struct sample_record *rec, uint32_t gen,
+			    long *hold)
 {
-	uint64_t trace_id = calltrace_storage__put(d->set->traces, rec->pid, rec->exec_id,
-						   rec->frames, rec->nr_kframes, rec->nr_uframes,
-						   SAMPLE_STACK_FLAGS(rec->flags) |
-							   (gen & MAPPINGS_GEN_MASK)
-								   << PROCESS_STATE_GEN_SHIFT);
+	uint64_t trace_id = calltrace_storage__put_held(
+		d->set->traces, rec->pid, rec->exec_id, rec->frames, rec->nr_kframes,
+		rec->nr_uframes,
+		SAMPLE_STACK_FLAGS(rec->flags) | (gen & MAPPINGS_GEN_MASK)
+							 << PROCESS_STATE_GEN_SHIFT,
+		hold);
 
 	if (rec->flags & SAMPLE_F_PYTHON)
 		announce_codes(d, rec);
@@ -345,6 +351,7 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 	struct offcpu_trailer tr;
 	uint64_t trace_id;
 	uint32_t gen;
+	long hold;
 	bool due;
 	int idx;
 
@@ -363,15 +370,17 @@ static void record_wait(struct drain *d, const struct sample_record *rec, size_t
 		return;
 	}
 	gen = maps_gen(d->set->reg, rec, &due);
-	trace_id = store_stack(d, rec, gen);
+	trace_id = store_stack(d, rec, gen, &hold);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID ||
 	    sample_table__add_wait(d->tables[idx], trace_id, rec, otel, go, tr.duration_ns)) {
+		calltrace_storage__release(d->set->traces, hold);
 		bump(&d->off_dropped);
 		return;
 	}
 	scrape_add(d, idx, trace_id, rec, otel, go, true, tr.duration_ns);
 	if (d->tw)
 		trace_wait(d->tw, rec, &tr, trace_id);
+	calltrace_storage__release(d->set->traces, hold);
 }
 
 void drains__record(void *ctx, const struct sample_record *rec, size_t size)
@@ -382,6 +391,7 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	uint64_t trace_id;
 	_Atomic uint32_t *recent;
 	uint32_t gen;
+	long hold;
 	bool due;
 	int idx;
 
@@ -410,9 +420,10 @@ void drains__record(void *ctx, const struct sample_record *rec, size_t size)
 	if (atomic_load_explicit(recent, memory_order_relaxed) != rec->pid &&
 	    (SAMPLE_USTOP(rec->flags) == UNWIND_STOP_NO_TABLE_YET || due))
 		atomic_store_explicit(recent, rec->pid, memory_order_relaxed);
-	trace_id = store_stack(d, rec, gen);
+	trace_id = store_stack(d, rec, gen, &hold);
 	if (d->tw)
 		trace_sample(d->tw, rec, trace_id);
+	calltrace_storage__release(d->set->traces, hold);
 	if (trace_id == CALLTRACE_DROPPED_TRACE_ID) {
 		bump(&d->drops[DRAIN_DROP_STACK_TABLE_FULL]);
 		return;

@@ -3,7 +3,8 @@
  * The triple buffer of docs/design/calltrace-storage.md in C11 atomics.  Who touches what:
  *  - writers (put, any number of threads): s->active, the hazard slot they
  *    own, and the table that slot protects: its slots (CAS), count and arena
- *    (fetch_add);
+ *    (fetch_add); a put_held() writer keeps the hazard until it named the
+ *    trace where the liveness checkers look, then releases;
  *  - the processor (one thread): everything, but a table only while no
  *    writer holds a hazard on it, or after the table stopped being ACTIVE and
  *    the writers that held it left.
@@ -553,14 +554,15 @@ static bool hazard_held(struct calltrace_storage *s, const struct ct_table *t)
 	return false;
 }
 
-uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
-				const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
-				uint32_t flags)
+uint64_t calltrace_storage__put_held(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
+				     const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+				     uint32_t flags, long *hold)
 {
 	uint64_t h = calltrace_hash(pid, exec_id, frames, nr_kframes, nr_uframes, flags), gen, id;
 	long slot = hazard_acquire(s, self_tid());
 	struct ct_table *t;
 
+	*hold = slot;
 	if (slot < 0) {
 		atomic_fetch_add_explicit(&s->no_hazard_slot, 1, memory_order_relaxed);
 		return CALLTRACE_DROPPED_TRACE_ID;
@@ -587,7 +589,25 @@ uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint3
 	race_window();
 	id = table_put(t, &s->counters[slot], h, pid, exec_id, frames, nr_kframes, nr_uframes,
 		       flags);
-	hazard_release(s, slot);
+	race_window();
+	return id;
+}
+
+void calltrace_storage__release(struct calltrace_storage *s, long hold)
+{
+	if (hold >= 0)
+		hazard_release(s, hold);
+}
+
+uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
+				const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+				uint32_t flags)
+{
+	long hold;
+	uint64_t id = calltrace_storage__put_held(s, pid, exec_id, frames, nr_kframes, nr_uframes,
+						  flags, &hold);
+
+	calltrace_storage__release(s, hold);
 	return id;
 }
 
@@ -680,12 +700,6 @@ size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, 
 
 	retired_reap(s);
 
-	/* phase 1: liveness analysis */
-	trace_id_set__clear(s->preserve);
-	for (i = 0; i < s->nr_checkers; i++)
-		s->checkers[i].fn(s->checkers[i].ctx, s->preserve);
-	live = trace_id_set__count(s->preserve) > 0;
-
 	/* step 1: collect STANDBY (traces preserved by the previous call) */
 	standby = atomic_load_explicit(&s->standby, memory_order_relaxed);
 	nr_kept = standby_collect(s, standby);
@@ -709,6 +723,19 @@ size_t calltrace_storage__process(struct calltrace_storage *s, calltrace_fn fn, 
 	 * the next call, so they need no collection of their own.
 	 */
 	hazard_wait(s, old_active);
+
+	/*
+	 * Liveness, after the rotation and the wait: a writer holds its hazard
+	 * from its put until the event naming the trace is appended
+	 * (put_held()/release()), so every trace of the old ACTIVE is named by
+	 * now, and the checkers see every reference into the tables this call
+	 * is about to clear (the copies of STANDBY and the old ACTIVE).  Run
+	 * before the rotation, they missed an event appended in between.
+	 */
+	trace_id_set__clear(s->preserve);
+	for (i = 0; i < s->nr_checkers; i++)
+		s->checkers[i].fn(s->checkers[i].ctx, s->preserve);
+	live = trace_id_set__count(s->preserve) > 0;
 
 	/* step 5: hand over STANDBY's preserved traces and the old ACTIVE's */
 	for (i = 0; i < nr_kept; i++)

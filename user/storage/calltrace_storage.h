@@ -20,7 +20,7 @@
  * Synchronization table: may the row run while the column runs?
  *
  *                      put()   stats()  process()  register_liveness()  free()
- *   put()              yes     yes      yes (1)    yes                  no
+ *   put(), put_held()  yes     yes      yes (1)    yes                  no
  *   stats()            yes     yes      no         yes                  no
  *   process()          yes (1) no       no (2)     no                   no
  *   register_liveness  yes     yes      no         no                   no
@@ -156,17 +156,37 @@ uint64_t calltrace_storage__put(struct calltrace_storage *s, uint32_t pid, uint3
 				const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
 				uint32_t flags);
 
+/**
+ * calltrace_storage__put_held() - put(), keeping the hazard on the table.
+ * @hold: set to the hazard slot to hand to calltrace_storage__release()
+ *	(negative when none was taken: release() ignores it)
+ *
+ * For a writer that names the trace somewhere process()'s liveness checkers
+ * look (an event in a thread's trace): it appends the event, then releases.
+ * process() waits (bounded by hazard_wait_ms) for the hazards on the old
+ * ACTIVE before it runs the checkers, so a trace put before a rotation is
+ * named by the time liveness is decided and is kept if it is live.
+ * Do not put again before the release.  Same thread as the put.
+ */
+uint64_t calltrace_storage__put_held(struct calltrace_storage *s, uint32_t pid, uint32_t exec_id,
+				     const __u64 *frames, uint16_t nr_kframes, uint16_t nr_uframes,
+				     uint32_t flags, long *hold);
+
+/** calltrace_storage__release() - end the hold of a put_held(). */
+void calltrace_storage__release(struct calltrace_storage *s, long hold);
+
 typedef void (*calltrace_fn)(void *ctx, const struct calltrace *trace);
 
 /**
  * calltrace_storage__process() - rotate the tables and hand over one cycle.
  * @fn: called once per trace, on the calling thread
  *
- * The rotation: liveness checkers fill the preserve set; STANDBY's
- * preserved traces are collected and STANDBY is cleared and takes a new epoch;
- * then ACTIVE <- STANDBY, SCRATCH <- ACTIVE, STANDBY <- SCRATCH atomically;
- * the old ACTIVE is collected once no writer holds a hazard on it; @fn sees
- * the union; the traces whose ids are in the preserve set are put, with their
+ * The rotation: STANDBY's preserved traces are collected and STANDBY is
+ * cleared and takes a new epoch; then ACTIVE <- STANDBY, SCRATCH <- ACTIVE,
+ * STANDBY <- SCRATCH atomically; once no writer holds a hazard on the old
+ * ACTIVE (put_held() writers have named their traces), the liveness
+ * checkers fill the preserve set; @fn sees STANDBY's traces and the old
+ * ACTIVE's; the traces whose ids are in the preserve set are put, with their
  * ids, into the new STANDBY, so that the next call hands them over again.
  *
  * Call from one thread at a time (the processor); put() may run concurrently
@@ -208,9 +228,12 @@ void calltrace_storage__stats(const struct calltrace_storage *s,
  * @ctx: as registered
  * @preserve: add the ids of the traces that must survive this rotation
  *
- * Called by process(), on its thread, before it rotates.  An id whose trace
- * is in STANDBY or ACTIVE then is kept, with the same id, for one more cycle;
- * other ids are ignored.  An add that fails (ENOMEM) loses that id only.
+ * Called by process(), on its thread, after it rotated and the writers of
+ * the old ACTIVE left (or the wait for one timed out: hazard_timeouts).  An
+ * id whose trace is in the old STANDBY or the old ACTIVE (the two tables this
+ * call hands over) is kept, with the same id, for one more cycle; other ids
+ * are ignored (a trace put since the rotation is in the new ACTIVE, which
+ * the next call hands over).  An add that fails (ENOMEM) loses that id only.
  */
 typedef void (*calltrace_liveness_fn)(void *ctx, struct trace_id_set *preserve);
 
