@@ -157,34 +157,32 @@ static __always_inline __u64 le_u63(__u64 a, __u64 b)
 	return (d >> 63) ^ 1;
 }
 
-/*
- * The last mapping whose start <= @addr.  A branchless upper bound: the
- * answer stays in [base, base + len) while len halves; 12 halvings cover
- * UNWIND_MAX_PROC_MAPPINGS, a spare one costs nothing (len 1: half 0).
- */
+/* the last mapping whose start <= @addr (a binary search; the last hit first) */
 static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st, __u64 addr)
 {
 	const struct unwind_mapping *m;
-	__u32 base = 0, len = st->map_count, half, idx, i;
+	__u32 lo = 0, hi = st->map_count, mid, idx, i;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &st->cached);
 	if (m && addr >= m->start && addr < m->end)
 		return m;
-	/* no user mapping lies that high; le_u63() needs the room */
-	if (!len || addr >> 63)
-		return NULL;
-	for (i = 0; i < 13; i++) {
-		half = len >> 1;
-		idx = st->map_first + base + half;
+	/* the last mapping whose start <= addr; 13 halvings cover 4096 */
+	for (i = 0; i < 13 && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		idx = st->map_first + mid;
 		m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 		if (!m)
 			return NULL;
-		base += half * (__u32)le_u63(m->start, addr);
-		len -= half;
+		if (m->start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	idx = st->map_first + base;
+	if (!lo)
+		return NULL;
+	idx = st->map_first + lo - 1;
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	if (!m || addr < m->start || addr >= m->end)
+	if (!m || addr >= m->end)
 		return NULL;
 	st->cached = idx;
 	return m;
