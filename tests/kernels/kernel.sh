@@ -30,13 +30,7 @@ amd64 | arm64) ;;
 *) echo "kernel.sh: unknown architecture '$ARCH' (amd64 or arm64)" >&2; exit 2 ;;
 esac
 
-# the mirror this machine's apt uses, else Debian's (as tests/roots/mkroot.sh)
-mirror() {
-	local m
-	m=$(sed -n "s|^URIs: *\(http[^ ]*$1\)/*$|\1|p" /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
-	[ -n "$m" ] || m=$(awk -v s="$1" '$1 == "deb" && $2 ~ s"/?$" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-	echo "${m:-http://deb.debian.org$1}"
-}
+. "$(dirname "$0")/../roots/mirror.sh"
 
 mkdir -p "$KERNELS"
 exec 9> "$KERNELS/.$SUITE-$ARCH.lock"

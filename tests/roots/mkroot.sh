@@ -24,13 +24,7 @@ esac
 command -v debootstrap > /dev/null ||
 	{ echo "mkroot.sh: debootstrap is missing: run make deps" >&2; exit 1; }
 
-# the mirrors this machine's apt uses, else Debian's
-mirror() {
-	local m
-	m=$(sed -n "s|^URIs: *\(http[^ ]*$1\)/*$|\1|p" /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
-	[ -n "$m" ] || m=$(awk -v s="$1" '$1 == "deb" && $2 ~ s"/?$" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
-	echo "${m:-http://deb.debian.org$1}"
-}
+. "$(dirname "$0")/mirror.sh"
 
 mkdir -p "$ROOTS"
 exec 9> "$ROOTS/.$SUITE.lock"
