@@ -31,9 +31,11 @@ endif
 ifeq ($(origin AR),default)
 AR := $(TRIPLET)-ar
 endif
+OBJCOPY ?= $(TRIPLET)-objcopy
 PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
 endif
 
+OBJCOPY ?= objcopy
 CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
 INCLUDES := -Iinclude -Iuser -I$(OUTPUT)
@@ -136,7 +138,8 @@ deps:
 CROSS_ARCH := $(if $(filter x86,$(HOST_ARCH)),arm64,amd64)
 CROSS_PKGS := $(if $(filter x86,$(HOST_ARCH)),gcc-aarch64-linux-gnu,gcc-x86-64-linux-gnu) \
 	$(addsuffix :$(CROSS_ARCH),libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev \
-	libiberty-dev libcap-dev libmicrohttpd-dev libcurl4-openssl-dev liburcu-dev)
+	libiberty-dev libcap-dev libmicrohttpd-dev libcurl4-openssl-dev liburcu-dev \
+	libpython3.11-dev)
 deps-cross: deps
 	$(Q)dpkg --print-foreign-architectures | grep -qx $(CROSS_ARCH) || \
 		{ dpkg --add-architecture $(CROSS_ARCH) && apt-get update -qq; }

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * native_unwind - walk a user stack (x86-64) with the unwind tables the
+ * native_unwind - walk a user stack (x86-64, arm64) with the unwind tables the
  * collector built from each file's CFI (user/unwind/, include/unwind.h).
  * Included by sampler.bpf.c; BPF-only.
  *
  * Per frame: find the mapping holding the pc among the process's executable
  * mappings (binary search over its range of unwind_mappings, the last hit
  * first), then the table row covering it (binary search over the file's rows
- * in unwind_rows), then apply the row's rule: the CFA from rsp or rbp, the
- * return address at CFA - 8, the caller's rbp where the rule says.  Code
+ * in unwind_rows), then apply the row's rule: the CFA from sp or the frame
+ * pointer, the return address where the rule says (x86-64: CFA - 8; arm64:
+ * saved at CFA + off, or still in the link register in the sampled frame),
+ * the caller's frame pointer where the rule says.  Code
  * without CFI (JIT, a file without .eh_frame) is walked by its frame
  * pointer in --unwind auto, and so is a pc that a file's table leaves
  * without CFI.  A frame that cannot be unwound ends the stack with a reason
@@ -88,6 +90,9 @@ struct ustack_walk {
 	__u64 pc;
 	__u64 sp;
 	__u64 bp;
+	__u64 lr;    /* arm64's link register, while it is known (lr_ok) */
+	__u32 lr_ok; /* the sampled frame and one a signal frame restored only */
+	__u32 sp_ok; /* sp is the frame's: not after an arm64 frame-pointer step */
 	__u32 base;	 /* frames[] index of the first user frame */
 	__u32 n;	 /* user frames recorded */
 	__u32 map_first; /* the process's mappings */
@@ -103,12 +108,6 @@ struct ustack_walk {
 	/* last: native_stack() clears only what is before it */
 	__u8 window[USTACK_WINDOW];
 };
-
-/* the sigcontext the kernel pushed, as __restore_rt's rsp sees it */
-#define SIGFRAME_UC 0 /* rsp points at the struct ucontext */
-#define SIGFRAME_MCONTEXT(f)                                                                       \
-	(SIGFRAME_UC + __builtin_offsetof(struct ucontext, uc_mcontext) +                          \
-	 __builtin_offsetof(struct sigcontext_64, f))
 
 /* the stack from @sp up into st->window, as much of USTACK_WINDOW as is mapped */
 static __always_inline void copy_window(struct ustack_walk *st)
@@ -276,10 +275,13 @@ static __always_inline long step_fp(struct ustack_walk *st)
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
 	if (read_user_u64(st, st->bp + 8, &ra) || read_user_u64(st, st->bp, &bp))
 		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	ra = arch_strip_ra(ra);
 	st->sp = st->bp + 16;
 	st->bp = bp;
 	st->pc = ra;
 	st->exact = 0;
+	st->lr_ok = 0;
+	st->sp_ok = ARCH_FP_STEP_SP_EXACT;
 	st->nr_fp++;
 	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
 }
@@ -289,14 +291,20 @@ static __always_inline long step_signal(struct ustack_walk *st)
 {
 	__u64 pc, sp, bp;
 
-	if (read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(ip), &pc) ||
-	    read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(sp), &sp) ||
-	    read_user_u64(st, st->sp + SIGFRAME_MCONTEXT(bp), &bp))
+	if (read_user_u64(st, st->sp + SIGFRAME_PC, &pc) ||
+	    read_user_u64(st, st->sp + SIGFRAME_SP, &sp) ||
+	    read_user_u64(st, st->sp + SIGFRAME_FP, &bp))
 		return unwind_end(st, UNWIND_STOP_READ_ERR);
+#ifdef SIGFRAME_LR
+	if (read_user_u64(st, st->sp + SIGFRAME_LR, &st->lr))
+		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	st->lr_ok = 1;
+#endif
 	st->pc = pc;
 	st->sp = sp;
 	st->bp = bp;
 	st->exact = 1;
+	st->sp_ok = 1;
 	st->nr_signal++;
 	return 0;
 }
@@ -307,6 +315,8 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 
 	switch (r->cmd) {
 	case UNWIND_CMD_CFA_RSP:
+		if (!st->sp_ok) /* never a CFA from a guessed sp */
+			return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
 		cfa = st->sp + r->cfa_off;
 		st->nr_cfi++;
 		break;
@@ -320,6 +330,8 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 		st->nr_cfi++;
 		break;
 	case UNWIND_CMD_PLT:
+		if (!st->sp_ok)
+			return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
 		cfa = st->sp + r->cfa_off + ((st->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		st->nr_plt++;
 		break;
@@ -334,11 +346,32 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 	default:
 		return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
 	}
-	/* the caller's rsp is the CFA, above ours: anything else is corrupt or a loop */
-	if (cfa <= st->sp)
+	/*
+	 * The caller's sp is the CFA, above ours: anything else is corrupt or
+	 * a loop.  Only an arm64 frame that stored nothing yet (its return
+	 * address still in the link register) may have its CFA at sp.
+	 */
+	if (cfa < st->sp || (cfa == st->sp && r->ra != UNWIND_RA_LR))
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
-	if (read_user_u64(st, cfa - 8, &ra))
-		return unwind_end(st, UNWIND_STOP_READ_ERR);
+	switch (r->ra) {
+	case UNWIND_RA_CFA_M8:
+		if (read_user_u64(st, cfa - 8, &ra))
+			return unwind_end(st, UNWIND_STOP_READ_ERR);
+		break;
+	case UNWIND_RA_CFA:
+		if (read_user_u64(st, cfa + r->ra_off, &ra))
+			return unwind_end(st, UNWIND_STOP_READ_ERR);
+		break;
+	case UNWIND_RA_LR:
+		/* a caller's link register was overwritten by its own calls */
+		if (!st->lr_ok)
+			return unwind_end(st, UNWIND_STOP_BAD_FRAME);
+		ra = st->lr;
+		break;
+	default:
+		return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+	}
+	ra = arch_strip_ra(ra);
 	switch (r->rbp) {
 	case UNWIND_RBP_SAME:
 		break;
@@ -358,6 +391,8 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 	st->sp = cfa;
 	st->bp = bp;
 	st->exact = 0;
+	st->lr_ok = 0;
+	st->sp_ok = 1;
 	/* a zero return address is how an outermost frame without CFI ends */
 	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
 }

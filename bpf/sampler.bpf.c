@@ -190,6 +190,9 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *pctx, struct u
 	st->pc = r.pc;
 	st->sp = r.sp;
 	st->bp = r.fp;
+	st->lr = r.lr;
+	st->lr_ok = 1;
+	st->sp_ok = 1;
 	return true;
 }
 
@@ -291,7 +294,7 @@ static __always_inline void read_ctx(struct sample_record *rec, __u32 tid)
 
 /*
  * Read the thread's OpenTelemetry context (OTEP 4947) into the record at
- * byte @off (just past its frames): the thread pointer (fsbase) locates
+ * byte @off (just past its frames): the thread pointer (fsbase, TPIDR_EL0) locates
  * otel_thread_ctx_v1, which points at the record; then the record's 28
  * bytes and, when it is valid, its attributes.  As with the libctxprof
  * slot, we run between two instructions of the writer, on its CPU: the

@@ -87,9 +87,36 @@ for a in "$@"; do
 	i=$((i + 1))
 done
 
-# every ELF file's shared libraries (and the loader), at the host's paths
+# every ELF file's shared libraries (and the loader), at the host's paths: ldd
+# for the host's architecture; for the other one (a cross-built arm64 collector)
+# the DT_NEEDED closure, found in Debian's multiarch directories (make deps-cross)
+foreign_libs() { # MULTIARCH-TRIPLET FILE...
+	local dirs=("/lib/$1" "/usr/lib/$1") todo=("${@:2}") seen=" " f lib d
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]} todo=("${todo[@]:1}")
+		readelf -lW "$f" 2> /dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p'
+		for lib in $(readelf -dW "$f" 2> /dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			case $seen in *" $lib "*) continue ;; esac
+			seen="$seen$lib "
+			for d in "${dirs[@]}"; do
+				[ -e "$d/$lib" ] || continue
+				echo "$d/$lib"
+				todo+=("$d/$lib")
+				break
+			done
+		done
+	done
+}
 find "$ROOT/ctxprof" "$ROOT/payload" -type f -print0 | while IFS= read -r -d '' f; do
 	[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+	case $GARCH:$(od -An -tu2 -j18 -N2 "$f" | tr -d ' ') in
+	arm64:183 | amd64:62)
+		[ "$GARCH" = "$(dpkg --print-architecture)" ] || {
+			foreign_libs "$([ "$GARCH" = arm64 ] && echo aarch64-linux-gnu || echo x86_64-linux-gnu)" "$f"
+			continue
+		}
+		;;
+	esac
 	ldd "$f" 2> /dev/null | sed -n -e 's/.*=> \(\/[^ ]*\) (.*/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'
 done | sort -u | while read -r lib; do
 	mkdir -p "$ROOT$(dirname "$lib")"

@@ -3,6 +3,8 @@
 # tests/kernels/smoke.sh inside with the host-built collector, judges the profiles
 # it brings back with the reference pprof, and prints a table kernel x check.
 #   tests/kernels/matrix.sh [KERNEL...]   (default: bullseye bookworm trixie sid)
+#   A KERNEL is a suite (amd64) or SUITE-arm64: an arm64 guest runs the arm64 build
+#   (make ARCH=arm64: ARM64_OUTPUT, default build/arm64, its collector and workloads).
 # Environment: COLLECTOR (default ./collector), OUTPUT (build), PPROF (build/pprof),
 # SMOKE_SECONDS (each collector run, default 3), GUEST_TIMEOUT (default 400).
 # A cell is ok, FAIL (why) or unsupported (the collector's own reason: a line
@@ -14,7 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 OUTPUT=${OUTPUT:-build}
 COLLECTOR=${COLLECTOR:-./collector}
 PPROF=${PPROF:-$OUTPUT/pprof}
-WL=$OUTPUT/workloads
+ARM64_OUTPUT=${ARM64_OUTPUT:-build/arm64}
 CHECKS=(pid pid_fp all nofp labels offcpu)
 KERNELS=("$@")
 [ ${#KERNELS[@]} -gt 0 ] || KERNELS=(bullseye bookworm trixie sid)
@@ -29,14 +31,25 @@ may_lack() { # SUITE CHECK
 	return 1
 }
 
-for f in shares unw_deep requests offcpu_requests; do
-	[ -x "$WL/$f" ] || { echo "matrix.sh: $WL/$f is missing: run make all" >&2; exit 2; }
-done
 [ -x "$PPROF" ] || { echo "matrix.sh: $PPROF is missing: make $OUTPUT/pprof" >&2; exit 2; }
 RUN=$(mktemp -d /tmp/ctxprof-matrix.XXXXXX)
 trap 'rm -rf "$RUN"' EXIT
-mkdir -p "$RUN/payload"
-cp "$WL"/{shares,unw_deep,requests,offcpu_requests} "$RUN/payload/"
+# each architecture's collector and payload (the workloads smoke.sh runs)
+payload() { # amd64|arm64 -> sets GCOLLECTOR, GPAYLOAD
+	local out=$OUTPUT mk="make all" f
+	GCOLLECTOR=$COLLECTOR
+	if [ "$1" = arm64 ]; then
+		out=$ARM64_OUTPUT mk="make ARCH=arm64 (make deps-cross first)" GCOLLECTOR=$ARM64_OUTPUT/collector
+	fi
+	GPAYLOAD=$RUN/payload-$1
+	[ -x "$GCOLLECTOR" ] || { echo "matrix.sh: $GCOLLECTOR is missing: run $mk" >&2; exit 2; }
+	for f in shares unw_deep requests offcpu_requests; do
+		[ -x "$out/workloads/$f" ] || { echo "matrix.sh: $out/workloads/$f is missing: run $mk" >&2; exit 2; }
+	done
+	[ -d "$GPAYLOAD" ] && return
+	mkdir -p "$GPAYLOAD"
+	cp "$out"/workloads/{shares,unw_deep,requests,offcpu_requests} "$GPAYLOAD/"
+}
 
 # the four leaves' share of their sum within 8 points of 10/20/30/40 %
 judge_shares() { # PROFILE
@@ -83,8 +96,9 @@ declare -A CELL
 for k in "${KERNELS[@]}"; do
 	out=$RUN/out-$k
 	mkdir -p "$out"
+	case $k in *-arm64) payload arm64 ;; *) payload amd64 ;; esac
 	set +e
-	"$HERE/guest.sh" -k "$k" -c "$COLLECTOR" -p "$RUN/payload" -o "$out" -t "${GUEST_TIMEOUT:-400}" \
+	"$HERE/guest.sh" -k "$k" -c "$GCOLLECTOR" -p "$GPAYLOAD" -o "$out" -t "${GUEST_TIMEOUT:-400}" \
 		"$HERE/smoke.sh" "${SMOKE_SECONDS:-3}" > "$RUN/$k.log" 2>&1
 	grc=$?
 	set -e

@@ -5,7 +5,7 @@
 #                     with --export-dynamic-symbol; the linker relaxes the
 #                     accesses to local-exec)
 #   otel_service_lib  in libotel_sdk.so, built with -mtls-dialect=gnu2
-#                     (TLSDESC), linked at start
+#                     (TLSDESC; arm64's only dynamic dialect is desc), linked at start
 # Sources in tests/workloads/otel/; binaries in $(OUTPUT)/workloads/.
 
 OTEL_SRC := tests/workloads/otel
@@ -13,7 +13,8 @@ OTEL_OUT := $(OUTPUT)/workloads
 OTEL_WORKLOADS := $(addprefix $(OTEL_OUT)/,otel_service otel_service_lib libotel_sdk.so \
 	otel_hostile)
 OTEL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -std=gnu11 -D_GNU_SOURCE -Wall \
-	-Wextra -Werror -Wno-unused-parameter -MMD -MP -mtls-dialect=gnu2
+	-Wextra -Werror -Wno-unused-parameter -MMD -MP \
+	-mtls-dialect=$(if $(filter arm64,$(ARCH)),desc,gnu2)
 
 all: $(OTEL_WORKLOADS)
 

@@ -52,8 +52,8 @@ $(UNWIND_OUT)/unw_debugframe: $(UNWIND_SRC)/unw_deep.c | $(UNWIND_OUT)
 	$(call msg,WORKLOAD,$@)
 	$(Q)$(CC) $(UNWIND_CFLAGS) -fomit-frame-pointer -fno-asynchronous-unwind-tables \
 		-fno-unwind-tables $< $(UNWIND_LDFLAGS) -o $@.full
-	$(Q)objcopy --only-keep-debug $@.full $@.debug
-	$(Q)objcopy --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
+	$(Q)$(OBJCOPY) --only-keep-debug $@.full $@.debug
+	$(Q)$(OBJCOPY) --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
 	$(Q)rm -f $@.full
 
 # unw_cfi_gap: CFI everywhere but in unw_gap_nocfi, whose object has a
