@@ -76,7 +76,8 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 /* the interrupted registers in the signal frame __restore_rt's rsp points
  * at: the kernel's struct ucontext */
 #define SIGFRAME_REG(f)                                                                            \
-	(__builtin_offsetof(struct ucontext, uc_mcontext) + __builtin_offsetof(struct sigcontext_64, f))
+	(__builtin_offsetof(struct ucontext, uc_mcontext) +                                        \
+	 __builtin_offsetof(struct sigcontext_64, f))
 #define SIGFRAME_PC SIGFRAME_REG(ip)
 #define SIGFRAME_SP SIGFRAME_REG(sp)
 #define SIGFRAME_FP SIGFRAME_REG(bp)
@@ -84,13 +85,13 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 #elif defined(__TARGET_ARCH_arm64)
 
 /* 8-byte words of the arm64 UAPI struct user_pt_regs (asm/ptrace.h) */
-#define UAPI_REG_FP	29
-#define UAPI_REG_LR	30
-#define UAPI_REG_SP	31
-#define UAPI_REG_PC	32
-#define UAPI_REG_PSTATE 33
+#define UAPI_REG_FP	      29
+#define UAPI_REG_LR	      30
+#define UAPI_REG_SP	      31
+#define UAPI_REG_PC	      32
+#define UAPI_REG_PSTATE	      33
 /* PSR_MODE_MASK and PSR_MODE32_BIT: EL0 in AArch64 state is all zero */
-#define PSTATE_MODE_BITS 0x1f
+#define PSTATE_MODE_BITS      0x1f
 
 /* the sample's own registers when it interrupted AArch64 user mode (EL0t);
  * a 32-bit compat task's are another register file: not walked */
@@ -131,7 +132,7 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
  * user addresses only for mappings a process asks above 2^48), and PAC
  * and top-byte tags live above bit 47
  */
-#define arch_strip_ra(ra) ((ra) & 0x0000ffffffffffffull)
+#define arch_strip_ra(ra)     ((ra)&0x0000ffffffffffffull)
 
 /* the frame record {x29, x30} sits anywhere in its frame (GCC: at the
  * bottom), so a frame-pointer step does not give the caller's sp */
@@ -139,11 +140,11 @@ static __always_inline __u64 arch_thread_pointer(struct task_struct *task)
 
 /* the interrupted registers in the signal frame the vDSO's
  * __kernel_rt_sigreturn's sp points at: the kernel's struct rt_sigframe */
-#define SIGFRAME_REG(f) __builtin_offsetof(struct rt_sigframe, uc.uc_mcontext.f)
-#define SIGFRAME_PC	SIGFRAME_REG(pc)
-#define SIGFRAME_SP	SIGFRAME_REG(sp)
-#define SIGFRAME_FP	SIGFRAME_REG(regs[UAPI_REG_FP])
-#define SIGFRAME_LR	SIGFRAME_REG(regs[UAPI_REG_LR])
+#define SIGFRAME_REG(f)	      __builtin_offsetof(struct rt_sigframe, uc.uc_mcontext.f)
+#define SIGFRAME_PC	      SIGFRAME_REG(pc)
+#define SIGFRAME_SP	      SIGFRAME_REG(sp)
+#define SIGFRAME_FP	      SIGFRAME_REG(regs[UAPI_REG_FP])
+#define SIGFRAME_LR	      SIGFRAME_REG(regs[UAPI_REG_LR])
 
 #else
 #error "bpf/arch.bpf.h: the BPF programs know x86-64 and arm64 only"

@@ -90,9 +90,9 @@ struct ustack_walk {
 	__u64 pc;
 	__u64 sp;
 	__u64 bp;
-	__u64 lr;    /* arm64's link register, while it is known (lr_ok) */
-	__u32 lr_ok; /* the sampled frame and one a signal frame restored only */
-	__u32 sp_ok; /* sp is the frame's: not after an arm64 frame-pointer step */
+	__u64 lr;	 /* arm64's link register, while it is known (lr_ok) */
+	__u32 lr_ok;	 /* the sampled frame and one a signal frame restored only */
+	__u32 sp_ok;	 /* sp is the frame's: not after an arm64 frame-pointer step */
 	__u32 base;	 /* frames[] index of the first user frame */
 	__u32 n;	 /* user frames recorded */
 	__u32 map_first; /* the process's mappings */
