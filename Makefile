@@ -250,17 +250,20 @@ fuzz: $(FUZZ_BINS)
 # each fuzz target's smoke run in make test (make fuzz runs them longer)
 TEST_FUZZ_SECONDS ?= 3
 
-# the README's test command: everything, dependencies included
-test: deps
+# the README's test command: everything, dependencies included; the arm64
+# build too, for its guest in test_kernels.sh (the test machines are x86-64)
+test: deps deps-cross
 	$(Q)$(MAKE) --no-print-directory $(TEST_DEPS) $(UNIT_EXTRA)
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
 		tests/run.sh all $(UNIT_BINS) $(STRESS_BINS) $(FUZZ_BINS) tests/integration/test_*.sh
 
 # every kernel of the matrix (tests/kernels/README.md): minutes per kernel under TCG
-test-kernels: deps
+test-kernels: deps deps-cross
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)
-	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) tests/kernels/matrix.sh
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) ARM64_OUTPUT=$(OUTPUT)/arm64 tests/kernels/matrix.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)

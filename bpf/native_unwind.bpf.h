@@ -142,46 +142,53 @@ static __always_inline int read_user_u64(struct ustack_walk *st, __u64 addr, __u
 }
 
 /*
- * 1 when @a <= @b, for values below 2^63, without a branch: the searches
- * below take no data-dependent branch, so a verifier walks each of their
- * steps once (6.1's gave up at a million instructions on the branching
- * ones: every step doubled the states it kept).  The barrier keeps the
- * compiler from turning the subtraction back into a compare and a jump.
+ * 1 when @a <= @b, without a branch: the searches below take no
+ * data-dependent branch, so a verifier walks each of their steps once
+ * (6.1's gave up at a million instructions on the branching ones: every
+ * step doubled the states it kept).  The borrow of b - a, for any 64-bit
+ * values: a mapping above 2^63 ([vsyscall] at 0xffffffffff600000) must
+ * compare right, the sign of the difference alone put it below every
+ * address.  The barrier keeps the compiler from turning this back into a
+ * compare and a jump.
  */
-static __always_inline __u64 le_u63(__u64 a, __u64 b)
+static __always_inline __u64 le_u64(__u64 a, __u64 b)
 {
-	__u64 d = b - a;
+	__u64 borrow = (~b & a) | (~(b ^ a) & (b - a));
 
-	asm volatile("" : "+r"(d));
-	return (d >> 63) ^ 1;
+	asm volatile("" : "+r"(borrow));
+	return (borrow >> 63) ^ 1;
 }
 
-/* the last mapping whose start <= @addr (a binary search; the last hit first) */
+/*
+ * The last mapping whose start <= @addr, if it holds @addr (a binary
+ * search; the last hit first).  Branchless, like rows_upto(): Linux 6.19+
+ * verifies a bpf_loop callback as a loop whose states must converge, and a
+ * branch per halving there multiplied the states until the sampler did not
+ * load in minutes.
+ */
 static __always_inline const struct unwind_mapping *find_mapping(struct ustack_walk *st, __u64 addr)
 {
 	const struct unwind_mapping *m;
-	__u32 lo = 0, hi = st->map_count, mid, idx, i;
+	__u32 base = 0, len = st->map_count, half, idx, i;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &st->cached);
 	if (m && addr >= m->start && addr < m->end)
 		return m;
-	/* the last mapping whose start <= addr; 13 halvings cover 4096 */
-	for (i = 0; i < 13 && lo < hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		idx = st->map_first + mid;
+	if (!len)
+		return NULL;
+	/* 13 halvings bring 4096 (UNWIND_MAX_PROC_MAPPINGS) down to 1 */
+	for (i = 0; i < 13; i++) {
+		half = len >> 1;
+		idx = st->map_first + base + half;
 		m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 		if (!m)
 			return NULL;
-		if (m->start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base += half * (__u32)le_u64(m->start, addr);
+		len -= half;
 	}
-	if (!lo)
-		return NULL;
-	idx = st->map_first + lo - 1;
+	idx = st->map_first + base;
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	if (!m || addr >= m->end)
+	if (!m || addr < m->start || addr >= m->end)
 		return NULL;
 	st->cached = idx;
 	return m;
@@ -198,7 +205,7 @@ static __always_inline const struct unwind_row *row_at(__u32 idx)
 
 /*
  * How many of the @n rows from @first have pc <= @off, -1 when a row is
- * missing: the branchless upper bound of find_mapping().  A table within
+ * missing: find_mapping()'s branchless search over rows.  A table within
  * one chunk (most: a chunk holds 128k rows) looks its chunk up once; one
  * that straddles two, at each step.
  */
@@ -219,7 +226,7 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 			row = bpf_map_lookup_elem(rows, &idx);
 			if (!row)
 				return -1;
-			base += half * (__u32)le_u63(row->pc, off);
+			base += half * (__u32)le_u64(row->pc, off);
 			len -= half;
 		}
 		idx = first + base;
@@ -230,14 +237,14 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 			row = row_at(first + base + half);
 			if (!row)
 				return -1;
-			base += half * (__u32)le_u63(row->pc, off);
+			base += half * (__u32)le_u64(row->pc, off);
 			len -= half;
 		}
 		row = row_at(first + base);
 	}
 	if (!row)
 		return -1;
-	return base + le_u63(row->pc, off);
+	return base + le_u64(row->pc, off);
 }
 
 /* the rule of the last row whose pc <= @off, NULL when none */

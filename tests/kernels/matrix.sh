@@ -2,7 +2,7 @@
 # The kernel matrix: boots each kernel (tests/kernels/guest.sh), runs
 # tests/kernels/smoke.sh inside with the host-built collector, judges the profiles
 # it brings back with the reference pprof, and prints a table kernel x check.
-#   tests/kernels/matrix.sh [KERNEL...]   (default: bullseye bookworm trixie sid)
+#   tests/kernels/matrix.sh [KERNEL...]   (default: bullseye bookworm trixie sid, bookworm-arm64 sid-arm64)
 #   A KERNEL is a suite (amd64) or SUITE-arm64: an arm64 guest runs the arm64 build
 #   (make ARCH=arm64: ARM64_OUTPUT, default build/arm64, its collector and workloads).
 # Environment: COLLECTOR (default ./collector), OUTPUT (build), PPROF (build/pprof),
@@ -17,9 +17,9 @@ OUTPUT=${OUTPUT:-build}
 COLLECTOR=${COLLECTOR:-./collector}
 PPROF=${PPROF:-$OUTPUT/pprof}
 ARM64_OUTPUT=${ARM64_OUTPUT:-build/arm64}
-CHECKS=(pid pid_fp all nofp labels offcpu)
+CHECKS=(pid pid_fp all nofp labels offcpu otel otel_lib)
 KERNELS=("$@")
-[ ${#KERNELS[@]} -gt 0 ] || KERNELS=(bullseye bookworm trixie sid)
+[ ${#KERNELS[@]} -gt 0 ] || KERNELS=(bullseye bookworm trixie sid bookworm-arm64 sid-arm64)
 
 # checks a kernel may answer "unsupported" to (issue 30: whole CFI unwinding
 # from 5.15, --off-cpu's task storage and sched_switch's prev_state from 5.13 and
@@ -34,6 +34,7 @@ may_lack() { # SUITE CHECK
 [ -x "$PPROF" ] || { echo "matrix.sh: $PPROF is missing: make $OUTPUT/pprof" >&2; exit 2; }
 RUN=$(mktemp -d /tmp/ctxprof-matrix.XXXXXX)
 trap 'rm -rf "$RUN"' EXIT
+WORKLOADS="shares unw_deep requests offcpu_requests otel_service otel_service_lib libotel_sdk.so"
 # each architecture's collector and payload (the workloads smoke.sh runs)
 payload() { # amd64|arm64 -> sets GCOLLECTOR, GPAYLOAD
 	local out=$OUTPUT mk="make all" f
@@ -43,12 +44,12 @@ payload() { # amd64|arm64 -> sets GCOLLECTOR, GPAYLOAD
 	fi
 	GPAYLOAD=$RUN/payload-$1
 	[ -x "$GCOLLECTOR" ] || { echo "matrix.sh: $GCOLLECTOR is missing: run $mk" >&2; exit 2; }
-	for f in shares unw_deep requests offcpu_requests; do
+	for f in $WORKLOADS; do
 		[ -x "$out/workloads/$f" ] || { echo "matrix.sh: $out/workloads/$f is missing: run $mk" >&2; exit 2; }
 	done
 	[ -d "$GPAYLOAD" ] && return
 	mkdir -p "$GPAYLOAD"
-	cp "$out"/workloads/{shares,unw_deep,requests,offcpu_requests} "$GPAYLOAD/"
+	for f in $WORKLOADS; do cp "$out/workloads/$f" "$GPAYLOAD/"; done
 }
 
 # the four leaves' share of their sum within 8 points of 10/20/30/40 %
@@ -82,6 +83,18 @@ judge_labels() {
 		/^-----------/ { if (span && h) good++; span = h = 0; next }
 		$1 == "span_id:" { span = 1 } $NF ~ /^handle_(checkout|search|login)$/ { h = 1 }
 		END { if (span && h) good++; if (!good) print "no span_id-labelled handler samples" }'
+}
+# OpenTelemetry span labels on samples of their span's handler: 95 % at least
+. "$HERE/../integration/otel_check.sh"
+judge_otel() {
+	local v
+	v=$(otel_verdict <("$PPROF" -traces "$1" 2> /dev/null))
+	set -- $v
+	if [ "$1" -eq 0 ]; then
+		echo "no OTel span-labelled samples"
+	elif ! pct_at_least "$1" $(($1 + $2)) 95; then
+		echo "span labels right on $1 of $(($1 + $2)) ms"
+	fi
 }
 # off-CPU samples with the workload's sleep wait
 judge_offcpu() {
@@ -120,6 +133,7 @@ for k in "${KERNELS[@]}"; do
 			nofp) bad=$(judge_nofp "$out/$c.pb.gz") ;;
 			labels) bad=$(judge_labels "$out/$c.pb.gz") ;;
 			offcpu) bad=$(judge_offcpu "$out/$c.pb.gz") ;;
+			otel | otel_lib) bad=$(judge_otel "$out/$c.pb.gz") ;;
 			esac
 			if [ -z "$bad" ]; then
 				cell=ok

@@ -10,6 +10,8 @@
 #   nofp    --pid on unw_deep (-fomit-frame-pointer, 120 frames), default unwinder
 #   labels  --pid on requests (libctxprof span labels)
 #   offcpu  --pid --off-cpu on offcpu_requests
+#   otel    --pid on otel_service (OpenTelemetry thread context in the executable's TLS)
+#   otel_lib  the same with otel_service_lib (in libotel_sdk.so's TLS)
 # Usage: smoke.sh [SECONDS]   (each collector run's duration, default 3)
 D=${1:-3}
 
@@ -46,4 +48,11 @@ kill $wl
 sleep 0.5
 run offcpu $wl --off-cpu
 kill $wl
+
+for w in otel otel_lib; do
+	./otel_service${w#otel} --threads 2 & wl=$!
+	sleep 0.5
+	run $w $wl
+	kill $wl
+done
 uname -r > /out/uname

@@ -171,6 +171,12 @@ static void static_offset__aligned_and_not__as_glibc_places_the_first_block(void
 	/* a segment starting 16 bytes into its alignment keeps that phase */
 	assert_int_equal(otel_tls__static_offset(100, 64, 0x1010), 112);
 	assert_int_equal(otel_tls__static_offset(5, 0, 0), 5);
+	/* arm64 (TLS_DTV_AT_TP): the block after the 16-byte TCB, aligned */
+	assert_int_equal(otel_tls__static_offset_above(8, 0x10de8), 16);
+	assert_int_equal(otel_tls__static_offset_above(64, 0x1000), 64);
+	assert_int_equal(otel_tls__static_offset_above(32, 0x1010), 16);
+	assert_int_equal(otel_tls__static_offset_above(32, 0x1008), 40);
+	assert_int_equal(otel_tls__static_offset_above(0, 0), 16);
 }
 
 int main(int argc, char **argv)

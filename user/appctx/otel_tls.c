@@ -58,6 +58,40 @@ uint64_t otel_tls__static_offset(uint64_t memsz, uint64_t align, uint64_t vaddr)
 	return (memsz - firstbyte + align - 1) / align * align + firstbyte;
 }
 
+uint64_t otel_tls__static_offset_above(uint64_t align, uint64_t vaddr)
+{
+	uint64_t firstbyte, off;
+
+	if (align < 2)
+		return 16;
+	/* glibc's _dl_determine_tlsoffset for the first block, TLS_DTV_AT_TP:
+	 * the blocks start right after the TCB (TLS_TCB_SIZE 16 on aarch64) */
+	firstbyte = (-(vaddr & (align - 1))) & (align - 1);
+	off = (16 + align - 1) / align * align;
+	if (off - 16 < firstbyte)
+		off += align;
+	return off - firstbyte;
+}
+
+int64_t otel_tls__tp_offset(uint64_t sym, uint64_t off)
+{
+#if defined(__aarch64__)
+	return (int64_t)sym + (int64_t)off;
+#else
+	return (int64_t)sym - (int64_t)off;
+#endif
+}
+
+/* the static TLS offset of the executable's block, as this architecture places it */
+static uint64_t exe_static_offset(const struct tls_file *f)
+{
+#if defined(__aarch64__)
+	return otel_tls__static_offset_above(f->tls_align, f->tls_vaddr);
+#else
+	return otel_tls__static_offset(f->tls_memsz, f->tls_align, f->tls_vaddr);
+#endif
+}
+
 /* the longest .dynstr looked through (libLLVM-15's is 2.6 MiB) */
 #define DYNSTR_MAX (16u << 20)
 
@@ -202,7 +236,7 @@ static enum otel_tls_status locate_in_library(struct locate *l, struct otel_tls_
 			/* glibc's NO_TLS_OFFSET (0) and FORCED_DYNAMIC_TLS_OFFSET (-1) */
 			if (off && off != UINT64_MAX && off < (1ull << 32)) {
 				ref->mode = OTEL_TLS_STATIC;
-				ref->offset = (int64_t)lib->sym_value - (int64_t)off;
+				ref->offset = otel_tls__tp_offset(lib->sym_value, off);
 				return OTEL_TLS_FOUND;
 			}
 			elem = libc->has_tdb[TDB_DTV_ELEM] ? libc->tdb[TDB_DTV_ELEM][0] / 8 : 0;
@@ -283,9 +317,7 @@ enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, s
 			goto out;
 		}
 		ref->mode = OTEL_TLS_STATIC;
-		ref->offset = (int64_t)l.exe->sym_value -
-			      (int64_t)otel_tls__static_offset(l.exe->tls_memsz, l.exe->tls_align,
-							       l.exe->tls_vaddr);
+		ref->offset = otel_tls__tp_offset(l.exe->sym_value, exe_static_offset(l.exe));
 		ret = OTEL_TLS_FOUND;
 	} else if (any_sym) {
 		ret = locate_in_library(&l, ref, why);

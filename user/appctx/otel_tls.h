@@ -69,4 +69,19 @@ enum otel_tls_status otel_tls__locate(pid_t pid, const struct proc_maps *maps, s
  */
 uint64_t otel_tls__static_offset(uint64_t memsz, uint64_t align, uint64_t vaddr);
 
+/**
+ * otel_tls__static_offset_above() - the same for the other TLS layout
+ * (TLS_DTV_AT_TP: arm64): the first block starts this many bytes above the
+ * thread pointer, past glibc's 16-byte TCB.  @align 0 counts as 1.
+ */
+uint64_t otel_tls__static_offset_above(uint64_t align, uint64_t vaddr);
+
+/**
+ * otel_tls__tp_offset() - where a variable at @sym in a block at static
+ * TLS offset @off (as the two functions above or link_map.l_tls_offset
+ * say) lies from the thread pointer, on the architecture the collector
+ * was built for: below it on x86-64, above it on arm64.
+ */
+int64_t otel_tls__tp_offset(uint64_t sym, uint64_t off);
+
 #endif /* CTXPROF_OTEL_TLS_H */

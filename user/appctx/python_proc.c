@@ -185,6 +185,15 @@ static void find_layout(const struct elf_file *ef, const struct elf_load *loads,
 		f->layout_err = l ? 0 : -ENOENT;
 		if (l)
 			f->layout = *l;
+#if defined(__aarch64__)
+		/* glibc's pthread_self() is the thread pointer on x86-64 only
+		 * (arm64: below it by an unpublished struct pthread's size) */
+		if (l && (l->walk & PYTHON_WALK_TID_PTHREAD)) {
+			f->layout_err = -EOPNOTSUPP;
+			f->why = "CPython before 3.11 on arm64 (its threads are found by "
+				 "pthread_self)";
+		}
+#endif
 		return;
 	}
 	if (size > sizeof(buf) || elf_loads__vaddr_to_offset(loads, n, f->runtime, size, &off) ||
