@@ -344,6 +344,10 @@ FAMILY(f_events_lost, "ctxprof_trace_events_lost_total", COUNTER,
        "Per-thread trace events lost, by reason.", "reason");
 FAMILY(f_span_left_out, "ctxprof_timeline_span_events_left_out_total", COUNTER,
        "libctxprof span events left out of timelines, by reason.", "reason");
+FAMILY(f_seeds, "ctxprof_trace_seeds_total", COUNTER,
+       "Thread state (name, open spans) copied into new trace parts, and handed to timelines "
+       "after the events it repeats were recycled.",
+       "event");
 FAMILY(f_parts, "ctxprof_trace_parts", GAUGE, "Per-thread trace parts of 4 KiB allocated.", NULL);
 FAMILY(f_replay_bytes, "ctxprof_trace_replay_max_bytes", GAUGE,
        "The largest copy one replay made of a thread's events.", NULL);
@@ -855,6 +859,9 @@ const struct counter_desc counter_descs[] = {
 	    .flags = COUNTER_GROUP),
 	ONE(f_span_left_out, "bad_time", COUNTERS_TIMELINE, "with a time far from ours",
 	    app.span_events_bad_time),
+	ONE(f_seeds, "written", COUNTERS_TIMELINE, "thread state seeded into new parts",
+	    traces.seeds, .flags = COUNTER_GROUP),
+	ONE(f_seeds, "replayed", COUNTERS_TIMELINE, "used after recycling", traces.seeds_replayed),
 	ONE(f_parts, NULL, COUNTERS_TIMELINE, "parts of 4 KiB", traces.parts,
 	    .flags = COUNTER_GROUP),
 	ONE(f_replay_bytes, NULL, COUNTERS_TIMELINE, "the most one thread took",
