@@ -348,7 +348,8 @@ struct ctxprof_region_header {
 	__u64 consumer_heartbeat_ns; /* CLOCK_MONOTONIC of its last drain pass; 0: none yet */
 	__u32 consumer_pid;	     /* informational */
 	__u32 dict_replay_request;   /* change it to have the dictionary emitted again */
-	__u64 consumer_reserved[6];
+	__u64 consumer_owner;	     /* token of the one consumer of the lanes; 0: none */
+	__u64 consumer_reserved[5];
 };
 
 _Static_assert(__builtin_offsetof(struct ctxprof_region_header, magic) == 0, "ctxprof ABI");
@@ -392,7 +393,18 @@ _Static_assert(__builtin_offsetof(struct ctxprof_region_header, consumer_pid) ==
 	       "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_region_header, dict_replay_request) == 204,
 	       "ctxprof ABI");
+_Static_assert(__builtin_offsetof(struct ctxprof_region_header, consumer_owner) == 208,
+	       "ctxprof ABI");
 _Static_assert(sizeof(struct ctxprof_region_header) == 256, "ctxprof ABI");
+
+/*
+ * The lanes have one consumer (SPSC).  Collectors that map the same region
+ * (a restart, a rolling update of the DaemonSet) agree through
+ * consumer_owner: a consumer drains only while the word holds its own
+ * token, taken by compare-and-swap when it is 0 or when the heartbeat is
+ * older than this; the owner checks it again (an RMW) before each write.
+ */
+#define CTXPROF_CONSUMER_STALE_NS (5ull * 1000 * 1000 * 1000)
 
 /*
  * The canonical layout, which a valid region must have exactly.  The caller

@@ -59,6 +59,9 @@ static void init_small(uint32_t max_threads, uint32_t index_rings, uint32_t inde
 }
 
 /* the live region, validated like the collector does */
+/* the token of the collector these tests play */
+#define TEST_CONSUMER 0x7e57ull
+
 static void *region(struct ctxprof_region_geom *g)
 {
 	size_t size;
@@ -68,6 +71,8 @@ static void *region(struct ctxprof_region_geom *g)
 	assert_non_null(base);
 	if (ctxprof_region__validate(base, size, g, &why))
 		fail_msg("region invalid: %s", why);
+	/* one collector across the test's validations: the lanes' one consumer */
+	g->consumer_token = TEST_CONSUMER;
 	return base;
 }
 
