@@ -100,6 +100,8 @@ struct ctxprof_thread {
 	struct ctxprof_slot *slot;
 	__u32 index;
 	__u32 generation; /* ours, not re-read from the region */
+	__u64 generated;  /* private copies of the slot's events_generated, */
+	__u64 refused;	  /* events_refused */
 	struct ctxprof_lane_producer lanes[CTXPROF_NR_LANES];
 };
 

@@ -17,8 +17,13 @@
  *   emit, intern tags and exit (max_threads 4: slots are recycled) while a
  *   consumer thread drains the region; per slot generation the event seq
  *   must only grow, and at the end every record written was delivered
- *   (written == delivered) and none vanished (written + dropped covers
- *   every span event emitted by a registered thread, and the tags).
+ *   (written == delivered) and none vanished (written + dropped + refused
+ *   covers every span event emitted by a registered thread, and the tags).
+ *   At 60 % of the phase the main thread calls ctxprof_shutdown() while the
+ *   others go on: 100 ms later nothing more is written and no thread
+ *   registers (the registry's shutdown_requested), events are refused and
+ *   counted in the slots (events_refused), the collector saw the flag, and
+ *   what was written before is still delivered whole.
  * rivals: the lanes phase with two consumers (two collectors on one region,
  *   as in a rolling update) that take the lanes from each other: every 64
  *   passes one moves the shared clock past the other's heartbeat by more
@@ -343,7 +348,8 @@ static void phase_lanes(double seconds)
 	};
 	struct consumer *c = calloc(1, sizeof(*c));
 	pthread_t prod, churn[CHURNERS];
-	struct ctxprof_stats st;
+	struct ctxprof_stats st, settled;
+	uint64_t refused = 0;
 	size_t size;
 	int i;
 
@@ -371,7 +377,12 @@ static void phase_lanes(double seconds)
 	pthread_create(&prod, NULL, producer_main, NULL);
 	for (i = 0; i < CHURNERS; i++)
 		pthread_create(&churn[i], NULL, churner_main, (void *)(uintptr_t)(i + 1));
-	sleep_ns(seconds * 1e9);
+	sleep_ns(seconds * 0.6e9);
+	ctxprof_shutdown();
+	/* a thread between its flag check and its commit has long finished */
+	sleep_ns(100e6);
+	ctxprof_get_stats(&settled);
+	sleep_ns(seconds * 0.4e9);
 	atomic_store(&stop, true);
 	pthread_join(prod, NULL);
 	for (i = 0; i < CHURNERS; i++)
@@ -381,19 +392,33 @@ static void phase_lanes(double seconds)
 	ctxprof_region__drain(c->base, &c->g, now_ns(), &ops, c, &c->st);
 
 	ctxprof_get_stats(&st);
+	/* no slot was recycled after the shutdown, so the slots hold every refusal */
+	for (i = 0; i < LANE_SLOTS; i++)
+		refused += ((struct ctxprof_slot *)((char *)c->base +
+						    ctxprof_region__slot_offset(&c->g, i)))
+				   ->events_refused;
+	if (st.events_written != settled.events_written)
+		failf("written after the shutdown", st.events_written, settled.events_written);
+	if (st.registrations != settled.registrations)
+		failf("registered after the shutdown", st.registrations, settled.registrations);
+	if (!refused || !c->st.shut_down)
+		failf("shutdown not seen (refused, collector passes)", refused, c->st.shut_down);
 	printf("lanes: emitted=%" PRIu64 " delivered=%" PRIu64 " tags=%" PRIu64 " written=%" PRIu64
 	       " dropped=%" PRIu64 " registrations=%" PRIu64 " rejected=%" PRIu64
-	       " reclaimed=%" PRIu64 " passes=%" PRIu64 " malformed=%" PRIu64 "\n",
+	       " reclaimed=%" PRIu64 " passes=%" PRIu64 " malformed=%" PRIu64 " refused=%" PRIu64
+	       "\n",
 	       (uint64_t)atomic_load(&emitted), c->events, c->tags, st.events_written,
 	       st.events_dropped, st.registrations, st.registrations_rejected, st.slots_reclaimed,
 	       c->passes,
 	       c->st.bad_queue + c->st.bad_ring_index + c->st.bad_ring_used + c->st.bad_record +
-		       c->st.free_queue_full + c->st.bad_slot_state);
+		       c->st.free_queue_full + c->st.bad_slot_state,
+	       refused);
 	if (st.events_written != c->events + c->tags)
 		failf("written != delivered", st.events_written, c->events + c->tags);
 	/* dictionary records may be dropped and retried: only a bound for them */
-	if (st.events_written + st.events_dropped < atomic_load(&emitted) + c->tags)
-		failf("written + dropped < emitted", st.events_written + st.events_dropped,
+	if (st.events_written + st.events_dropped + refused < atomic_load(&emitted) + c->tags)
+		failf("written + dropped + refused < emitted",
+		      st.events_written + st.events_dropped + refused,
 		      atomic_load(&emitted) + c->tags);
 	if (c->st.bad_queue + c->st.bad_ring_index + c->st.bad_ring_used + c->st.bad_record +
 	    c->st.free_queue_full + c->st.bad_slot_state)

@@ -494,6 +494,9 @@ uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, 
 
 	if (!claim_lanes(h, g->consumer_token, now_ns, st))
 		return 0;
+	/* shut down: no new records come, but we drain what was submitted before */
+	if (ld32(&h->registration_flags, relaxed) & CTXPROF_REG_SHUTDOWN)
+		count(st, shut_down);
 	while (!lost && ctxprof_region__next_slot(base, g, &cursor, &v, st)) {
 		struct ctxprof_slot *s = slot_at(base, g, v.index);
 		bool empty = true;

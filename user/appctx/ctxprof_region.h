@@ -76,6 +76,7 @@ struct ctxprof_region_stats {
 	uint64_t consumer_refused;   /* passes not made: another consumer holds the lanes */
 	uint64_t consumer_takeovers; /* lanes taken from a consumer whose heartbeat went stale */
 	uint64_t consumer_lost;	     /* passes stopped: the lanes were taken from us meanwhile */
+	uint64_t shut_down;	     /* passes over a region whose library was shut down */
 };
 
 /**

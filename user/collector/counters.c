@@ -161,6 +161,12 @@ FAMILY(f_span_events, "ctxprof_context_span_events_total", COUNTER,
        "libctxprof span begin and end events drained.", NULL);
 FAMILY(f_lane_errors, "ctxprof_context_lane_errors_total", COUNTER,
        "Malformed libctxprof lane content skipped.", NULL);
+FAMILY(f_lane_consumer, "ctxprof_context_lane_consumer_total", COUNTER,
+       "libctxprof lanes and another collector: drain passes refused (it holds them), lanes "
+       "taken over (it was silent for 5 s), passes stopped (it took them).",
+       "event");
+FAMILY(f_regions_shut_down, "ctxprof_context_regions_shut_down", GAUGE,
+       "libctxprof regions whose application called ctxprof_shutdown().", NULL);
 /* OpenTelemetry */
 FAMILY(f_otel_processes, "ctxprof_otel_processes_total", COUNTER,
        "Process images whose OpenTelemetry process context was read.", NULL);
@@ -638,6 +644,14 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_span_events, NULL, COUNTERS_CONTEXT, "span events", app.span_events,
 	    .flags = COUNTER_GROUP),
 	ONE(f_lane_errors, NULL, COUNTERS_CONTEXT, "lane errors", app.lane_errors),
+	ONE(f_lane_consumer, "refused", COUNTERS_CONTEXT,
+	    "drain passes refused: another collector holds the lanes", app.lane_passes_refused),
+	ONE(f_lane_consumer, "takeover", COUNTERS_CONTEXT, "lanes taken from a silent collector",
+	    app.lane_takeovers),
+	ONE(f_lane_consumer, "lost", COUNTERS_CONTEXT, "drain passes stopped: lanes taken",
+	    app.lane_passes_lost),
+	ONE(f_regions_shut_down, NULL, COUNTERS_CONTEXT, "regions shut down by their application",
+	    app.regions_shut_down),
 
 	/* OpenTelemetry process context, and where thread context was found */
 	ONE(f_otel_processes, NULL, COUNTERS_OTEL_PROCESS, "processes", otel.processes),
