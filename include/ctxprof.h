@@ -178,6 +178,17 @@ CTXPROF_API int ctxprof_register_thread(void);
 CTXPROF_API void ctxprof_unregister_thread(void);
 
 /**
+ * ctxprof_shutdown() - stop handing span events and tag records to the
+ * profiler, for good (the registry's shutdown_requested): the calling
+ * thread's partly filled rings are submitted now, every other thread's at
+ * its next span event or intern; from then on new threads get no slot and
+ * new records are refused, counted per thread (events_refused in its slot).
+ * Contexts are still written: samples keep their span ids.  Any thread,
+ * any time after init; a no-op before.
+ */
+CTXPROF_API void ctxprof_shutdown(void);
+
+/**
  * struct ctxprof_stats - counters of the whole process since init.
  * @registrations: threads that got a slot
  * @registrations_rejected: threads refused (no slot free)

@@ -278,7 +278,10 @@ struct ctxprof_slot {
 	__u32 tid;	     /* kernel tid of the owner; valid from ACTIVE on */
 	__u32 flags;	     /* 0 */
 	__u64 registered_ns; /* CLOCK_MONOTONIC at registration */
-	__u64 reserved[5];
+	/* the seed's ThreadLaneSet metrics, this owner's, from its registration */
+	__u64 events_generated; /* span events and tag records the thread made */
+	__u64 events_refused;	/* of them, refused: the registry was shut down */
+	__u64 reserved[3];
 	struct ctxprof_lane lanes[CTXPROF_NR_LANES]; /* control of the slot's lanes */
 };
 
@@ -287,6 +290,8 @@ _Static_assert(__builtin_offsetof(struct ctxprof_slot, state_gen) == 64, "ctxpro
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, tid) == 72, "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, flags) == 76, "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, registered_ns) == 80, "ctxprof ABI");
+_Static_assert(__builtin_offsetof(struct ctxprof_slot, events_generated) == 88, "ctxprof ABI");
+_Static_assert(__builtin_offsetof(struct ctxprof_slot, events_refused) == 96, "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_slot, lanes) == 128, "ctxprof ABI");
 _Static_assert(sizeof(struct ctxprof_slot) == 640, "ctxprof ABI");
 
@@ -299,6 +304,12 @@ _Static_assert(CTXPROF_SLOT_SAMPLER_READ == __builtin_offsetof(struct ctxprof_sl
 /* control block                                                              */
 
 #define CTXPROF_REG_ACCEPTING (1u << 0) /* registration_flags: new threads may register */
+/*
+ * registration_flags: the registry's shutdown_requested (ctxprof_shutdown()):
+ * no new thread, no new record into a lane (refused, counted per slot); what
+ * the lanes hold is submitted for the collector to drain.  Never cleared.
+ */
+#define CTXPROF_REG_SHUTDOWN (1u << 1)
 
 struct ctxprof_lane_geometry {
 	__u32 ring_count; /* rings in each slot's pool, 1..CTXPROF_LANE_QUEUE_CAP */
@@ -348,7 +359,8 @@ struct ctxprof_region_header {
 	__u64 consumer_heartbeat_ns; /* CLOCK_MONOTONIC of its last drain pass; 0: none yet */
 	__u32 consumer_pid;	     /* informational */
 	__u32 dict_replay_request;   /* change it to have the dictionary emitted again */
-	__u64 consumer_reserved[6];
+	__u64 consumer_owner;	     /* token of the one consumer of the lanes; 0: none */
+	__u64 consumer_reserved[5];
 };
 
 _Static_assert(__builtin_offsetof(struct ctxprof_region_header, magic) == 0, "ctxprof ABI");
@@ -392,7 +404,18 @@ _Static_assert(__builtin_offsetof(struct ctxprof_region_header, consumer_pid) ==
 	       "ctxprof ABI");
 _Static_assert(__builtin_offsetof(struct ctxprof_region_header, dict_replay_request) == 204,
 	       "ctxprof ABI");
+_Static_assert(__builtin_offsetof(struct ctxprof_region_header, consumer_owner) == 208,
+	       "ctxprof ABI");
 _Static_assert(sizeof(struct ctxprof_region_header) == 256, "ctxprof ABI");
+
+/*
+ * The lanes have one consumer (SPSC).  Collectors that map the same region
+ * (a restart, a rolling update of the DaemonSet) agree through
+ * consumer_owner: a consumer drains only while the word holds its own
+ * token, taken by compare-and-swap when it is 0 or when the heartbeat is
+ * older than this; the owner checks it again (an RMW) before each write.
+ */
+#define CTXPROF_CONSUMER_STALE_NS (5ull * 1000 * 1000 * 1000)
 
 /*
  * The canonical layout, which a valid region must have exactly.  The caller

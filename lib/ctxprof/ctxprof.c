@@ -379,6 +379,10 @@ static int register_current(void)
 	t->slot = s;
 	t->index = i;
 	t->generation = gen;
+	t->generated = 0;
+	t->refused = 0;
+	st64(&s->events_generated, 0, relaxed);
+	st64(&s->events_refused, 0, relaxed);
 	for (l = 0; l < CTXPROF_NR_LANES; l++)
 		ctxprof_lane__init(&t->lanes[l], &s->lanes[l], ctxprof_shm__rings(shm, i, l),
 				   shm->ring_count[l], shm->ring_size[l], shm->flush_interval_ns);
@@ -590,6 +594,23 @@ void ctxprof_clear_tag(unsigned int slot)
 	ctxprof_set_tag(slot, 0);
 }
 
+/*
+ * One more event made by @t (the seed's events_generated); false when the
+ * registry is shut down: refused, counted, and the rings this thread holds
+ * submitted so that the collector drains everything written before.  One
+ * load of a flag that is written once.
+ */
+static bool generate(struct ctxprof_thread *t)
+{
+	st64(&t->slot->events_generated, ++t->generated, relaxed);
+	if (likely(!(ld32(&shm_storage.hdr->registration_flags, relaxed) & CTXPROF_REG_SHUTDOWN)))
+		return true;
+	st64(&t->slot->events_refused, ++t->refused, relaxed);
+	for (int l = 0; l < CTXPROF_NR_LANES; l++)
+		ctxprof_lane__flush(&t->lanes[l]);
+	return false;
+}
+
 static void span_event(__u16 type, __u64 span_id, __u64 root_id)
 {
 	struct ctxprof_thread *t = current_thread();
@@ -601,6 +622,8 @@ static void span_event(__u16 type, __u64 span_id, __u64 root_id)
 		atomic_fetch_add_explicit(&events_unregistered, 1, memory_order_relaxed);
 		return;
 	}
+	if (unlikely(!generate(t)))
+		return;
 	now = ctxprof_now_ns();
 	ev = ctxprof_lane__reserve(&t->lanes[CTXPROF_LANE_INDEX], sizeof(*ev), &seq);
 	if (ev) {
@@ -661,6 +684,19 @@ void ctxprof_flush(void)
 		ctxprof_lane__flush(&t->lanes[l]);
 }
 
+void ctxprof_shutdown(void)
+{
+	struct ctxprof_shm *shm = atomic_load_explicit(&shm_ready, memory_order_acquire);
+	_Atomic __u32 *flags;
+
+	if (!shm)
+		return;
+	flags = (_Atomic __u32 *)&shm->hdr->registration_flags;
+	atomic_fetch_and_explicit(flags, ~CTXPROF_REG_ACCEPTING, memory_order_relaxed);
+	atomic_fetch_or_explicit(flags, CTXPROF_REG_SHUTDOWN, memory_order_relaxed);
+	ctxprof_flush();
+}
+
 /* ------------------------------------------------------------------------ */
 /* tags and stats                                                             */
 
@@ -672,7 +708,7 @@ bool ctxprof__emit_tag(__u32 id, const char *key, __u16 key_len, const char *val
 	__u32 size, seq;
 	__u64 now;
 
-	if (!t)
+	if (!t || !generate(t))
 		return false;
 	p = &t->lanes[CTXPROF_LANE_DETAIL];
 	size = (sizeof(*r) + key_len + value_len + CTXPROF_RECORD_ALIGN - 1) &

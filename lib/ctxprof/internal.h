@@ -31,7 +31,7 @@
 #define CTXPROF_DEFAULT_DETAIL_RING_SIZE 4096u
 #define CTXPROF_DEFAULT_MAX_TAGS	 65536u
 #define CTXPROF_DEFAULT_FLUSH_NS	 (100ull * 1000 * 1000)
-#define CTXPROF_DEFAULT_STALE_NS	 (5ull * 1000 * 1000 * 1000)
+#define CTXPROF_DEFAULT_STALE_NS	 CTXPROF_CONSUMER_STALE_NS
 #define CTXPROF_MAX_REGION_SIZE		 (1ull << 32)
 
 /*
@@ -100,6 +100,8 @@ struct ctxprof_thread {
 	struct ctxprof_slot *slot;
 	__u32 index;
 	__u32 generation; /* ours, not re-read from the region */
+	__u64 generated;  /* private copies of the slot's events_generated, */
+	__u64 refused;	  /* events_refused */
 	struct ctxprof_lane_producer lanes[CTXPROF_NR_LANES];
 };
 

@@ -17,11 +17,30 @@
  *   emit, intern tags and exit (max_threads 4: slots are recycled) while a
  *   consumer thread drains the region; per slot generation the event seq
  *   must only grow, and at the end every record written was delivered
- *   (written == delivered) and none vanished (written + dropped covers
- *   every span event emitted by a registered thread, and the tags).
+ *   (written == delivered) and none vanished (written + dropped + refused
+ *   covers every span event emitted by a registered thread, and the tags).
+ *   At 60 % of the phase the main thread calls ctxprof_shutdown() while the
+ *   others go on: 100 ms later nothing more is written and no thread
+ *   registers (the registry's shutdown_requested), events are refused and
+ *   counted in the slots (events_refused), the collector saw the flag, and
+ *   what was written before is still delivered whole.
+ * rivals: the lanes phase with two consumers (two collectors on one region,
+ *   as in a rolling update) that take the lanes from each other: every 64
+ *   passes one moves the shared clock past the other's heartbeat by more
+ *   than CTXPROF_CONSUMER_STALE_NS and drains, taking over.  Their passes
+ *   do not overlap (a mutex): a real takeover needs the other silent for
+ *   5 s, and a consumer stopped in the middle of a ring for that long reads
+ *   the ring after it lost it, a race no protocol can take from a stopped
+ *   process (its writes are what the token stops: test_ctxprof_region's
+ *   taken_over_mid_pass test).  Invariants across the takeovers: every
+ *   record written is delivered exactly once (written == delivered by both),
+ *   seqs only grow per consumer, the library never meets a free-queue entry
+ *   it did not hand out (bad_free_entries), neither consumer finds the
+ *   queues out of step, a consumer refused writes no heartbeat (else the
+ *   other could never take over: takeovers happen both ways).
  *
- * Prints "writes=N reads=N raced=N torn=N bad=N busy=N writes_per_s=N" and a lanes
- * line; exits 1 on any failure.
+ * Prints "writes=N reads=N raced=N torn=N bad=N busy=N writes_per_s=N", a lanes
+ * and a rivals line; exits 1 on any failure.
  * Usage: stress_ctxprof_tsan [--seconds N]   (default 2: about 3 s in all)
  */
 #include <inttypes.h>
@@ -329,7 +348,8 @@ static void phase_lanes(double seconds)
 	};
 	struct consumer *c = calloc(1, sizeof(*c));
 	pthread_t prod, churn[CHURNERS];
-	struct ctxprof_stats st;
+	struct ctxprof_stats st, settled;
+	uint64_t refused = 0;
 	size_t size;
 	int i;
 
@@ -357,7 +377,12 @@ static void phase_lanes(double seconds)
 	pthread_create(&prod, NULL, producer_main, NULL);
 	for (i = 0; i < CHURNERS; i++)
 		pthread_create(&churn[i], NULL, churner_main, (void *)(uintptr_t)(i + 1));
-	sleep_ns(seconds * 1e9);
+	sleep_ns(seconds * 0.6e9);
+	ctxprof_shutdown();
+	/* a thread between its flag check and its commit has long finished */
+	sleep_ns(100e6);
+	ctxprof_get_stats(&settled);
+	sleep_ns(seconds * 0.4e9);
 	atomic_store(&stop, true);
 	pthread_join(prod, NULL);
 	for (i = 0; i < CHURNERS; i++)
@@ -367,25 +392,143 @@ static void phase_lanes(double seconds)
 	ctxprof_region__drain(c->base, &c->g, now_ns(), &ops, c, &c->st);
 
 	ctxprof_get_stats(&st);
+	/* no slot was recycled after the shutdown, so the slots hold every refusal */
+	for (i = 0; i < LANE_SLOTS; i++)
+		refused += ((struct ctxprof_slot *)((char *)c->base +
+						    ctxprof_region__slot_offset(&c->g, i)))
+				   ->events_refused;
+	if (st.events_written != settled.events_written)
+		failf("written after the shutdown", st.events_written, settled.events_written);
+	if (st.registrations != settled.registrations)
+		failf("registered after the shutdown", st.registrations, settled.registrations);
+	if (!refused || !c->st.shut_down)
+		failf("shutdown not seen (refused, collector passes)", refused, c->st.shut_down);
 	printf("lanes: emitted=%" PRIu64 " delivered=%" PRIu64 " tags=%" PRIu64 " written=%" PRIu64
 	       " dropped=%" PRIu64 " registrations=%" PRIu64 " rejected=%" PRIu64
-	       " reclaimed=%" PRIu64 " passes=%" PRIu64 " malformed=%" PRIu64 "\n",
+	       " reclaimed=%" PRIu64 " passes=%" PRIu64 " malformed=%" PRIu64 " refused=%" PRIu64
+	       "\n",
 	       (uint64_t)atomic_load(&emitted), c->events, c->tags, st.events_written,
 	       st.events_dropped, st.registrations, st.registrations_rejected, st.slots_reclaimed,
 	       c->passes,
 	       c->st.bad_queue + c->st.bad_ring_index + c->st.bad_ring_used + c->st.bad_record +
-		       c->st.free_queue_full + c->st.bad_slot_state);
+		       c->st.free_queue_full + c->st.bad_slot_state,
+	       refused);
 	if (st.events_written != c->events + c->tags)
 		failf("written != delivered", st.events_written, c->events + c->tags);
 	/* dictionary records may be dropped and retried: only a bound for them */
-	if (st.events_written + st.events_dropped < atomic_load(&emitted) + c->tags)
-		failf("written + dropped < emitted", st.events_written + st.events_dropped,
+	if (st.events_written + st.events_dropped + refused < atomic_load(&emitted) + c->tags)
+		failf("written + dropped + refused < emitted",
+		      st.events_written + st.events_dropped + refused,
 		      atomic_load(&emitted) + c->tags);
 	if (c->st.bad_queue + c->st.bad_ring_index + c->st.bad_ring_used + c->st.bad_record +
 	    c->st.free_queue_full + c->st.bad_slot_state)
 		failf("reader found malformed data in an honest region", 0, 0);
 	if (!st.slots_reclaimed)
 		failf("no slot was recycled", 0, 0);
+	free(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* phase 3: two consumers taking the lanes from each other                    */
+
+/* added to both rivals' clocks: moved on to make the other's heartbeat stale */
+static atomic_uint_fast64_t clock_offset;
+/* one pass at a time (see the top of the file) */
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *rival_main(void *arg)
+{
+	struct consumer *c = arg;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		pthread_mutex_lock(&pass_lock);
+		if (++c->passes % 64 == 0)
+			atomic_fetch_add(&clock_offset, 2 * CTXPROF_CONSUMER_STALE_NS);
+		ctxprof_region__drain(c->base, &c->g, now_ns() + atomic_load(&clock_offset), &ops,
+				      c, &c->st);
+		pthread_mutex_unlock(&pass_lock);
+		sleep_ns(20000);
+	}
+	return NULL;
+}
+
+static uint64_t queue_errors(const struct ctxprof_region_stats *st)
+{
+	return st->bad_queue + st->bad_ring_index + st->bad_ring_used + st->bad_record +
+	       st->free_queue_full + st->bad_slot_state;
+}
+
+static void phase_rivals(double seconds)
+{
+	struct ctxprof_options o = {
+		.sz = sizeof(o),
+		.max_threads = LANE_SLOTS,
+		.index_rings = 4,
+		.index_ring_size = 512,
+		.flush_interval_ns = 200000,
+	};
+	struct consumer *c = calloc(2, sizeof(*c));
+	pthread_t prod, churn[CHURNERS];
+	struct ctxprof_stats st;
+	uint64_t delivered;
+	size_t size;
+	int i;
+
+	ctxprof__reset();
+	atomic_store(&emitted, 0);
+	if (!c || ctxprof_init(&o)) {
+		failf("init", 0, 0);
+		free(c);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		c[i].base = ctxprof__region(&size);
+		/* each validation makes its own token: two collectors */
+		if (ctxprof_region__validate(c[i].base, size, &c[i].g, NULL)) {
+			failf("region invalid", 0, 0);
+			free(c);
+			return;
+		}
+	}
+	atomic_store(&stop, false);
+	ctxprof_region__drain(c[0].base, &c[0].g, now_ns(), &ops, &c[0], &c[0].st);
+	for (i = 0; i < 2; i++)
+		pthread_create(&c[i].th, NULL, rival_main, &c[i]);
+	pthread_create(&prod, NULL, producer_main, NULL);
+	for (i = 0; i < CHURNERS; i++)
+		pthread_create(&churn[i], NULL, churner_main, (void *)(uintptr_t)(i + 1));
+	sleep_ns(seconds * 1e9);
+	atomic_store(&stop, true);
+	pthread_join(prod, NULL);
+	for (i = 0; i < CHURNERS; i++)
+		pthread_join(churn[i], NULL);
+	for (i = 0; i < 2; i++)
+		pthread_join(c[i].th, NULL);
+	/* the last pass: whoever holds the lanes now (the clock moved on once more) */
+	atomic_fetch_add(&clock_offset, 2 * CTXPROF_CONSUMER_STALE_NS);
+	ctxprof_region__drain(c[0].base, &c[0].g, now_ns() + atomic_load(&clock_offset), &ops,
+			      &c[0], &c[0].st);
+
+	ctxprof_get_stats(&st);
+	delivered = c[0].events + c[0].tags + c[1].events + c[1].tags;
+	printf("rivals: written=%" PRIu64 " delivered=%" PRIu64 " takeovers=%" PRIu64
+	       " refused=%" PRIu64 " lost=%" PRIu64 " bad_free=%" PRIu64 " queue_errors=%" PRIu64
+	       "\n",
+	       st.events_written, delivered,
+	       c[0].st.consumer_takeovers + c[1].st.consumer_takeovers,
+	       c[0].st.consumer_refused + c[1].st.consumer_refused,
+	       c[0].st.consumer_lost + c[1].st.consumer_lost, st.bad_free_entries,
+	       queue_errors(&c[0].st) + queue_errors(&c[1].st));
+	if (st.bad_free_entries)
+		failf("a ring came back to the library twice or unasked", st.bad_free_entries, 0);
+	if (queue_errors(&c[0].st) + queue_errors(&c[1].st))
+		failf("two consumers wrote one lane", queue_errors(&c[0].st),
+		      queue_errors(&c[1].st));
+	if (delivered != st.events_written)
+		failf("rivals: written != delivered", st.events_written, delivered);
+	if (!c[0].st.consumer_takeovers || !c[1].st.consumer_takeovers)
+		failf("the rivals never took the lanes from each other", c[0].st.consumer_takeovers,
+		      c[1].st.consumer_takeovers);
 	free(c);
 }
 
@@ -404,6 +547,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	phase_context(seconds);
 	phase_lanes(seconds / 2);
+	phase_rivals(seconds / 2);
 	if (failures) {
 		fprintf(stderr, "stress_ctxprof: %d failure(s)\n", failures);
 		return 1;

@@ -11,6 +11,11 @@
  *  - each replay hands a thread's events in time order, well formed, and
  *    each writer's events of a thread in the order it appended them, never
  *    one twice, across replays (recycling may leave gaps, counted);
+ *  - every sample falls in the span its writer had open, as a reader that
+ *    follows the begin and end events (and the seeds of a part whose
+ *    predecessors were recycled) knows it: each writer keeps its traces in
+ *    a span that changes every SPAN_EVERY samples, so recycling loses
+ *    begins all the time and only the part switch's seeds bring them back;
  *  - the pool never holds more parts than its budget;
  *  - at the end every appended event was replayed or recycled:
  *    events == replayed + recycled, and nothing was dropped but counted.
@@ -35,6 +40,7 @@
 #define SWEEP_EVERY  4096	   /* appends between a writer's sweeps */
 #define IDLE_THREAD  (THREADS - 1) /* written only in bursts: gets retired */
 #define STRESS_MAX_S 60
+#define SPAN_EVERY   64 /* samples of a (writer, thread) between span changes */
 
 static _Atomic uint64_t fake_ns = 1;
 static _Atomic int stop;
@@ -46,17 +52,49 @@ struct writer {
 	unsigned int idx;
 	struct trace_writer *w;
 	uint64_t seq[THREADS];
+	uint64_t span[THREADS]; /* the span open in its traces of each thread; 0: none yet */
 	uint64_t appended, dropped;
 };
 
 /* the last sequence number seen per (writer, thread), across replays */
 static uint64_t last_seq[WRITERS][THREADS];
-static uint64_t replayed;
+/* the span open per (writer, thread) as the replayed events say */
+static uint64_t open_span[WRITERS][THREADS];
+static uint64_t replayed, seeds_seen, spans_unknown;
 
 static void failf(const char *what, unsigned long long a, unsigned long long b)
 {
 	if (failures++ < 10)
 		fprintf(stderr, "stress_trace: %s (%llu, %llu)\n", what, a, b);
+}
+
+static void append(struct writer *wr, struct trace *t, const uint64_t *ev, unsigned int nw)
+{
+	if (trace__append(wr->w, t, ev, nw))
+		wr->dropped++;
+	else
+		wr->appended++;
+}
+
+/* a span event of writer @w's trace of @tid, as a timeline would follow it */
+static void follow_span(unsigned int w, uint32_t tid, const uint64_t *ev)
+{
+	uint64_t *open = &open_span[w][tid - 1];
+
+	if (trace_ev_is_seed(ev[0]))
+		seeds_seen++;
+	else
+		replayed++;
+	if ((ev[2] >> 32) != tid - 1) {
+		failf("span event of another thread", ev[2], tid);
+		return;
+	}
+	if (trace_ev_type(ev[0]) == TRACE_EV_SPAN_END) {
+		if (*open == ev[2])
+			*open = 0;
+		return;
+	}
+	*open = ev[2];
 }
 
 static void *writer_main(void *arg)
@@ -75,13 +113,23 @@ static void *writer_main(void *arg)
 		if (tid == IDLE_THREAD && (n / 20000) % 2)
 			tid = 0;
 		t = trace_writer__get(wr->w, 1, tid + 1, true);
+		if (wr->seq[tid] % SPAN_EVERY == 0) {
+			/* span ids: the thread in the high half, then a count */
+			uint64_t next = (uint64_t)tid << 32 | (wr->seq[tid] / SPAN_EVERY + 1);
+
+			if (wr->span[tid]) {
+				nw = trace_ev_span_end(ev, atomic_fetch_add(&fake_ns, 1),
+						       wr->span[tid]);
+				append(wr, t, ev, nw);
+			}
+			nw = trace_ev_span_begin(ev, atomic_fetch_add(&fake_ns, 1), next, next);
+			append(wr, t, ev, nw);
+			wr->span[tid] = next;
+		}
 		/* the clock read while the trace is ours: per-trace times rise */
 		nw = trace_ev_sample(ev, atomic_fetch_add(&fake_ns, 1), wr->idx, true,
-				     (uint64_t)wr->idx << 56 | ++wr->seq[tid], tid);
-		if (trace__append(wr->w, t, ev, nw))
-			wr->dropped++;
-		else
-			wr->appended++;
+				     (uint64_t)wr->idx << 56 | ++wr->seq[tid], wr->span[tid]);
+		append(wr, t, ev, nw);
 		if (++n % SWEEP_EVERY == 0)
 			trace_writer__sweep(wr->w);
 	}
@@ -101,15 +149,28 @@ static int check_fn(void *ctx, uint32_t pid, uint32_t tid, const struct trace_ev
 		const uint64_t *ev = evs[i].ev;
 		unsigned int w = (unsigned int)(ev[2] >> 56);
 		uint64_t seq = ev[2] & ((1ull << 56) - 1);
+		enum trace_event_type type = trace_ev_type(ev[0]);
 
-		if (trace_ev_type(ev[0]) != TRACE_EV_SAMPLE || trace_ev_words(ev[0]) != 4 ||
-		    ev[1] != evs[i].time_ns || ev[3] != tid - 1 || w >= WRITERS ||
-		    evs[i].writer >= WRITERS) {
+		if (i && evs[i - 1].time_ns > evs[i].time_ns)
+			failf("out of time order", evs[i - 1].time_ns, evs[i].time_ns);
+		if ((type == TRACE_EV_SPAN_BEGIN || type == TRACE_EV_SPAN_END) &&
+		    trace_ev_words(ev[0]) == trace_ev_expected_words(type) &&
+		    ev[1] == evs[i].time_ns && evs[i].writer < WRITERS) {
+			follow_span(evs[i].writer, tid, ev);
+			continue;
+		}
+		if (type != TRACE_EV_SAMPLE || trace_ev_words(ev[0]) != 4 ||
+		    ev[1] != evs[i].time_ns || (ev[3] >> 32) != tid - 1 || w >= WRITERS ||
+		    evs[i].writer != w) {
 			failf("malformed event", ev[0], ev[2]);
 			continue;
 		}
-		if (i && evs[i - 1].time_ns > evs[i].time_ns)
-			failf("out of time order", evs[i - 1].time_ns, evs[i].time_ns);
+		/* the seed invariant: a recycled begin came back with the next part */
+		if (ev[3] != open_span[w][tid - 1]) {
+			spans_unknown++;
+			failf("sample in a span the replay never began", ev[3],
+			      open_span[w][tid - 1]);
+		}
 		if (seq <= last_seq[w][tid - 1])
 			failf("a writer's event replayed twice or backwards", last_seq[w][tid - 1],
 			      seq);
@@ -173,6 +234,10 @@ int main(void)
 	traces__stats(ts, &st);
 	if (st.events != appended || st.events_dropped != dropped)
 		failf("counters differ from the writers'", st.events, appended);
+	if (st.seeds_replayed != seeds_seen)
+		failf("seeds replayed count", st.seeds_replayed, seeds_seen);
+	if (!seeds_seen)
+		failf("no seed handed over: recycling never cut a span", 0, 0);
 	if (st.events_replayed != replayed)
 		failf("replayed count", st.events_replayed, replayed);
 	if (st.events != st.events_replayed + st.events_recycled)
@@ -181,10 +246,12 @@ int main(void)
 	if (!st.recycled)
 		failf("nothing recycled: the stress did not stress", 0, 0);
 	printf("stress_trace: %s: %ld replays, %llu events appended, %llu replayed, %llu recycled "
-	       "(%llu parts), %llu dropped, %llu switches, %llu traces (%llu freed)\n",
+	       "(%llu parts), %llu seeds handed over, %llu samples in an unknown span, "
+	       "%llu dropped, %llu switches, %llu traces (%llu freed)\n",
 	       failures ? "FAIL" : "ok", r, (unsigned long long)st.events,
 	       (unsigned long long)st.events_replayed, (unsigned long long)st.events_recycled,
-	       (unsigned long long)st.recycled, (unsigned long long)st.events_dropped,
+	       (unsigned long long)st.recycled, (unsigned long long)st.seeds_replayed,
+	       (unsigned long long)spans_unknown, (unsigned long long)st.events_dropped,
 	       (unsigned long long)st.switches, (unsigned long long)st.traces,
 	       (unsigned long long)st.traces_freed);
 	trace_id_set__free(preserve);

@@ -59,6 +59,9 @@ static void init_small(uint32_t max_threads, uint32_t index_rings, uint32_t inde
 }
 
 /* the live region, validated like the collector does */
+/* the token of the collector these tests play */
+#define TEST_CONSUMER 0x7e57ull
+
 static void *region(struct ctxprof_region_geom *g)
 {
 	size_t size;
@@ -68,6 +71,8 @@ static void *region(struct ctxprof_region_geom *g)
 	assert_non_null(base);
 	if (ctxprof_region__validate(base, size, g, &why))
 		fail_msg("region invalid: %s", why);
+	/* one collector across the test's validations: the lanes' one consumer */
+	g->consumer_token = TEST_CONSUMER;
 	return base;
 }
 
@@ -792,6 +797,59 @@ static void ctxprof_span_begin__pool_exhausted__dropped_and_counted(void **state
 	free(s);
 }
 
+static void *register_after_shutdown(void *arg)
+{
+	*(int *)arg = ctxprof_register_thread();
+	return NULL;
+}
+
+/*
+ * The registry's shutdown_requested: what was written before is submitted
+ * and drained whole; later span events and new threads are refused and
+ * counted; events_generated counts every event the thread made.
+ */
+static void ctxprof_shutdown__after_events__drained_then_refused_and_counted(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct ctxprof_region_stats rst = {};
+	struct ctxprof_region_geom g;
+	struct ctxprof_slot *slot;
+	struct ctxprof_stats st;
+	pthread_t th;
+	int err = 0;
+	void *base;
+
+	init_small(4, 2, 4096);
+	ctxprof_span_begin(1, 1);
+	ctxprof_span_end(1);
+	ctxprof_shutdown();
+	/* the partly filled ring went out with the shutdown, not at a flush */
+	drain_into(s, &rst);
+	assert_int_equal(s->nr_events, 2);
+	assert_int_equal(rst.shut_down, 1);
+	ctxprof_span_begin(2, 2);
+	ctxprof_span_end(2);
+	ctxprof_flush();
+	drain_into(s, NULL);
+	assert_int_equal(s->nr_events, 2);
+	base = region(&g);
+	slot = slot_of(base, &g, 0);
+	assert_true(slot->events_generated == 4);
+	assert_true(slot->events_refused == 2);
+	/* nothing refused reached a lane: written counts the first two only */
+	assert_int_equal(ctxprof_get_stats(&st), 0);
+	assert_int_equal(st.events_written, 2);
+	assert_int_equal(pthread_create(&th, NULL, register_after_shutdown, &err), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(err, -ENOSPC);
+	assert_int_equal(ctxprof_get_stats(&st), 0);
+	assert_int_equal(st.registrations_rejected, 1);
+	/* and the context is still written: samples keep their span */
+	ctxprof_set_context(7, 8);
+	assert_true(slot->context.span_id == 7);
+	free(s);
+}
+
 static void ctxprof_span_enter__nested__context_follows_spans(void **state)
 {
 	struct seen *s = calloc(1, sizeof(*s));
@@ -1136,6 +1194,7 @@ int main(void)
 		T(spsc_queue__single_producer__then_ordered),
 		T(spsc_queue__wraparound__then_correct),
 		T(ctxprof_span_begin__pool_exhausted__dropped_and_counted),
+		T(ctxprof_shutdown__after_events__drained_then_refused_and_counted),
 		T(ctxprof_span_enter__nested__context_follows_spans),
 		T(ctxprof_span_begin__aged_ring__submitted_at_next_event),
 		T(ctxprof_intern_tag__same_pair__same_id_and_record_reaches_reader),

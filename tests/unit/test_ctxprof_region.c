@@ -453,6 +453,98 @@ static void ctxprof_region__drain__draining_slot__retired_once_empty(void **stat
 	assert_int_equal(st.slots_seen, 0);
 }
 
+/* a second collector on the same region: its own geometry copy, its own token */
+static struct ctxprof_region_geom other_consumer(const struct fixture *f)
+{
+	struct ctxprof_region_geom g = f->g;
+
+	g.consumer_token = f->g.consumer_token + 1;
+	return g;
+}
+
+static void ctxprof_region__drain__second_consumer__refused_until_the_first_goes_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct ctxprof_region_geom b = other_consumer(f);
+	struct ctxprof_region_stats st = {}, st_b = {};
+	struct tally t = {}, t_b = {};
+	uint64_t later = 1 + CTXPROF_CONSUMER_STALE_NS + 1;
+
+	assert_true(f->g.consumer_token != 0);
+	assert_int_equal(drain(f, &t, &st), 5);
+	assert_true(hdr(f)->consumer_owner == f->g.consumer_token);
+	/* the first one is alive (heartbeat 1): the second writes nothing */
+	assert_int_equal(ctxprof_region__drain(f->copy, &b, 2, &ops, &t_b, &st_b), 0);
+	assert_int_equal(st_b.consumer_refused, 1);
+	assert_int_equal(st_b.slots_seen, 0);
+	assert_true(hdr(f)->consumer_heartbeat_ns == 1);
+	/* silent for longer than CTXPROF_CONSUMER_STALE_NS: taken over */
+	ctxprof_region__drain(f->copy, &b, later, &ops, &t_b, &st_b);
+	assert_int_equal(st_b.consumer_takeovers, 1);
+	assert_true(hdr(f)->consumer_owner == b.consumer_token);
+	assert_true(hdr(f)->consumer_heartbeat_ns == later);
+	/* and the first one, back, is refused in turn */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(ctxprof_region__drain(f->copy, &f->g, later, &ops, &t, &st), 0);
+	assert_int_equal(st.consumer_refused, 1);
+	assert_true(hdr(f)->consumer_heartbeat_ns == later);
+}
+
+struct stale {
+	struct fixture *f;
+	struct ctxprof_region_geom b;
+	struct ctxprof_region_stats st_b;
+	struct tally t, t_b;
+	bool taken;
+};
+
+/* the first consumer's callback: it stalls here, and meanwhile a second takes the lanes over */
+static void on_event_stalled(void *ctx, const struct ctxprof_slot_view *slot,
+			     const struct ctxprof_span_event *ev)
+{
+	struct stale *x = ctx;
+
+	on_event(&x->t, slot, ev);
+	if (x->taken)
+		return;
+	x->taken = true;
+	ctxprof_region__drain(x->f->copy, &x->b, 1 + CTXPROF_CONSUMER_STALE_NS + 1, &ops, &x->t_b,
+			      &x->st_b);
+}
+
+/*
+ * The single-writer rule across consumers: a consumer whose lanes were
+ * taken over while it parsed a ring (stopped, descheduled for longer than
+ * CTXPROF_CONSUMER_STALE_NS) must not give that ring back, advance the
+ * queue or bump the counters the new consumer already did.
+ */
+static void ctxprof_region__drain__taken_over_mid_pass__stale_consumer_writes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct stale x = {.f = f, .b = other_consumer(f)};
+	static const struct ctxprof_drain_ops stalled_ops = {.span_event = on_event_stalled};
+	struct ctxprof_lane *lane = &slot0(f)->lanes[CTXPROF_LANE_INDEX];
+	struct ctxprof_region_stats st = {};
+
+	ctxprof_region__drain(f->copy, &f->g, 1, &stalled_ops, &x, &st);
+	assert_true(x.taken);
+	assert_int_equal(x.st_b.consumer_takeovers, 1);
+	/* the new consumer drained the index ring once and gave it back once */
+	assert_int_equal(x.t_b.events, 3);
+	assert_int_equal(lane->submit_head, 1);
+	assert_int_equal(lane->free_tail, 1);
+	assert_true(lane->rings_consumed == 1);
+	assert_true(lane->records_consumed == 3);
+	/* the stale one noticed before writing, and wrote nothing after */
+	assert_int_equal(st.consumer_lost, 1);
+	assert_true(hdr(f)->consumer_owner == x.b.consumer_token);
+	assert_true(hdr(f)->consumer_heartbeat_ns == 1 + CTXPROF_CONSUMER_STALE_NS + 1);
+	/* the detail lane, which it had not reached, is the new consumer's alone */
+	assert_int_equal(slot0(f)->lanes[CTXPROF_LANE_DETAIL].free_tail, 1);
+	assert_int_equal(x.t_b.tags, 2);
+	assert_int_equal(x.t.tags, 0);
+}
+
 /* random bytes anywhere in the lanes and rings: counted, never a crash or a hang */
 static void ctxprof_region__drain__random_corruption__bounded(void **state)
 {
@@ -502,6 +594,8 @@ int main(void)
 		T(ctxprof_region__drain__free_queue_full__ring_kept_counted),
 		T(ctxprof_region__drain__draining_slot__retired_once_empty),
 		T(ctxprof_region__drain__random_corruption__bounded),
+		T(ctxprof_region__drain__second_consumer__refused_until_the_first_goes_stale),
+		T(ctxprof_region__drain__taken_over_mid_pass__stale_consumer_writes_nothing),
 #undef T
 	};
 

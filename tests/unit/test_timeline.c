@@ -1097,6 +1097,46 @@ static void timeline__write__span_open_at_end__unfinished_then_continued(void **
 	doc_free(&d);
 }
 
+/* a span begin as a part switch seeds it (traces/trace_event.h, TRACE_EV_SEED) */
+static void seed_begin(struct fixture *f, uint32_t pid, uint32_t tid, uint64_t t, uint64_t id,
+		       uint64_t root)
+{
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	unsigned int n = trace_ev_span_begin(ev, t, id, root);
+
+	ev[0] = trace_ev_hdr(TRACE_EV_SPAN_BEGIN, n, TRACE_EV_SEED);
+	append(f->app, pid, tid, ev, n);
+}
+
+/*
+ * Seeds after a gap: the begin of a span the timeline has open is not a
+ * second span; the begin of one whose own begin was recycled opens it.
+ */
+static void timeline__write__seeded_begins__known_ignored_unknown_opened(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t end1 = T0 + INTERVAL, end2 = end1 + INTERVAL;
+	struct timeline_result res;
+	struct doc d;
+
+	assert_int_equal(fixture_add_process(f->reg, PID_E, START, "e", NULL, 1), 0);
+	span_begin(f, PID_E, PID_E, T0 + 2 * MS, 0xe1, 0xe0);
+	write_interval(f, end1, end1, "s1.json", &res, &d);
+	assert_span(&d, PID_E, PID_E, 0xe1, 0xe0, T0 + 2 * MS, end1, "unfinished");
+	doc_free(&d);
+
+	seed_begin(f, PID_E, PID_E, T0 + 2 * MS, 0xe1, 0xe0);
+	seed_begin(f, PID_E, PID_E, end1 + 2 * MS, 0xe3, 0xe0);
+	span_end(f, PID_E, PID_E, end1 + 4 * MS, 0xe3);
+	span_end(f, PID_E, PID_E, end1 + 6 * MS, 0xe1);
+	write_interval(f, end2, end2, "s2.json", &res, &d);
+	assert_int_equal(find_span(&d, PID_E, PID_E, 0xe1, NULL), 1);
+	assert_span(&d, PID_E, PID_E, 0xe1, 0xe0, end1, end1 + 6 * MS, "continued");
+	assert_span(&d, PID_E, PID_E, 0xe3, 0xe0, end1 + 2 * MS, end1 + 4 * MS, "");
+	assert_int_equal(res.spans_unmatched, 0);
+	doc_free(&d);
+}
+
 /* ---- (f) events handed over past the interval's end */
 
 #define TID_F 4320
@@ -1459,6 +1499,7 @@ int main(void)
 		T(timeline__write__path_ends_in_gz__gzipped_json),
 		T(timeline__write__lost_span_events__reconciled_with_samples),
 		T(timeline__write__span_open_at_end__unfinished_then_continued),
+		T(timeline__write__seeded_begins__known_ignored_unknown_opened),
 		T(timeline__write__events_past_end__carried_to_next_write),
 		T(timeline__write__unopenable_path__interval_still_consumed),
 		T(timeline__write__many_threads__each_named_and_nested),

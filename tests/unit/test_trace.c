@@ -25,6 +25,7 @@ struct seen {
 	uint64_t stack, span;
 	enum trace_event_type type;
 	uint8_t writer;
+	bool seed;
 };
 
 struct collect {
@@ -53,6 +54,7 @@ static int collect_fn(void *ctx, uint32_t pid, uint32_t tid, const struct trace_
 			.span = trace_ev_type(evs[i].ev[0]) == TRACE_EV_SAMPLE ? evs[i].ev[3] : 0,
 			.type = trace_ev_type(evs[i].ev[0]),
 			.writer = evs[i].writer,
+			.seed = trace_ev_is_seed(evs[i].ev[0]),
 		};
 		/* time order, whatever the writers */
 		if (i)
@@ -197,6 +199,85 @@ static void trace__switch__budget__recycles_oldest_keeps_min_parts(void **state)
 		assert_int_equal(prev, per);
 	}
 	assert_int_equal(c.n + st.events_recycled, 3 * per);
+	free(c.ev);
+	traces__free(ts);
+}
+
+static size_t count_type(const struct collect *c, enum trace_event_type type, bool seed)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		n += c->ev[i].type == type && c->ev[i].seed == seed;
+	return n;
+}
+
+/*
+ * The name and the span's begin are in the first part, which is recycled
+ * before any replay: the part after it starts with them as seeds, and the
+ * replay hands them over (the span's end then has its begin).
+ */
+static void trace__switch__first_part_recycled__new_part_seeded_with_state(void **state)
+{
+	struct traces *ts = traces__new(&(struct traces_opts){.part_budget = 2, .min_parts = 1});
+	struct trace_writer *w = traces__writer(ts);
+	struct trace *t = trace_writer__get(w, 1, 2, true);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	struct traces_stats st;
+	struct collect c = {0};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(trace__append(w, t, ev, trace_ev_thread_name(ev, 1, "worker")), 0);
+	assert_int_equal(trace__append(w, t, ev, trace_ev_span_begin(ev, 2, 0xabc, 0xdef)), 0);
+	/* three parts' worth of samples: the first part is recycled unreplayed */
+	append_samples(w, t, 10, 3 * PER_PART, 1);
+	assert_int_equal(trace__append(w, t, ev, trace_ev_span_end(ev, 100000, 0xabc)), 0);
+	traces__stats(ts, &st);
+	assert_true(st.recycled > 0);
+	assert_true(st.seeds >= 2);
+	replay(ts, &c);
+	assert_int_equal(count_type(&c, TRACE_EV_THREAD_NAME, true), 1);
+	assert_int_equal(count_type(&c, TRACE_EV_SPAN_BEGIN, true), 1);
+	assert_int_equal(count_type(&c, TRACE_EV_SPAN_BEGIN, false), 0);
+	for (i = 0; i < c.n && c.ev[i].type != TRACE_EV_SPAN_BEGIN; i++)
+		;
+	/* the seed keeps the begin's own time and span */
+	assert_true(i < c.n);
+	assert_int_equal(c.ev[i].time_ns, 2);
+	assert_int_equal(c.ev[i].stack, 0xabc);
+	assert_int_equal(c.ev[c.n - 1].type, TRACE_EV_SPAN_END);
+	traces__stats(ts, &st);
+	assert_int_equal(st.seeds_replayed, 2);
+	/* seeds are not appended events: every appended one is replayed or recycled */
+	assert_int_equal(st.events_replayed + st.events_recycled, st.events);
+	free(c.ev);
+	traces__free(ts);
+}
+
+/* nothing lost: a replay crossing into a seeded part skips its seeds (no duplicates) */
+static void trace__replay__no_gap__seeds_not_handed_over(void **state)
+{
+	struct traces *ts = traces__new(NULL);
+	struct trace_writer *w = traces__writer(ts);
+	struct trace *t = trace_writer__get(w, 1, 2, true);
+	uint64_t ev[TRACE_EV_MAX_WORDS];
+	struct traces_stats st;
+	struct collect c = {0};
+
+	(void)state;
+	assert_int_equal(trace__append(w, t, ev, trace_ev_span_begin(ev, 2, 0xabc, 0xdef)), 0);
+	append_samples(w, t, 10, PER_PART / 2, 1);
+	replay(ts, &c);
+	assert_int_equal(count_type(&c, TRACE_EV_SPAN_BEGIN, false), 1);
+	append_samples(w, t, 10 + PER_PART / 2, 2 * PER_PART, 1);
+	replay(ts, &c);
+	assert_int_equal(c.n, 2 * PER_PART);
+	assert_int_equal(count_type(&c, TRACE_EV_SPAN_BEGIN, true), 0);
+	traces__stats(ts, &st);
+	assert_true(st.seeds >= 2);
+	assert_int_equal(st.seeds_replayed, 0);
+	assert_int_equal(st.events_replayed, st.events);
 	free(c.ev);
 	traces__free(ts);
 }
@@ -369,6 +450,8 @@ int main(void)
 		cmocka_unit_test(traces__replay__several_writers__merged_by_time),
 		cmocka_unit_test(trace__switch__budget__recycles_oldest_keeps_min_parts),
 		cmocka_unit_test(trace__append__nothing_to_recycle__dropped_and_counted),
+		cmocka_unit_test(trace__switch__first_part_recycled__new_part_seeded_with_state),
+		cmocka_unit_test(trace__replay__no_gap__seeds_not_handed_over),
 		cmocka_unit_test(traces__replay__idle_trace__retired_then_freed),
 		cmocka_unit_test(traces__replay__retired_trace__last_events_replayed),
 		cmocka_unit_test(trace_writer__get__tid_of_another_process__new_trace),

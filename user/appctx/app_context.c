@@ -718,10 +718,15 @@ void app_context__stats(const struct app_context *a, struct app_context_stats *s
 
 	*st = a->st;
 	st->lane_errors = 0;
-	for (r = a->regions; r; r = r->next)
+	for (r = a->regions; r; r = r->next) {
 		st->lane_errors += r->st.bad_slot_state + r->st.bad_queue + r->st.bad_ring_index +
 				   r->st.bad_ring_used + r->st.bad_record + r->st.unknown_record +
 				   r->st.free_queue_full;
+		st->lane_passes_refused += r->st.consumer_refused;
+		st->lane_takeovers += r->st.consumer_takeovers;
+		st->lane_passes_lost += r->st.consumer_lost;
+		st->regions_shut_down += r->st.shut_down > 0;
+	}
 }
 
 void app_context__release(struct app_region *regions)

@@ -67,6 +67,15 @@ struct app_context_stats {
 	/* tags of exported samples no record named: labeled ctxprof_tag_id = the id */
 	uint64_t tag_ids_unknown;
 	uint64_t lane_errors; /* malformed lane content skipped (all reasons) */
+	/*
+	 * One consumer per region (docs/design/app-region.md): drain passes
+	 * refused because another collector holds the lanes; lanes taken from
+	 * a collector silent for 5 s; passes stopped because another took them
+	 */
+	uint64_t lane_passes_refused;
+	uint64_t lane_takeovers;
+	uint64_t lane_passes_lost;
+	uint64_t regions_shut_down; /* regions whose application called ctxprof_shutdown() */
 };
 
 /**

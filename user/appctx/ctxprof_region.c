@@ -15,8 +15,10 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "appctx/ctxprof_region.h"
+#include "util/hash.h"
 
 #define ld32(p, mo)	 atomic_load_explicit((_Atomic __u32 *)(p), memory_order_##mo)
 #define ld64(p, mo)	 atomic_load_explicit((_Atomic __u64 *)(p), memory_order_##mo)
@@ -41,6 +43,24 @@ static int check_lane(const struct ctxprof_lane_geometry *lg, __u32 min_size, __
 	if (lg->offset != offset)
 		return fail(why, "lane ring offset", -EBADMSG);
 	return 0;
+}
+
+/*
+ * A token no other consumer holds: this process's address space layout
+ * (randomised), the mapping, the time (vDSO, no syscall) and a count of the
+ * calls here, hashed.  Two collectors would need all four equal.
+ */
+static uint64_t consumer_token(const void *base)
+{
+	static _Atomic uint64_t calls;
+	struct timespec ts;
+	uint64_t h;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	h = hash_combine(hash_u64((uintptr_t)&calls), (uintptr_t)base);
+	h = hash_combine(h, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	h = hash_combine(h, atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed));
+	return h ? h : 1;
 }
 
 int ctxprof_region__validate(const void *base, size_t size, struct ctxprof_region_geom *geom,
@@ -122,6 +142,7 @@ int ctxprof_region__validate(const void *base, size_t size, struct ctxprof_regio
 		geom->lane_rings_offset[l] = hp->lanes[l].offset;
 		geom->lane_offset[l] = hp->lane_offset[l];
 	}
+	geom->consumer_token = consumer_token(base);
 	return 0;
 }
 
@@ -196,10 +217,13 @@ struct drain_call {
 	const struct ctxprof_drain_ops *ops;
 	void *ctx;
 	struct ctxprof_region_stats *st;
+	struct ctxprof_region_header *hdr;
+	uint64_t token;
 	const struct ctxprof_slot_view *slot;
 	struct ctxprof_lane *lane;
 	__u64 delivered;
 	__u64 malformed;
+	bool lost; /* the lanes were taken from us: write nothing more */
 };
 
 static void parse_index_ring(struct drain_call *dc, const unsigned char *data, __u32 used)
@@ -311,12 +335,52 @@ static bool slot_changed(const struct ctxprof_slot *s, const struct ctxprof_slot
 	       (state != CTXPROF_SLOT_ACTIVE && state != CTXPROF_SLOT_DRAINING);
 }
 
-static void drain_lane(void *base, const struct ctxprof_region_geom *g, struct drain_call *dc,
-		       const struct ctxprof_slot *s, int lane_id)
+/*
+ * Whether we still hold the lanes, just before a write to them.  A
+ * compare-and-swap of the token with itself, not a load: a read-modify-write
+ * reads the last value in the word's modification order, so a takeover that
+ * happened before it is never missed.
+ */
+static bool still_owner(struct drain_call *dc)
+{
+	__u64 expect = dc->token;
+
+	if (dc->lost)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit((_Atomic __u64 *)&dc->hdr->consumer_owner,
+						     &expect, dc->token, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		dc->lost = true;
+		count(dc->st, consumer_lost);
+	}
+	return !dc->lost;
+}
+
+/* the lane's consumer counters, then (release, last) the submit queue's head */
+static void advance(struct drain_call *dc, __u32 head)
+{
+	struct ctxprof_lane *lane = dc->lane;
+
+	if (dc->delivered)
+		st64(&lane->records_consumed,
+		     ld64(&lane->records_consumed, relaxed) + dc->delivered, relaxed);
+	if (dc->malformed)
+		st64(&lane->records_malformed,
+		     ld64(&lane->records_malformed, relaxed) + dc->malformed, relaxed);
+	dc->delivered = 0;
+	dc->malformed = 0;
+	/* last: "submit_head == submit_tail" tells the producer all is given back */
+	st32(&lane->submit_head, head, release);
+}
+
+/* returns the records delivered */
+static __u64 drain_lane(void *base, const struct ctxprof_region_geom *g, struct drain_call *dc,
+			const struct ctxprof_slot *s, int lane_id)
 {
 	struct ctxprof_lane *lane = dc->lane;
 	const unsigned char *rings;
 	__u32 head, tail, n, ring_size = g->ring_size[lane_id];
+	__u64 total = 0;
 
 	rings = (unsigned char *)base + g->rings_offset +
 		(__u64)dc->slot->index * g->ring_set_size + g->lane_rings_offset[lane_id];
@@ -329,17 +393,23 @@ static void drain_lane(void *base, const struct ctxprof_region_geom *g, struct d
 	head = ld32(&lane->submit_head, acquire);
 	tail = ld32(&lane->submit_tail, acquire);
 	if (slot_changed(s, dc->slot))
-		return; /* next pass, with the new owner's view */
+		return 0; /* next pass, with the new owner's view */
 	n = tail - head;
 	if (n > CTXPROF_LANE_QUEUE_CAP) {
 		/* nonsense positions: resynchronise, losing whatever was there */
 		count(dc->st, bad_queue);
 		dc->malformed++;
-		st32(&lane->submit_head, tail, release);
-		return;
+		if (still_owner(dc))
+			advance(dc, tail);
+		return 0;
 	}
 	while (n--) {
 		__u32 idx = ld32(&lane->submit_queue[head % CTXPROF_LANE_QUEUE_CAP], relaxed);
+		bool parsed = false;
+
+		/* a consumer that lost the lanes does not even read their rings */
+		if (!still_owner(dc))
+			break;
 
 		if (idx >= g->ring_count[lane_id]) {
 			count(dc->st, bad_ring_index);
@@ -359,13 +429,56 @@ static void drain_lane(void *base, const struct ctxprof_region_geom *g, struct d
 				parse_detail_ring(dc, data, used);
 			}
 			count(dc->st, rings);
+			parsed = true;
+		}
+		total += dc->delivered;
+		/*
+		 * The callbacks may have run for long: another consumer may
+		 * have taken the lanes over.  Then the ring and the queue are
+		 * its now.  (The slot's generation is checked once per lane,
+		 * above: the thread recycles a slot only once its lanes are
+		 * drained, which our own last advance() tells it.)
+		 */
+		if (!still_owner(dc))
+			break;
+		if (parsed) {
 			st64(&lane->rings_consumed, ld64(&lane->rings_consumed, relaxed) + 1,
 			     relaxed);
 			give_back(dc, idx);
 		}
-		/* last: "submit_head == submit_tail" tells the producer all is given back */
-		st32(&lane->submit_head, ++head, release);
+		advance(dc, ++head);
 	}
+	return total;
+}
+
+/*
+ * Hold the lanes for this pass: ours already, or free, or held by a
+ * consumer silent for CTXPROF_CONSUMER_STALE_NS (taken over).
+ */
+static bool claim_lanes(struct ctxprof_region_header *h, uint64_t token, uint64_t now_ns,
+			struct ctxprof_region_stats *st)
+{
+	__u64 owner = ld64(&h->consumer_owner, acquire);
+	__u64 hb;
+
+	if (owner == token)
+		return true;
+	if (owner) {
+		hb = ld64(&h->consumer_heartbeat_ns, relaxed);
+		if (now_ns <= hb || now_ns - hb <= CTXPROF_CONSUMER_STALE_NS) {
+			count(st, consumer_refused);
+			return false;
+		}
+	}
+	if (!atomic_compare_exchange_strong_explicit((_Atomic __u64 *)&h->consumer_owner, &owner,
+						     token, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		count(st, consumer_refused);
+		return false;
+	}
+	if (owner)
+		count(st, consumer_takeovers);
+	return true;
 }
 
 uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, uint64_t now_ns,
@@ -376,39 +489,39 @@ uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, 
 	struct ctxprof_slot_view v;
 	__u64 delivered = 0;
 	__u32 cursor = 0;
+	bool lost = false;
 	int l;
 
-	while (ctxprof_region__next_slot(base, g, &cursor, &v, st)) {
+	if (!claim_lanes(h, g->consumer_token, now_ns, st))
+		return 0;
+	/* shut down: no new records come, but we drain what was submitted before */
+	if (ld32(&h->registration_flags, relaxed) & CTXPROF_REG_SHUTDOWN)
+		count(st, shut_down);
+	while (!lost && ctxprof_region__next_slot(base, g, &cursor, &v, st)) {
 		struct ctxprof_slot *s = slot_at(base, g, v.index);
 		bool empty = true;
 
 		count(st, slots_seen);
-		for (l = 0; l < CTXPROF_NR_LANES; l++) {
+		for (l = 0; l < CTXPROF_NR_LANES && !lost; l++) {
 			struct drain_call dc = {
 				.ops = ops,
 				.ctx = ctx,
 				.st = st,
+				.hdr = h,
+				.token = g->consumer_token,
 				.slot = &v,
 				.lane = (struct ctxprof_lane *)((char *)s + g->lane_offset[l]),
 			};
 
-			drain_lane(base, g, &dc, s, l);
-			delivered += dc.delivered;
-			if (dc.delivered)
-				st64(&dc.lane->records_consumed,
-				     ld64(&dc.lane->records_consumed, relaxed) + dc.delivered,
-				     relaxed);
-			if (dc.malformed)
-				st64(&dc.lane->records_malformed,
-				     ld64(&dc.lane->records_malformed, relaxed) + dc.malformed,
-				     relaxed);
+			delivered += drain_lane(base, g, &dc, s, l);
+			lost = dc.lost;
 			if (ld32(&dc.lane->submit_head, relaxed) !=
 			    ld32(&dc.lane->submit_tail, acquire))
 				empty = false;
 		}
 		/* the thread is gone and we have all it submitted: the slot may be recycled */
 		/* (the generation makes a Draining of the slot's next thread not match) */
-		if (v.state == CTXPROF_SLOT_DRAINING && empty) {
+		if (!lost && v.state == CTXPROF_SLOT_DRAINING && empty) {
 			__u64 expect = CTXPROF_SLOT_STATE_GEN(CTXPROF_SLOT_DRAINING, v.generation);
 
 			if (atomic_compare_exchange_strong_explicit(
@@ -418,6 +531,8 @@ uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, 
 				count(st, slots_retired);
 		}
 	}
-	st64(&h->consumer_heartbeat_ns, now_ns, relaxed);
+	/* only the owner's heartbeat: a stale consumer must not keep its claim alive */
+	if (!lost)
+		st64(&h->consumer_heartbeat_ns, now_ns, relaxed);
 	return delivered;
 }

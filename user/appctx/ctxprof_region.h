@@ -56,22 +56,27 @@ struct ctxprof_region_geom {
 	uint32_t ring_size[CTXPROF_NR_LANES];
 	uint64_t lane_rings_offset[CTXPROF_NR_LANES]; /* within a ring set */
 	uint32_t lane_offset[CTXPROF_NR_LANES];	      /* within a slot */
+	uint64_t consumer_token; /* ours in the header's consumer_owner; never 0 */
 };
 
 /* what the reader skipped or did; every field only grows */
 struct ctxprof_region_stats {
-	uint64_t slots_seen;	  /* Active or Draining slots visited by drain */
-	uint64_t slots_retired;	  /* Draining -> Inactive transitions made */
-	uint64_t rings;		  /* rings parsed and given back */
-	uint64_t span_events;	  /* span events delivered */
-	uint64_t tag_records;	  /* dictionary records delivered */
-	uint64_t bad_slot_state;  /* slot state outside the enum */
-	uint64_t bad_queue;	  /* submit queue claiming more than CTXPROF_LANE_QUEUE_CAP */
-	uint64_t bad_ring_index;  /* submit-queue entry naming no ring */
-	uint64_t bad_ring_used;	  /* ring header claiming more bytes than the ring has */
-	uint64_t bad_record;	  /* record with a bad type, size or length */
-	uint64_t unknown_record;  /* detail record of an unknown type (skipped whole) */
-	uint64_t free_queue_full; /* a ring could not be given back */
+	uint64_t slots_seen;	     /* Active or Draining slots visited by drain */
+	uint64_t slots_retired;	     /* Draining -> Inactive transitions made */
+	uint64_t rings;		     /* rings parsed and given back */
+	uint64_t span_events;	     /* span events delivered */
+	uint64_t tag_records;	     /* dictionary records delivered */
+	uint64_t bad_slot_state;     /* slot state outside the enum */
+	uint64_t bad_queue;	     /* submit queue claiming more than CTXPROF_LANE_QUEUE_CAP */
+	uint64_t bad_ring_index;     /* submit-queue entry naming no ring */
+	uint64_t bad_ring_used;	     /* ring header claiming more bytes than the ring has */
+	uint64_t bad_record;	     /* record with a bad type, size or length */
+	uint64_t unknown_record;     /* detail record of an unknown type (skipped whole) */
+	uint64_t free_queue_full;    /* a ring could not be given back */
+	uint64_t consumer_refused;   /* passes not made: another consumer holds the lanes */
+	uint64_t consumer_takeovers; /* lanes taken from a consumer whose heartbeat went stale */
+	uint64_t consumer_lost;	     /* passes stopped: the lanes were taken from us meanwhile */
+	uint64_t shut_down;	     /* passes over a region whose library was shut down */
 };
 
 /**
@@ -81,6 +86,9 @@ struct ctxprof_region_stats {
  * @geom: filled on success only
  * @why: optional; on failure, set to a static string naming the failed check
  *
+ * Also makes the consumer token of this mapping (@geom->consumer_token):
+ * unique per call, so two collectors, or two mappings in one, never share
+ * one.
  * Checks magic, ABI version, header, slot and lane sizes, and every offset
  * and count against the canonical layout (ctxprof_rings_offset(),
  * ctxprof_region_size() in ctxprof_abi.h), and region_size against @size.
@@ -153,8 +161,16 @@ struct ctxprof_drain_ops {
  * @now_ns (CLOCK_MONOTONIC) to the consumer heartbeat.
  * @base: the read-write mapping
  *
- * One consumer per region at a time (SPSC).  Bounded by the geometry; never
- * blocks.  Return: records delivered by this call.
+ * One consumer per region at a time (SPSC), enforced: the pass is made only
+ * while the header's consumer_owner holds @g->consumer_token, taken by CAS
+ * when it is 0 or the heartbeat is older than CTXPROF_CONSUMER_STALE_NS
+ * (counted consumer_takeovers), else refused (consumer_refused).  Before
+ * each ring it reads and each write to a lane (a ring given back, the queue
+ * advanced, its counters) the token is checked again with a
+ * compare-and-swap: a consumer whose lanes were taken over while it parsed
+ * stops, writing nothing more (consumer_lost).
+ * Bounded by the geometry; never blocks.  Return: records delivered by this
+ * call.
  */
 uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, uint64_t now_ns,
 			       const struct ctxprof_drain_ops *ops, void *ctx,

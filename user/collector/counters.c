@@ -161,6 +161,12 @@ FAMILY(f_span_events, "ctxprof_context_span_events_total", COUNTER,
        "libctxprof span begin and end events drained.", NULL);
 FAMILY(f_lane_errors, "ctxprof_context_lane_errors_total", COUNTER,
        "Malformed libctxprof lane content skipped.", NULL);
+FAMILY(f_lane_consumer, "ctxprof_context_lane_consumer_total", COUNTER,
+       "libctxprof lanes and another collector: drain passes refused (it holds them), lanes "
+       "taken over (it was silent for 5 s), passes stopped (it took them).",
+       "event");
+FAMILY(f_regions_shut_down, "ctxprof_context_regions_shut_down", GAUGE,
+       "libctxprof regions whose application called ctxprof_shutdown().", NULL);
 /* OpenTelemetry */
 FAMILY(f_otel_processes, "ctxprof_otel_processes_total", COUNTER,
        "Process images whose OpenTelemetry process context was read.", NULL);
@@ -344,6 +350,10 @@ FAMILY(f_events_lost, "ctxprof_trace_events_lost_total", COUNTER,
        "Per-thread trace events lost, by reason.", "reason");
 FAMILY(f_span_left_out, "ctxprof_timeline_span_events_left_out_total", COUNTER,
        "libctxprof span events left out of timelines, by reason.", "reason");
+FAMILY(f_seeds, "ctxprof_trace_seeds_total", COUNTER,
+       "Thread state (name, open spans) copied into new trace parts, and handed to timelines "
+       "after the events it repeats were recycled.",
+       "event");
 FAMILY(f_parts, "ctxprof_trace_parts", GAUGE, "Per-thread trace parts of 4 KiB allocated.", NULL);
 FAMILY(f_replay_bytes, "ctxprof_trace_replay_max_bytes", GAUGE,
        "The largest copy one replay made of a thread's events.", NULL);
@@ -634,6 +644,14 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_span_events, NULL, COUNTERS_CONTEXT, "span events", app.span_events,
 	    .flags = COUNTER_GROUP),
 	ONE(f_lane_errors, NULL, COUNTERS_CONTEXT, "lane errors", app.lane_errors),
+	ONE(f_lane_consumer, "refused", COUNTERS_CONTEXT,
+	    "drain passes refused: another collector holds the lanes", app.lane_passes_refused),
+	ONE(f_lane_consumer, "takeover", COUNTERS_CONTEXT, "lanes taken from a silent collector",
+	    app.lane_takeovers),
+	ONE(f_lane_consumer, "lost", COUNTERS_CONTEXT, "drain passes stopped: lanes taken",
+	    app.lane_passes_lost),
+	ONE(f_regions_shut_down, NULL, COUNTERS_CONTEXT, "regions shut down by their application",
+	    app.regions_shut_down),
 
 	/* OpenTelemetry process context, and where thread context was found */
 	ONE(f_otel_processes, NULL, COUNTERS_OTEL_PROCESS, "processes", otel.processes),
@@ -855,6 +873,9 @@ const struct counter_desc counter_descs[] = {
 	    .flags = COUNTER_GROUP),
 	ONE(f_span_left_out, "bad_time", COUNTERS_TIMELINE, "with a time far from ours",
 	    app.span_events_bad_time),
+	ONE(f_seeds, "written", COUNTERS_TIMELINE, "thread state seeded into new parts",
+	    traces.seeds, .flags = COUNTER_GROUP),
+	ONE(f_seeds, "replayed", COUNTERS_TIMELINE, "used after recycling", traces.seeds_replayed),
 	ONE(f_parts, NULL, COUNTERS_TIMELINE, "parts of 4 KiB", traces.parts,
 	    .flags = COUNTER_GROUP),
 	ONE(f_replay_bytes, NULL, COUNTERS_TIMELINE, "the most one thread took",

@@ -457,6 +457,17 @@ static void on_wait(struct writer *w, const uint64_t *ev)
 
 static void on_span_begin(struct writer *w, const uint64_t *ev)
 {
+	if (trace_ev_is_seed(ev[0])) {
+		/* the state after a gap: only a span we did not see begin is news */
+		for (unsigned int i = 0; i < w->nr_spans; i++)
+			if (w->spans[i].id == ev[2])
+				return;
+		/* begun before the events already written: no frame to close */
+		if (w->nr_spans < MAX_SPANS)
+			w->spans[w->nr_spans++] =
+				(struct open_span){.id = ev[2], .root = ev[3], .start = ev[1]};
+		return;
+	}
 	close_frames(w, 0, ev[1]);
 	if (w->nr_spans == MAX_SPANS) {
 		/* deeper than we follow: the outermost is written as it stands */

@@ -15,12 +15,21 @@
 #define MAX_TID (1u << 22)
 /* recycle-queue parts a switch tries (their traces' mutexes by trylock) */
 #define RECYCLE_TRIES 16
+/*
+ * Open spans a part switch seeds, innermost kept: deeper nesting drops the
+ * outermost, as the timeline does past its own depth.
+ */
+#define SEED_SPANS 16
+/* seeds of a new part, at most: a name and SEED_SPANS span begins */
+#define SEED_WORDS (4 * (1 + SEED_SPANS))
+_Static_assert(SEED_WORDS + TRACE_EV_MAX_WORDS <= TRACE_PART_WORDS, "a seeded part holds an event");
 
 struct trace_part {
 	struct trace_part *next;	      /* in its trace, older to newer; or the free list */
 	struct trace_part *rq_prev, *rq_next; /* the recycle queue, while queued */
 	struct trace *trace;		      /* whose part it is (pool lock) */
 	uint32_t used;			      /* words used, set when the trace switched away */
+	uint32_t seed;			      /* words of seeds at its start (trace mutex) */
 	bool queued;			      /* in the recycle queue (pool lock) */
 	uint64_t words[TRACE_PART_WORDS];
 };
@@ -44,9 +53,15 @@ struct trace {
 	uint32_t pid, tid;
 	uint8_t writer;
 	char name[TRACE_EV_NAME_LEN]; /* owner: the name last appended */
-	_Atomic int state;	      /* enum trace_state */
-	uint64_t appended_seen;	      /* replayer: head.appended at the last replay */
-	struct trace *all_next;	      /* traces.all (list_lock) */
+	/* owner: the state a new part is seeded with; header word 0 = none */
+	uint64_t seed_name[4]; /* the last THREAD_NAME event */
+	uint64_t seed_spans[SEED_SPANS]
+			   [4]; /* SPAN_BEGIN events of the open spans, outermost first */
+	unsigned int nr_seed_spans;
+	bool gap;		/* mutex: events before the first part were recycled unreplayed */
+	_Atomic int state;	/* enum trace_state */
+	uint64_t appended_seen; /* replayer: head.appended at the last replay */
+	struct trace *all_next; /* traces.all (list_lock) */
 };
 
 struct trace_writer {
@@ -56,7 +71,7 @@ struct trace_writer {
 	size_t nr, cap;
 	struct htable idx; /* tid -> traces[] */
 	struct trace *last;
-	_Atomic uint64_t dropped, switches;
+	_Atomic uint64_t dropped, switches, seeds;
 	struct trace_writer *next;
 };
 
@@ -78,7 +93,7 @@ struct traces {
 
 	/* the replayer's */
 	uint64_t cut_ns; /* the last cut's time */
-	uint64_t events_replayed, replay_bytes;
+	uint64_t events_replayed, seeds_replayed, replay_bytes;
 	uint64_t *buf;
 	size_t buf_cap;
 	struct trace_event_ref *refs;
@@ -178,9 +193,13 @@ static uint64_t count_events(const struct trace_part *p, uint32_t from, uint32_t
 static struct trace_part *trace_drop_first(struct traces *ts, struct trace *t)
 {
 	struct trace_part *p = t->first;
+	uint64_t lost = count_events(p, t->rd_off > p->seed ? t->rd_off : p->seed, p->used);
 
-	ts->events_recycled += count_events(p, t->rd_off, p->used);
+	ts->events_recycled += lost;
 	ts->recycled++;
+	/* a replay must now learn the thread's state from the next part's seeds */
+	if (lost)
+		t->gap = true;
 	t->first = p->next;
 	t->nr_parts--;
 	t->rd_off = 0;
@@ -385,16 +404,69 @@ static inline void bump(_Atomic uint64_t *v)
 			      memory_order_relaxed);
 }
 
+void trace__note_state(struct trace *t, const uint64_t *ev, unsigned int nwords)
+{
+	unsigned int i;
+
+	if (nwords != trace_ev_expected_words(trace_ev_type(ev[0])))
+		return;
+	switch (trace_ev_type(ev[0])) {
+	case TRACE_EV_THREAD_NAME:
+		memcpy(t->seed_name, ev, sizeof(t->seed_name));
+		break;
+	case TRACE_EV_SPAN_BEGIN:
+		if (t->nr_seed_spans == SEED_SPANS) {
+			memmove(t->seed_spans, t->seed_spans + 1,
+				(SEED_SPANS - 1) * sizeof(t->seed_spans[0]));
+			t->nr_seed_spans--;
+		}
+		memcpy(t->seed_spans[t->nr_seed_spans++], ev, sizeof(t->seed_spans[0]));
+		break;
+	case TRACE_EV_SPAN_END:
+		/* the span and the children whose end was lost, as the timeline ends them */
+		for (i = t->nr_seed_spans; i > 0 && t->seed_spans[i - 1][2] != ev[2]; i--)
+			;
+		if (i)
+			t->nr_seed_spans = i - 1;
+		break;
+	default:
+		break;
+	}
+}
+
+/* copy @ev into @dst as a seed; return its words */
+static uint32_t seed_event(uint64_t *dst, const uint64_t *ev)
+{
+	unsigned int n = trace_ev_words(ev[0]);
+
+	memcpy(dst, ev, n * sizeof(*ev));
+	dst[0] = trace_ev_hdr(trace_ev_type(ev[0]), n, trace_ev_arg(ev[0]) | TRACE_EV_SEED);
+	return n;
+}
+
+/* the thread's state as seeds at the start of @p (TSan's part switch seeds its stack) */
+static uint32_t seed_part(const struct trace *t, struct trace_part *p)
+{
+	uint32_t n = 0;
+
+	if (t->seed_name[0])
+		n += seed_event(p->words + n, t->seed_name);
+	for (unsigned int i = 0; i < t->nr_seed_spans; i++)
+		n += seed_event(p->words + n, t->seed_spans[i]);
+	return n;
+}
+
 /*
  * A part switch (docs/design/thread-traces.md): record how far the full part is used, link a
- * fresh one, move the position there; queue the trace's oldest parts beyond
- * min_parts for recycling.
+ * fresh one seeded with the thread's state, move the position past the
+ * seeds; queue the trace's oldest parts beyond min_parts for recycling.
  */
 static int trace_switch_part(struct trace_writer *w, struct trace *t)
 {
 	struct traces *ts = w->ts;
 	uint64_t *pos = atomic_load_explicit(&t->head.pos, memory_order_relaxed);
 	struct trace_part *p, *old;
+	uint64_t seeds;
 
 	pthread_mutex_lock(&t->mtx);
 	p = part_get(ts, t);
@@ -413,8 +485,11 @@ static int trace_switch_part(struct trace_writer *w, struct trace *t)
 	}
 	t->last = p;
 	t->nr_parts++;
+	p->seed = seed_part(t, p);
+	seeds = count_events(p, 0, p->seed);
 	t->head.end = p->words + TRACE_PART_WORDS;
-	atomic_store_explicit(&t->head.pos, p->words, memory_order_release);
+	/* release: a replayer that sees the position sees the seeds */
+	atomic_store_explicit(&t->head.pos, p->words + p->seed, memory_order_release);
 	if (t->nr_parts - t->nr_queued > ts->min_parts) {
 		struct trace_part *q = t->queued_last ? t->queued_last->next : t->first;
 
@@ -426,6 +501,9 @@ static int trace_switch_part(struct trace_writer *w, struct trace *t)
 	}
 	pthread_mutex_unlock(&t->mtx);
 	bump(&w->switches);
+	atomic_store_explicit(&w->seeds,
+			      atomic_load_explicit(&w->seeds, memory_order_relaxed) + seeds,
+			      memory_order_relaxed);
 	return 0;
 }
 
@@ -655,11 +733,12 @@ static int copy_part(struct traces *ts, const struct trace *t, const struct trac
 
 /*
  * Copy @t's events from the cursor up to the cut (to the end for a retired
- * trace, which gets no more), then free the parts consumed.  @t's mutex
- * held.
+ * trace, which gets no more), then free the parts consumed.  A part's seeds
+ * are copied only after a gap (counted in @nr_seeds): a replay that read the
+ * part before has seen the events they repeat.  @t's mutex held.
  */
 static int trace_take(struct traces *ts, struct trace *t, bool retired, size_t *nr_words,
-		      size_t *nr_refs)
+		      size_t *nr_refs, size_t *nr_seeds)
 {
 	struct trace_part *p, *stop = retired ? NULL : t->cut_part;
 	uint32_t from = t->rd_off, to;
@@ -675,7 +754,17 @@ static int trace_take(struct traces *ts, struct trace *t, bool retired, size_t *
 			to = p->used;
 		if (p == stop && t->cut_off < to)
 			to = t->cut_off;
-		err = copy_part(ts, t, p, from, to, nr_words, nr_refs);
+		if (from < p->seed) {
+			size_t before = *nr_refs;
+
+			if (t->gap)
+				err = copy_part(ts, t, p, from, p->seed, nr_words, nr_refs);
+			*nr_seeds += *nr_refs - before;
+			from = p->seed;
+		}
+		t->gap = false;
+		if (!err)
+			err = copy_part(ts, t, p, from, to, nr_words, nr_refs);
 		if (p == stop)
 			break;
 	}
@@ -750,7 +839,7 @@ static void trace_settle(struct trace *t)
 static int replay_thread(struct traces *ts, size_t lo, size_t hi, trace_replay_fn fn, void *ctx,
 			 struct trace **dead, size_t *nr_dead)
 {
-	size_t nr_words = 0, nr_refs = 0, i;
+	size_t nr_words = 0, nr_refs = 0, nr_seeds = 0, i;
 	int err = 0;
 
 	for (i = lo; i < hi && !err; i++) {
@@ -759,7 +848,7 @@ static int replay_thread(struct traces *ts, size_t lo, size_t hi, trace_replay_f
 			atomic_load_explicit(&t->state, memory_order_acquire) == TRACE_RETIRED;
 
 		pthread_mutex_lock(&t->mtx);
-		err = trace_take(ts, t, retired, &nr_words, &nr_refs);
+		err = trace_take(ts, t, retired, &nr_words, &nr_refs, &nr_seeds);
 		pthread_mutex_unlock(&t->mtx);
 		if (retired)
 			dead[(*nr_dead)++] = t;
@@ -775,7 +864,8 @@ static int replay_thread(struct traces *ts, size_t lo, size_t hi, trace_replay_f
 	for (i = 0; i < nr_refs; i++)
 		ts->refs[i].ev = ts->buf + ts->ref_off[i];
 	qsort(ts->refs, nr_refs, sizeof(*ts->refs), ref_order);
-	ts->events_replayed += nr_refs;
+	ts->events_replayed += nr_refs - nr_seeds;
+	ts->seeds_replayed += nr_seeds;
 	return fn(ctx, ts->snap[lo]->pid, ts->snap[lo]->tid, ts->refs, nr_refs);
 }
 
@@ -815,6 +905,7 @@ void traces__stats(struct traces *ts, struct traces_stats *st)
 	for (w = ts->writers; w; w = w->next) {
 		st->events_dropped += atomic_load_explicit(&w->dropped, memory_order_relaxed);
 		st->switches += atomic_load_explicit(&w->switches, memory_order_relaxed);
+		st->seeds += atomic_load_explicit(&w->seeds, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&ts->list_lock);
 	pthread_mutex_lock(&ts->lock);
@@ -828,6 +919,7 @@ void traces__stats(struct traces *ts, struct traces_stats *st)
 	st->events_recycled = ts->events_recycled;
 	pthread_mutex_unlock(&ts->lock);
 	st->events_replayed = ts->events_replayed;
+	st->seeds_replayed = ts->seeds_replayed;
 	st->replay_bytes = ts->replay_bytes;
 }
 

@@ -86,7 +86,9 @@ struct traces_stats {
 	uint64_t events;	  /* events appended */
 	uint64_t events_dropped;  /* not appended: no part (budget, nothing to recycle) */
 	uint64_t events_recycled; /* appended, then recycled unreplayed */
-	uint64_t events_replayed; /* handed to a replay callback */
+	uint64_t events_replayed; /* handed to a replay callback (seeds not included) */
+	uint64_t seeds;		  /* seed events written at part switches */
+	uint64_t seeds_replayed;  /* seeds handed over: the events they stand for were lost */
 	uint64_t replay_bytes;	  /* largest copy one replay made of a thread's events */
 };
 
@@ -138,16 +140,12 @@ struct trace_pos {
 int trace__append_slow(struct trace_writer *w, struct trace *t, const uint64_t *ev,
 		       unsigned int nwords);
 
-/**
- * trace__append() - append one event of @nwords words (1..TRACE_EV_MAX_WORDS;
- * header first, see trace_event.h) at @t's position: a load, the words, a
- * release store.  A part switch (the trace's mutex) every few hundred
- * words.  @t may be NULL: the event is counted dropped.  Writer's thread
- * only.
- * Return: 0, or -ENOSPC when no part could be had (counted).
- */
-static inline int trace__append(struct trace_writer *w, struct trace *t, const uint64_t *ev,
-				unsigned int nwords)
+/* the thread's state as its events left it changes: kept for the seeds of the next part */
+void trace__note_state(struct trace *t, const uint64_t *ev, unsigned int nwords);
+
+/* trace__append() without the state: not for other use */
+static inline int trace__append_words(struct trace_writer *w, struct trace *t, const uint64_t *ev,
+				      unsigned int nwords)
 {
 	struct trace_pos *h = (struct trace_pos *)t;
 	uint64_t *pos;
@@ -167,6 +165,28 @@ static inline int trace__append(struct trace_writer *w, struct trace *t, const u
 		}
 	}
 	return trace__append_slow(w, t, ev, nwords);
+}
+
+/**
+ * trace__append() - append one event of @nwords words (1..TRACE_EV_MAX_WORDS;
+ * header first, see trace_event.h) at @t's position: a load, the words, a
+ * release store.  A part switch (the trace's mutex) every few hundred
+ * words; the new part starts with seeds of the thread's state (its name,
+ * its open spans: trace_event.h, TRACE_EV_SEED), so that a reader of that
+ * part alone, its predecessors recycled, still knows them.  A span event or
+ * a name also updates that state (a call; samples pay one compare).  @t may
+ * be NULL: the event is counted dropped.  Writer's thread only.
+ * Return: 0, or -ENOSPC when no part could be had (counted).
+ */
+static inline int trace__append(struct trace_writer *w, struct trace *t, const uint64_t *ev,
+				unsigned int nwords)
+{
+	int err = trace__append_words(w, t, ev, nwords);
+
+	/* after the append: a switch it made must not seed the event itself */
+	if (__builtin_expect(t && nwords && trace_ev_is_state(ev[0]), 0))
+		trace__note_state(t, ev, nwords);
+	return err;
 }
 
 /**

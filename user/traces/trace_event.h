@@ -72,6 +72,29 @@ static inline unsigned int trace_ev_expected_words(enum trace_event_type type)
 /* SAMPLE's argument: the CPU, and whether the thread's context was read */
 #define TRACE_EV_SAMPLE_CONTEXT (1ull << 32)
 
+/*
+ * In the argument of a SPAN_BEGIN or THREAD_NAME: a seed, a copy of an
+ * earlier event that a part switch put at the start of the new part (the
+ * thread's state then: its name, its open spans), with the original time.
+ * A replay hands seeds over only when the events before the part were lost
+ * to recycling; a reader that knows the span already ignores its seed.
+ */
+#define TRACE_EV_SEED (1ull << 33)
+
+static inline bool trace_ev_is_seed(uint64_t hdr)
+{
+	return trace_ev_arg(hdr) & TRACE_EV_SEED;
+}
+
+/* the events that change the state a part switch seeds */
+static inline bool trace_ev_is_state(uint64_t hdr)
+{
+	enum trace_event_type type = trace_ev_type(hdr);
+
+	return type == TRACE_EV_SPAN_BEGIN || type == TRACE_EV_SPAN_END ||
+	       type == TRACE_EV_THREAD_NAME;
+}
+
 /* @context: the span id is the thread's context as read (0: in no span) */
 static inline unsigned int trace_ev_sample(uint64_t *ev, uint64_t time_ns, uint32_t cpu,
 					   bool context, uint64_t stack_id, uint64_t span_id)
