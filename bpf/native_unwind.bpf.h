@@ -105,6 +105,8 @@ struct ustack_walk {
 	__u64 win_lo;				/* the user address window[0] holds */
 	__u32 win_len;				/* bytes of it copied; 0: none */
 	__u32 win_pad;
+	__u32 go_switched; /* 1 << the Go stack switches followed (go_stack.bpf.h) */
+	__u32 go_pad;
 	/* last: native_stack() clears only what is before it */
 	__u8 window[USTACK_WINDOW];
 };
@@ -316,9 +318,12 @@ static __always_inline long step_signal(struct ustack_walk *st)
 	return 0;
 }
 
+static __always_inline long go_follow_switch(struct ustack_walk *st, __u32 kind);
+
 static __always_inline long step_rule(struct ustack_walk *st, const struct unwind_rule *r)
 {
 	__u64 cfa, ra, bp = st->bp;
+	long go;
 
 	switch (r->cmd) {
 	case UNWIND_CMD_CFA_RSP:
@@ -347,7 +352,16 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 	case UNWIND_CMD_END:
 		return unwind_end(st, UNWIND_STOP_COMPLETE);
 	case UNWIND_CMD_GO_SYSTEM_STACK:
-		return unwind_end(st, UNWIND_STOP_GO_SYSTEM_STACK);
+		/* on the goroutine's saved registers (go_stack.bpf.h), else the
+		 * end; a sampled frame not switched yet: its own (its pcsp) */
+		go = go_follow_switch(st, r->go_switch);
+		if (!go)
+			return 0;
+		if (go < 0 || !r->cfa_off)
+			return unwind_end(st, UNWIND_STOP_GO_SYSTEM_STACK);
+		cfa = st->sp + r->cfa_off;
+		st->nr_cfi++;
+		break;
 	case UNWIND_CMD_FP:
 		return step_fp(st);
 	default:

@@ -27,6 +27,7 @@
 #include "arch.bpf.h"
 #include "native_unwind.bpf.h"
 #include "go_labels.bpf.h"
+#include "go_stack.bpf.h"
 #include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -157,8 +157,28 @@ struct go_labels_ref {
 	__u16 g_labels; /* offsetof(runtime.g, labels) */
 	__u8 kind;	/* enum go_labels_kind */
 	__u8 pad;
+	/* the stack switches the native walk follows (bpf/go_stack.bpf.h) */
+	__u16 g_sched; /* offsetof(runtime.g, sched), a runtime.gobuf */
+	__u8 gobuf_sp; /* offsetof(runtime.gobuf, sp) */
+	__u8 gobuf_pc; /* offsetof(runtime.gobuf, pc) */
+	__u8 gobuf_bp; /* offsetof(runtime.gobuf, bp): 48, 40 since Go 1.25 (ret gone) */
+	__u8 pad2;
+	__u16 m_vdso_sp; /* offsetof(runtime.m, vdsoSP): the vDSO callers' caller's sp */
+	__u16 m_vdso_pc; /* offsetof(runtime.m, vdsoPC): and its return address */
+	__u8 pad3[6];
 };
 
-_Static_assert(sizeof(struct go_labels_ref) == 16, "go_labels_ref ABI");
+_Static_assert(sizeof(struct go_labels_ref) == 32, "go_labels_ref ABI");
+
+/*
+ * What every Go version (1.0 to 1.27 at least) keeps first, read without a
+ * table: runtime.g begins with its stack (stack.lo, stack.hi: "offset known
+ * to runtime/cgo"), runtime.m with g0, the thread's system goroutine.
+ */
+#define GO_G_STACK_LO 0
+#define GO_G_STACK_HI 8
+#define GO_M_G0	      0
+/* a goroutine stack larger than this is not one (runtime.maxstacksize: 1 GB on 64-bit) */
+#define GO_MAX_STACK (1ull << 30)
 
 #endif /* CTXPROF_GO_ABI_H */

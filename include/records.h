@@ -188,6 +188,16 @@ enum sampler_stat {
 	SAMPLER_STAT_GO_READ_ERR,  /* g, m, the map or a string unreadable */
 	SAMPLER_STAT_GO_BAD_MAP,   /* a map past the walk's bounds, or not matching its count */
 	SAMPLER_STAT_GO_STALE,	   /* the layout is from another image of the pid */
+	/* Go stack switches (UNWIND_CMD_GO_SYSTEM_STACK) met by the native walk:
+	 * followed onto the goroutine's saved registers, or the stack ends there
+	 * (UNWIND_STOP_GO_SYSTEM_STACK) for one reason */
+	SAMPLER_STAT_GO_SWITCH_OK,	     /* followed (bpf/go_stack.bpf.h) */
+	SAMPLER_STAT_GO_SWITCH_OWN_FRAME,    /* sampled in one not switched (yet): its own frame */
+	SAMPLER_STAT_GO_SWITCH_OTHER,	     /* a switch not followed (asmcgocall, gogo, ...) */
+	SAMPLER_STAT_GO_SWITCH_NO_LAYOUT,    /* a process whose runtime layout is unknown */
+	SAMPLER_STAT_GO_SWITCH_NO_GOROUTINE, /* not on g0, or no goroutine of this thread */
+	SAMPLER_STAT_GO_SWITCH_READ_ERR,     /* g, m, a g's stack or gobuf unreadable */
+	SAMPLER_STAT_GO_SWITCH_BAD_STATE, /* a saved sp outside its stack, pc 0, a second switch */
 	/* CPython frames (python_abi.h), for samples of processes whose
 	 * interpreter the collector recognised; the sample keeps its native
 	 * frames in every case, with Python frames in place when PY_OK */

@@ -55,12 +55,43 @@ enum unwind_cmd {
 	 * register, an unknown expression, a return address not at CFA - 8): stop */
 	UNWIND_CMD_UNSUPPORTED,
 	/* a Go function that runs its callee on another stack or came from one
-	 * (runtime.mcall, systemstack, morestack, asmcgocall: the runtime's
-	 * SPWRITE functions): its caller is not above it on this stack.  The
-	 * stack ends here, counted (UNWIND_STOP_GO_SYSTEM_STACK): never a made-up
+	 * (runtime.mcall, systemstack, morestack, asmcgocall, the vDSO callers:
+	 * the runtime's SPWRITE functions): its caller is not above it on this
+	 * stack.  go_switch says which (enum unwind_go_switch): for those the
+	 * runtime saved the goroutine's registers of (runtime.g.sched,
+	 * m.vdsoSP), the walk goes on there as Go's own traceback does
+	 * (bpf/go_stack.bpf.h); a sampled frame not switched yet (or back) is
+	 * its own, CFA = rsp + cfa_off and rbp as UNWIND_CMD_CFA_RSP's (its
+	 * pcsp); otherwise, or when the saved state fails its checks, the stack
+	 * ends here, counted (UNWIND_STOP_GO_SYSTEM_STACK): never a made-up
 	 * caller */
 	UNWIND_CMD_GO_SYSTEM_STACK,
 	UNWIND_CMD_MAX,
+};
+
+/*
+ * Which stack switch an UNWIND_CMD_GO_SYSTEM_STACK rule is (its go_switch),
+ * and so where the frames that led to it are (the runtime's asm_amd64.s):
+ */
+enum unwind_go_switch {
+	UNWIND_GO_SWITCH_OTHER = 0, /* asmcgocall, cgocallback, gogo...: the stack ends */
+	/* systemstack(fn) from a goroutine: the goroutine's g.sched holds
+	 * pc = runtime.systemstack_switch (+8 since Go 1.21), sp = systemstack's
+	 * own (its return address), bp: the goroutine's stack goes on there */
+	UNWIND_GO_SWITCH_SYSTEMSTACK,
+	/* mcall(fn): g.sched holds the caller's return address, sp and bp;
+	 * with no goroutine left on the thread (fn dropped it: park_m, goexit0),
+	 * g0.sched, where mstart1 left the thread's own stack (mstart) */
+	UNWIND_GO_SWITCH_MCALL,
+	/* morestack, from a function's prologue: g.sched holds the return
+	 * address into that function, its sp and bp */
+	UNWIND_GO_SWITCH_MORESTACK,
+	/* runtime.nanotime1, time.now: the vDSO called on g0's stack (unless on
+	 * g0 already), the caller's sp and return address in m.vdsoSP, m.vdsoPC
+	 * (for Go's own SIGPROF traceback) around the call only, its rbp saved
+	 * below that sp (their $16 frame) */
+	UNWIND_GO_SWITCH_VDSO,
+	UNWIND_GO_SWITCH_MAX,
 };
 
 /* Where the caller's rbp is (its other registers are not needed). */
@@ -88,10 +119,12 @@ enum unwind_ra {
 };
 
 struct unwind_rule {
-	__u8 cmd;      /* enum unwind_cmd */
-	__u8 rbp;      /* enum unwind_rbp */
-	__u8 ra;       /* enum unwind_ra */
-	__u8 pad;      /* zero: rules are compared and hashed as bytes */
+	__u8 cmd; /* enum unwind_cmd */
+	__u8 rbp; /* enum unwind_rbp */
+	__u8 ra;  /* enum unwind_ra */
+	/* UNWIND_CMD_GO_SYSTEM_STACK: enum unwind_go_switch; else zero (rules
+	 * are compared and hashed as bytes) */
+	__u8 go_switch;
 	__s32 cfa_off; /* see enum unwind_cmd */
 	__s32 rbp_off; /* see enum unwind_rbp; UNWIND_CMD_PLT: the threshold */
 	__s32 ra_off;  /* UNWIND_RA_CFA: the offset from the CFA; else zero */

@@ -49,13 +49,18 @@ sys.path.insert(0, root + "/tests/unit")
 from golabels_fixture_expect import struct_members
 info = subprocess.run(["readelf", "--debug-dump=info", binary], check=True,
                       capture_output=True, text=True).stdout
-g = struct_members(info, "runtime.g", ["m", "labels"])
-m = struct_members(info, "runtime.m", ["curg"])
+g = struct_members(info, "runtime.g", ["m", "sched", "labels"])
+m = struct_members(info, "runtime.m", ["curg", "vdsoSP", "vdsoPC"])
+b = struct_members(info, "runtime.gobuf", ["sp", "pc", "bp"])
 want = "{.minor = %s, .g_m = %d, .m_curg = %d, .g_labels = %d," % (minor, g["m"], m["curg"],
                                                                    g["labels"])
+# the stack switch's offsets, on the same entry
+want2 = (".g_sched = %d, .gobuf_sp = %d, .gobuf_pc = %d, .gobuf_bp = %d,\n\t "
+         ".m_vdso_sp = %d, .m_vdso_pc = %d}") % (g["sched"], b["sp"], b["pc"], b["bp"],
+                                                m["vdsoSP"], m["vdsoPC"])
 src = open(root + "/user/appctx/go_binary.c").read()
-print("go1.%s's DWARF: %s" % (minor, want))
-sys.exit(0 if want in src else 1)
+print("go1.%s's DWARF: %s ... %s" % (minor, want, want2))
+sys.exit(0 if re.search(re.escape(want) + r"[^}]*" + re.escape(want2), src) else 1)
 PY
 	[ $table_ok = 1 ] && ok "go_binary.c's table line for go1.$GO_MINOR is its DWARF's" ||
 		fail "go_binary.c's table has no line for go1.$GO_MINOR as its DWARF says"

@@ -4,15 +4,17 @@
 # (SUITE:MINOR, default trixie:24 sid:26 sid:27) gets that suite's root with
 # golang-1.MINOR-go (tests/roots/mkroot.sh: debootstrap once, cached under
 # /opt/ctxprof-deps/roots), and both tests run against it: names, lines,
-# inlined calls and whole stacks, plain and stripped (test_go.sh), and the
-# goroutine labels (test_go_labels.sh).  The workloads are built in the root
-# once per version and source (about 70 s a version after that).
+# inlined calls and whole stacks, plain and stripped (test_go.sh), the
+# goroutine labels (test_go_labels.sh), and the samples taken on the system
+# stack continued on the goroutine that switched (test_go_switch.sh).  The
+# workloads are built in the root once per version and source (about 90 s a
+# version after that).
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v debootstrap >/dev/null || skip "debootstrap missing (make deps)"
 
 for v in ${GO_VERSIONS:-trixie:24 sid:26 sid:27}; do
-	for t in test_go.sh test_go_labels.sh; do
+	for t in test_go.sh test_go_labels.sh test_go_switch.sh; do
 		echo "== Go 1.${v#*:} ($v): $t"
 		GO_SUITE=${v%%:*} GO_MINOR=${v#*:} bash "$ROOT/tests/integration/$t" |
 			sed "s/^/   /"

@@ -100,6 +100,16 @@ static void assert_layout(const struct go_binary *b, int32_t tls_g)
 	assert_int_equal(b->ref.m_curg, GO_FIXTURE_M_CURG);
 	assert_int_equal(b->ref.g_labels, GO_FIXTURE_G_LABELS);
 	assert_int_equal(b->ref.kind, GO_FIXTURE_LABELS_KIND);
+	assert_int_equal(b->ref.g_sched, GO_FIXTURE_G_SCHED);
+	assert_int_equal(b->ref.gobuf_sp, GO_FIXTURE_GOBUF_SP);
+	assert_int_equal(b->ref.gobuf_pc, GO_FIXTURE_GOBUF_PC);
+	assert_int_equal(b->ref.gobuf_bp, GO_FIXTURE_GOBUF_BP);
+	assert_int_equal(b->ref.m_vdso_sp, GO_FIXTURE_M_VDSO_SP);
+	assert_int_equal(b->ref.m_vdso_pc, GO_FIXTURE_M_VDSO_PC);
+	/* read without a table (go_abi.h) */
+	assert_int_equal(GO_G_STACK_LO, GO_FIXTURE_G_STACK_LO);
+	assert_int_equal(GO_G_STACK_HI, GO_FIXTURE_G_STACK_HI);
+	assert_int_equal(GO_M_G0, GO_FIXTURE_M_G0);
 	assert_int_equal(b->ref.tls_g, tls_g);
 	assert_int_equal(b->tls_g, tls_g);
 	assert_int_equal(b->ref.exec_id, 0);

@@ -600,6 +600,21 @@ static void check_go_table(const char *fixture, const char *source)
 	assert_int_equal(rule_at(t, g, "runtime.mcall", 0)->cmd, UNWIND_CMD_GO_SYSTEM_STACK);
 	assert_int_equal(rule_at(t, g, "runtime.systemstack", 8)->cmd, UNWIND_CMD_GO_SYSTEM_STACK);
 	assert_int_equal(rule_at(t, g, "runtime.morestack", 0)->cmd, UNWIND_CMD_GO_SYSTEM_STACK);
+	/* which switch each is, for the sampler to follow (include/unwind.h) */
+	assert_int_equal(rule_at(t, g, "runtime.mcall", 0)->go_switch, UNWIND_GO_SWITCH_MCALL);
+	assert_int_equal(rule_at(t, g, "runtime.systemstack", 8)->go_switch,
+			 UNWIND_GO_SWITCH_SYSTEMSTACK);
+	assert_int_equal(rule_at(t, g, "runtime.morestack", 0)->go_switch,
+			 UNWIND_GO_SWITCH_MORESTACK);
+	assert_int_equal(rule_at(t, g, "runtime.nanotime1", 0)->go_switch, UNWIND_GO_SWITCH_VDSO);
+	assert_int_equal(rule_at(t, g, "runtime.asmcgocall", 0)->go_switch, UNWIND_GO_SWITCH_OTHER);
+	/* with their own frame (pcsp) for a sample taken before the switch */
+	assert_int_equal(rule_at(t, g, "runtime.mcall", 0)->cfa_off, 8);
+	assert_int_equal(rule_at(t, g, "runtime.nanotime1", 0)->cmd, UNWIND_CMD_GO_SYSTEM_STACK);
+	assert_int_equal(rule_at(t, g, "runtime.nanotime1", 0)->cfa_off, 8);
+	/* where systemstack's goroutine resumes: an ordinary frame */
+	assert_int_equal(rule_at(t, g, "runtime.systemstack_switch", 0)->cmd, UNWIND_CMD_CFA_RSP);
+	assert_int_equal(rule_at(t, g, "runtime.systemstack_switch", 0)->cfa_off, 8);
 	assert_true(t->stats.go_roots >= 3 && t->stats.go_switches >= 3);
 	assert_int_equal(t->stats.go_bad, 0);
 	/* Go's CFI is made from pcsp: the same rules with it or without */

@@ -42,7 +42,9 @@ void unwind_check_invariants(const struct unwind_table *t)
 		const struct unwind_rule *r = &t->rules[i];
 
 		assert_true(r->cmd < UNWIND_CMD_MAX && r->rbp < UNWIND_RBP_MAX);
-		assert_int_equal(r->pad, 0);
+		assert_true(r->go_switch < UNWIND_GO_SWITCH_MAX);
+		if (r->cmd != UNWIND_CMD_GO_SYSTEM_STACK)
+			assert_int_equal(r->go_switch, 0);
 		assert_true(r->ra < UNWIND_RA_MAX);
 		if (r->ra != UNWIND_RA_CFA)
 			assert_int_equal(r->ra_off, 0);

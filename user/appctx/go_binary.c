@@ -28,13 +28,33 @@
  *   (go1.27.3), linux/amd64 (DWARF 5); m.curg moved from 192 to 184;
  *   checked by test_go_labels.sh with GO_SUITE=sid GO_MINOR=26 or 27.
  * go1.20 to 1.23 and go1.25: no toolchain of theirs tested: unsupported.
+ *
+ * The stack switch (go_abi.h: g.sched, a gobuf, whose sp, pc and bp the
+ * native walk resumes from) from the same DWARF (the member sched of
+ * runtime.g; sp, pc, bp of runtime.gobuf) and each version's
+ * runtime/runtime2.go: gobuf is {sp, pc, g, ctxt, ret, lr, bp} to Go 1.24,
+ * {sp, pc, g, ctxt, lr, bp} in 1.26 and 1.27 (ret removed in 1.25); and
+ * m.vdsoSP, m.vdsoPC, which nanotime1 and time.now set before they call
+ * the vDSO on g0's stack (sys_linux_amd64.s, time_linux_amd64.s), from the
+ * same DWARF (the members vdsoSP, vdsoPC of runtime.m).
  */
+/* a version's entry as test_go_labels.sh reads it: not reflowed */
+/* clang-format off */
 static const struct go_runtime_layout layouts[] = {
-	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360, .kind = GO_LABELS_MAP},
-	{.minor = 24, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_SLICE},
-	{.minor = 26, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
-	{.minor = 27, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE},
+	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360, .kind = GO_LABELS_MAP,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
+	 .m_vdso_sp = 800, .m_vdso_pc = 808},
+	{.minor = 24, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_SLICE,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
+	 .m_vdso_sp = 880, .m_vdso_pc = 888},
+	{.minor = 26, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 40,
+	 .m_vdso_sp = 896, .m_vdso_pc = 904},
+	{.minor = 27, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 40,
+	 .m_vdso_sp = 896, .m_vdso_pc = 904},
 };
+/* clang-format on */
 
 #define BUILDINFO_MAGIC	    "\xff Go buildinf:"
 #define BUILDINFO_MAGIC_LEN 14
@@ -301,6 +321,12 @@ enum go_binary_status go_binary__inspect(const struct elf_file *ef, struct go_bi
 		.m_curg = l->m_curg,
 		.g_labels = l->g_labels,
 		.kind = l->kind,
+		.g_sched = l->g_sched,
+		.gobuf_sp = l->gobuf_sp,
+		.gobuf_pc = l->gobuf_pc,
+		.gobuf_bp = l->gobuf_bp,
+		.m_vdso_sp = l->m_vdso_sp,
+		.m_vdso_pc = l->m_vdso_pc,
 	};
 	return GO_BINARY_OK;
 }

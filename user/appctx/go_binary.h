@@ -51,6 +51,12 @@ struct go_runtime_layout {
 	uint16_t m_curg;    /* offsetof(runtime.m, curg) */
 	uint16_t g_labels;  /* offsetof(runtime.g, labels) */
 	uint8_t kind;	    /* enum go_labels_kind: how the label set is held */
+	uint16_t g_sched;   /* offsetof(runtime.g, sched) */
+	uint8_t gobuf_sp;   /* offsetof(runtime.gobuf, sp) */
+	uint8_t gobuf_pc;   /* offsetof(runtime.gobuf, pc) */
+	uint8_t gobuf_bp;   /* offsetof(runtime.gobuf, bp) */
+	uint16_t m_vdso_sp; /* offsetof(runtime.m, vdsoSP) */
+	uint16_t m_vdso_pc; /* offsetof(runtime.m, vdsoPC) */
 };
 
 struct go_binary {

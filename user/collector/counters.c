@@ -55,6 +55,9 @@ FAMILY(f_stack_ends, "ctxprof_user_stacks_total", COUNTER,
        "end");
 FAMILY(f_frames, "ctxprof_user_frames_total", COUNTER,
        "User frames by how the unwinder found them.", "method");
+FAMILY(f_go_switches, "ctxprof_go_stack_switches_total", COUNTER,
+       "Go stack switches (systemstack, mcall, morestack) met by the unwinder, by result.",
+       "result");
 /* the sampling rate and the CPUs */
 FAMILY(f_sampling_hz, "ctxprof_sampling_frequency_hz", GAUGE,
        "Samples per second per CPU requested (-F).", NULL);
@@ -542,6 +545,10 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_frames, "plt", COUNTERS_UNWINDING, "by PLT stubs", S_(UFRAMES_PLT)),
 	ONE(f_frames, "signal", COUNTERS_UNWINDING, "through signal frames", S_(UFRAMES_SIGNAL)),
 	ONE(f_frames, "frame_pointer", COUNTERS_UNWINDING, "by frame pointer", S_(UFRAMES_FP)),
+	/* Go stack switches: go_switch_followed=... */
+	RANGE(f_go_switches, COUNTERS_UNWINDING, S_(GO_SWITCH_OK),
+	      SAMPLER_STAT_GO_SWITCH_BAD_STATE - SAMPLER_STAT_GO_SWITCH_OK + 1, sampler_name,
+	      SAMPLER_STAT_GO_SWITCH_OK, .flags = COUNTER_GROUP | COUNTER_NONZERO),
 	ONE(f_tables_built, NULL, COUNTERS_UNWINDING, "tables built", unwind.tables_built,
 	    .flags = COUNTER_GROUP),
 	ONE(f_tables_debug, NULL, COUNTERS_UNWINDING, "of them from a debug file's CFI",

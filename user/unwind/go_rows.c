@@ -35,7 +35,20 @@ static const char *const go116_switches[] = {
 enum go_kind {
 	GO_PLAIN,  /* rows from its pcsp table */
 	GO_ROOT,   /* UNWIND_CMD_END */
-	GO_SWITCH, /* UNWIND_CMD_GO_SYSTEM_STACK */
+	GO_SWITCH, /* its pcsp rows made UNWIND_CMD_GO_SYSTEM_STACK, over CFI */
+};
+
+/* which switch a GO_SWITCH function is (enum unwind_go_switch), by name; the
+ * vDSO callers are SPWRITE since Go 1.17 (Go 1.16's by name here too) */
+static const struct {
+	const char *name;
+	enum unwind_go_switch kind;
+} go_switch_kinds[] = {
+	{"runtime.systemstack", UNWIND_GO_SWITCH_SYSTEMSTACK},
+	{"runtime.mcall", UNWIND_GO_SWITCH_MCALL},
+	{"runtime.morestack", UNWIND_GO_SWITCH_MORESTACK},
+	{"runtime.nanotime1", UNWIND_GO_SWITCH_VDSO},
+	{"time.now", UNWIND_GO_SWITCH_VDSO},
 };
 
 /* one segment of the Go side: [lo, hi) with its rule */
@@ -54,6 +67,8 @@ struct go_cursor {
 	struct gopclntab_func f;
 	struct gopclntab_pcvalue it;
 	bool in_pcsp;
+	bool sw;		       /* the function is a GO_SWITCH */
+	enum unwind_go_switch sw_kind; /* and which */
 	struct go_seg seg;
 };
 
@@ -67,11 +82,21 @@ static bool named(const char *name, const char *const *list, size_t n)
 	return false;
 }
 
+static enum unwind_go_switch switch_kind(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(go_switch_kinds) / sizeof(go_switch_kinds[0]); i++)
+		if (!strcmp(name, go_switch_kinds[i].name))
+			return go_switch_kinds[i].kind;
+	return UNWIND_GO_SWITCH_OTHER;
+}
+
 static enum go_kind classify(const struct gopclntab *go, const struct gopclntab_func *f)
 {
 	if (f->flag & GOPCLNTAB_FLAG_TOPFRAME)
 		return GO_ROOT;
-	if (f->flag & GOPCLNTAB_FLAG_SPWRITE)
+	if ((f->flag & GOPCLNTAB_FLAG_SPWRITE) || switch_kind(f->name) != UNWIND_GO_SWITCH_OTHER)
 		return GO_SWITCH;
 	if (gopclntab__version(go) != GOPCLNTAB_GO116 || f->flag)
 		return GO_PLAIN;
@@ -98,6 +123,20 @@ static struct unwind_rule pcsp_rule(int32_t sp)
 	return r;
 }
 
+/*
+ * A switching function's rule: UNWIND_CMD_GO_SYSTEM_STACK with which switch
+ * it is, and its own frame where its pcsp gave one (@r: for a sampled frame
+ * not switched yet; none: cfa_off 0)
+ */
+static struct unwind_rule switch_rule(struct unwind_rule r, enum unwind_go_switch kind)
+{
+	if (r.cmd != UNWIND_CMD_CFA_RSP)
+		r = (struct unwind_rule){0};
+	r.cmd = UNWIND_CMD_GO_SYSTEM_STACK;
+	r.go_switch = kind;
+	return r;
+}
+
 /* the next segment of the Go side into c->seg (valid false at the end) */
 static void cursor_next(struct go_cursor *c)
 {
@@ -113,7 +152,9 @@ static void cursor_next(struct go_cursor *c)
 			ret = gopclntab_pcvalue__next(&c->it, &lo, &hi, &sp);
 			if (ret == 1 && hi > lo) {
 				c->seg =
-					(struct go_seg){lo, hi, pcsp_rule(sp), f->idx, false, true};
+					(struct go_seg){lo, hi, pcsp_rule(sp), f->idx, c->sw, true};
+				if (c->sw)
+					c->seg.rule = switch_rule(c->seg.rule, c->sw_kind);
 				return;
 			}
 			if (ret == 1)
@@ -124,7 +165,9 @@ static void cursor_next(struct go_cursor *c)
 				b->stats.go_bad += ret < 0;
 				c->seg = (struct go_seg){
 					c->it.pc, f->end, {.cmd = UNWIND_CMD_UNSUPPORTED},
-					f->idx,	  false,  true};
+					f->idx,	  c->sw,  true};
+				if (c->sw)
+					c->seg.rule = switch_rule(c->seg.rule, c->sw_kind);
 				return;
 			}
 			continue;
@@ -138,22 +181,24 @@ static void cursor_next(struct go_cursor *c)
 		    f->entry < b->base || f->end - b->base > UINT32_MAX)
 			continue;
 		kind = classify(b->go, f);
-		if (kind != GO_PLAIN) {
-			c->seg = (struct go_seg){
-				f->entry,
-				f->end,
-				{.cmd = kind == GO_ROOT ? UNWIND_CMD_END : UNWIND_CMD_GO_SYSTEM_STACK},
-				f->idx,
-				true,
-				true};
-			if (kind == GO_ROOT)
-				b->stats.go_roots++;
-			else
-				b->stats.go_switches++;
+		if (kind == GO_ROOT) {
+			c->seg = (struct go_seg){f->entry, f->end, {.cmd = UNWIND_CMD_END},
+						 f->idx,   true,   true};
+			b->stats.go_roots++;
 			return;
 		}
-		if (gopclntab__pcvalue(b->go, f, GOPCLNTAB_PCSP, &c->it))
-			continue;
+		c->sw = kind == GO_SWITCH;
+		c->sw_kind = switch_kind(f->name);
+		b->stats.go_switches += c->sw;
+		if (gopclntab__pcvalue(b->go, f, GOPCLNTAB_PCSP, &c->it)) {
+			/* a switch without its frames is still one */
+			if (!c->sw)
+				continue;
+			c->seg = (struct go_seg){
+				f->entry, f->end, switch_rule((struct unwind_rule){0}, c->sw_kind),
+				f->idx,	  true,	  true};
+			return;
+		}
 		c->in_pcsp = true;
 	}
 }

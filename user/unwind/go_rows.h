@@ -13,10 +13,17 @@
  *  - where a stack is switched: a function flagged SPWRITE (runtime.mcall,
  *    systemstack, morestack, asmcgocall, cgocallback, gogo) sets rsp to
  *    another stack before it calls on, so its caller is not above it: it
- *    gets UNWIND_CMD_GO_SYSTEM_STACK and the stack ends there, counted.
+ *    gets UNWIND_CMD_GO_SYSTEM_STACK over its range, with which switch it
+ *    is (systemstack, mcall, morestack, the vDSO callers nanotime1 and
+ *    time.now: enum unwind_go_switch) and its pcsp frame (for a sample
+ *    taken in it before it switched), to go on where the runtime saved the
+ *    goroutine's registers, or else to end the stack there, counted
+ *    (runtime.systemstack_switch, where the walk resumes after
+ *    systemstack, at its entry or, since Go 1.21, past its rbp push, keeps
+ *    its pcsp rows).
  *    (systemstack called on the system stack already jumps to its callee:
- *    it is then no frame at all.)  A leaf sampled in such a function before
- *    it switched ends there too: a few instructions, never a made-up caller;
+ *    it is then no frame at all.)  The sampler decides (bpf/go_stack.bpf.h);
+ *    a switch it does not follow ends the stack: never a made-up caller;
  *  - the frame of every other Go function at each pc, from its pcsp table
  *    (the bytes it pushed below its entry rsp): CFA = rsp + pcsp + 8, the
  *    return address at CFA - 8, and once the frame is made (pcsp >= 16) the
