@@ -62,12 +62,12 @@ cpu_ns() {
 # filter out too (cheap runs, more of them the busier the machine: per run,
 # a loaded machine's figures fell by half)
 window() {
-	local c0 t0 c1 t1 u0 u1
+	local t0 t1 u0 u1
 	sleep 1
-	read -r c0 t0 <<<"$(prog_stats "$1")"
+	read -r _ t0 <<<"$(prog_stats "$1")"
 	u0=$(cpu_ns "$2")
 	sleep 4
-	read -r c1 t1 <<<"$(prog_stats "$1")"
+	read -r _ t1 <<<"$(prog_stats "$1")"
 	u1=$(cpu_ns "$2")
 	awk -v t=$((t1 - t0)) -v u=$((u1 - u0)) 'BEGIN { n = u * 999 / 1e9; printf "%.0f\n", (n > 0 ? t / n : 0) }'
 }
