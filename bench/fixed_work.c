@@ -10,7 +10,15 @@
  * perf and bpftrace baselines) and without (fixed_work_nofp, as
  * distributions build, for the CFI unwinder).
  *
- * Usage: fixed_work [--threads N] [--iterations M] [--delay S] [--depth D]
+ * The stack's shape is a parameter, because a stack walk's cost depends on
+ * it: --main runs the work on the main thread alone (its stack's top is a
+ * few KiB above the frames: argv, the environment, the auxiliary vector),
+ * where --threads N runs it on N new threads (glibc's thread stacks: the
+ * thread's control block above the frames); --large gives every frame of the
+ * chain 1 KiB of locals (FRAME_LARGE) instead of a few words.
+ *
+ * Usage: fixed_work [--threads N | --main] [--iterations M] [--delay S] [--depth D]
+ *        [--large]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,7 +30,11 @@
 
 static uint64_t iterations = 400;
 static int depth = 16;
+static int large;
 static volatile uint64_t sink;
+
+/* the locals of a large frame, bytes */
+#define FRAME_LARGE 1024
 
 static __attribute__((noinline)) uint64_t hash_block(uint64_t seed)
 {
@@ -48,12 +60,27 @@ static __attribute__((noinline)) uint64_t descend(int depth, uint64_t seed)
 	return r;
 }
 
+/* descend() with FRAME_LARGE bytes of locals in every frame */
+static __attribute__((noinline)) uint64_t descend_large(int depth, uint64_t seed)
+{
+	volatile unsigned char pad[FRAME_LARGE];
+	uint64_t r;
+
+	pad[0] = (unsigned char)seed;
+	pad[FRAME_LARGE - 1] = (unsigned char)depth;
+	if (!depth)
+		return hash_block(seed + pad[0]);
+	r = descend_large(depth - 1, seed + depth);
+	__asm__ volatile("" ::: "memory");
+	return r + pad[FRAME_LARGE - 1];
+}
+
 static void *worker(void *arg)
 {
 	uint64_t i, acc = 0;
 
 	for (i = 0; i < iterations; i++)
-		acc += descend(depth, i);
+		acc += large ? descend_large(depth, i) : descend(depth, i);
 	sink += acc;
 	return arg;
 }
@@ -68,7 +95,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	int threads = 2, i;
+	int threads = 2, on_main = 0, i;
 	double delay = 1.0, t0;
 	pthread_t t[64];
 
@@ -81,10 +108,14 @@ int main(int argc, char **argv)
 			delay = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--depth") && i + 1 < argc)
 			depth = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--main"))
+			on_main = 1;
+		else if (!strcmp(argv[i], "--large"))
+			large = 1;
 		else {
 			fprintf(stderr,
-				"usage: %s [--threads N] [--iterations M] [--delay S] [--depth "
-				"D]\n",
+				"usage: %s [--threads N | --main] [--iterations M] [--delay S] "
+				"[--depth D] [--large]\n",
 				argv[0]);
 			return 2;
 		}
@@ -93,6 +124,11 @@ int main(int argc, char **argv)
 		return 2;
 	usleep((useconds_t)(delay * 1e6));
 	t0 = now();
+	if (on_main) {
+		worker(NULL);
+		printf("work_seconds %.4f\n", now() - t0);
+		return 0;
+	}
 	for (i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (i = 0; i < threads; i++)

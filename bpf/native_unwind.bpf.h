@@ -7,13 +7,15 @@
  * Per frame: find the mapping holding the pc among the process's executable
  * mappings (binary search over its range of unwind_mappings, the last hit
  * first), then the table row covering it (binary search over the file's rows
- * in unwind_rows), then apply the row's rule: the CFA from sp or the frame
- * pointer, the return address where the rule says (x86-64: CFA - 8; arm64:
- * saved at CFA + off, or still in the link register in the sampled frame),
- * the caller's frame pointer where the rule says.  Code
- * without CFI (JIT, a file without .eh_frame) is walked by its frame
- * pointer in --unwind auto, and so is a pc that a file's table leaves
- * without CFI.  A frame that cannot be unwound ends the stack with a reason
+ * in unwind_rows, as many steps as the table needs; the last frame's rule
+ * again when the pc is the last frame's, as down a recursion), then apply
+ * the row's rule: the CFA from sp or the frame pointer, the return address
+ * where the rule says (x86-64: CFA - 8; arm64: saved at CFA + off, or still
+ * in the link register in the sampled frame), the caller's frame pointer
+ * where the rule says.  Code without CFI (JIT, a file without .eh_frame) is
+ * walked by its frame pointer in --unwind auto, and so is a pc that a
+ * file's table leaves without CFI.  A frame that cannot be unwound ends the
+ * stack with a reason
  * (enum unwind_stop): no address past it is ever guessed.
  *
  * The frame loop runs under bpf_loop() (Linux 5.17+): the verifier checks
@@ -77,13 +79,20 @@ struct {
 } unwind_procs SEC(".maps");
 
 /*
- * The user stack above the sampled sp is copied once per walk, this much of
- * it (a power of two): the frames' reads come from the copy, one
- * bpf_probe_read_user for the walk instead of one or two per frame (each
- * costs tens of ns in fault handling set-up).  Reads outside it go to the
- * user memory as before.
+ * The user stack above the sampled sp is read a page at a time into a
+ * window: the frames' reads come from the copy, one bpf_probe_read_user per
+ * page of stack the walk climbs instead of one or two per frame (each costs
+ * tens of ns in fault handling set-up).  A page, not a fixed span above sp:
+ * a page is either mapped or not, so the read never fails for want of what
+ * lies above the stack's top (a main thread's top is a few KiB above its
+ * frames: a 4 KiB read above sp failed there, and every frame paid its own
+ * read), it needs no bound kept per thread (task->mm->start_stack would
+ * give the main thread's alone; /proc/PID/maps changes as threads come and
+ * go), and a shallow walk copies no more than the pages it climbs.  Reads
+ * elsewhere (below the window, or more than a page above it: a huge frame)
+ * go to the user memory as before.
  */
-#define USTACK_WINDOW 4096
+#define USTACK_WINDOW 4096 /* one page */
 
 /* the walk, in the per-CPU scratch next to the record its frames go into */
 struct ustack_walk {
@@ -102,8 +111,11 @@ struct ustack_walk {
 	__u32 exact;  /* pc is exact: the leaf, or the pc a signal frame saved */
 	__u32 fp_ok;  /* code without CFI may be walked by frame pointer */
 	__u32 nr_cfi, nr_plt, nr_signal, nr_fp; /* frames by method, for the counters */
-	__u64 win_lo;				/* the user address window[0] holds */
-	__u32 win_len;				/* bytes of it copied; 0: none */
+	__u64 rule_at;				/* the address the last table search was for */
+	__u32 rule_idx;				/* its rule + 1 in unwind_rules; 0: none */
+	__u32 rule_pad;
+	__u64 win_lo;  /* the user address window[0] holds */
+	__u32 win_len; /* bytes of it copied; 0: none */
 	__u32 win_pad;
 	__u32 go_switched; /* 1 << the Go stack switches followed (go_stack.bpf.h) */
 	__u32 go_pad;
@@ -111,29 +123,32 @@ struct ustack_walk {
 	__u8 window[USTACK_WINDOW];
 };
 
-/* the stack from @sp up into st->window, as much of USTACK_WINDOW as is mapped */
-static __always_inline void copy_window(struct ustack_walk *st)
+/* st->window = the user memory from @lo to the end of its page; none if unmapped */
+static __always_inline void fill_window(struct ustack_walk *st, __u64 lo)
 {
-	__u32 len = USTACK_WINDOW;
+	__u32 len = 4096 - (lo & 4095);
 
-	st->win_lo = st->sp;
-	st->win_len = 0;
-	if (bpf_probe_read_user(st->window, USTACK_WINDOW, (const void *)st->sp)) {
-		/* the stack's top is nearer: the rest of sp's page at least is there */
-		len = 4096 - (st->sp & 4095);
-		if (len > USTACK_WINDOW) /* for the verifier */
-			len = USTACK_WINDOW;
-		if (!len || bpf_probe_read_user(st->window, len, (const void *)st->sp))
-			return;
-	}
-	st->win_len = len;
+	if (len > USTACK_WINDOW) /* for the verifier */
+		len = USTACK_WINDOW;
+	st->win_lo = lo;
+	st->win_len = bpf_probe_read_user(st->window, len, (const void *)lo) ? 0 : len;
 }
 
-/* 8 bytes of the user stack at @addr: from the window when it holds them */
+/* the walk's first window: from the sampled sp to the end of its page */
+static __always_inline void copy_window(struct ustack_walk *st)
+{
+	fill_window(st, st->sp);
+}
+
+/* 8 bytes of the user stack at @addr: from the window, moved up to it if need be */
 static __always_inline int read_user_u64(struct ustack_walk *st, __u64 addr, __u64 *v)
 {
-	__u64 off = addr - st->win_lo;
+	__u64 end = st->win_lo + st->win_len, off;
 
+	/* the walk climbs: the page after the window's is the next to read */
+	if (addr >= end && addr - end < 4096 && (addr & 4095) <= 4096 - 8)
+		fill_window(st, addr & ~4095ull);
+	off = addr - st->win_lo;
 	if (addr >= st->win_lo && st->win_len >= 8 && off <= st->win_len - 8) {
 		if (off > USTACK_WINDOW - 8) /* for the verifier */
 			return -1;
@@ -222,7 +237,12 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 		if (!rows)
 			return -1;
 		first &= UNWIND_CHUNK_ROWS - 1;
+		/* as many halvings as the table needs, 18 at most: the exit
+		 * depends on the table's size alone, not on a row, so a
+		 * verifier's states grow by one per step, not double */
 		for (i = 0; i < 18; i++) {
+			if (len <= 1)
+				break;
 			half = len >> 1;
 			idx = first + base + half;
 			row = bpf_map_lookup_elem(rows, &idx);
@@ -235,6 +255,8 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 		row = bpf_map_lookup_elem(rows, &idx);
 	} else {
 		for (i = 0; i < 25; i++) {
+			if (len <= 1)
+				break;
 			half = len >> 1;
 			row = row_at(first + base + half);
 			if (!row)
@@ -249,22 +271,45 @@ static __always_inline long rows_upto(__u32 first, __u32 n, __u64 off)
 	return base + le_u64(row->pc, off);
 }
 
-/* the rule of the last row whose pc <= @off, NULL when none */
-static __always_inline const struct unwind_rule *find_rule(const struct unwind_mapping *m,
-							   __u64 off)
+/* the rule index of the last row whose pc <= @off, -1 when none */
+static __always_inline long find_rule(const struct unwind_mapping *m, __u64 off)
 {
 	const struct unwind_row *row;
 	long lo;
 
 	if (off > 0xffffffffull || !m->row_count || m->row_count > UNWIND_MAX_TABLE_ROWS)
-		return NULL;
+		return -1;
 	lo = rows_upto(m->row_first, m->row_count, off);
 	if (lo <= 0)
-		return NULL;
+		return -1;
 	row = row_at(m->row_first + (__u32)lo - 1);
 	if (!row)
+		return -1;
+	return row->rule;
+}
+
+/*
+ * The rule for @lookup in table mapping @m: the last frame's again when the
+ * address is the same (a recursion's frames return to one address: its
+ * search is not repeated), else by find_rule()
+ */
+static __always_inline const struct unwind_rule *
+frame_rule(struct ustack_walk *st, const struct unwind_mapping *m, __u64 lookup)
+{
+	__u32 idx;
+	long rule;
+
+	if (st->rule_idx && st->rule_at == lookup) {
+		idx = st->rule_idx - 1;
+		return bpf_map_lookup_elem(&unwind_rules, &idx);
+	}
+	rule = find_rule(m, lookup - m->bias);
+	if (rule < 0 || rule >= 0xffffffffl)
 		return NULL;
-	return bpf_map_lookup_elem(&unwind_rules, &row->rule);
+	idx = (__u32)rule;
+	st->rule_at = lookup;
+	st->rule_idx = idx + 1;
+	return bpf_map_lookup_elem(&unwind_rules, &idx);
 }
 
 static __always_inline long unwind_end(struct ustack_walk *st, __u32 why)
@@ -462,7 +507,7 @@ static long unwind_step(__u32 i, void *ctx)
 	if (!put_frame(st, frame))
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
 	if (m->kind == UNWIND_MAP_TABLE) {
-		r = find_rule(m, lookup - m->bias);
+		r = frame_rule(st, m, lookup);
 		if (r && r->cmd != UNWIND_CMD_INVALID)
 			return step_rule(st, r);
 		/* code the file's CFI leaves out (V8's builtins, HotSpot's
