@@ -365,6 +365,17 @@ static __always_inline long step_signal(struct ustack_walk *st)
 
 static __always_inline long go_follow_switch(struct ustack_walk *st, __u32 kind);
 
+/*
+ * A frame whose CFA is on sp, reached by an arm64 frame-pointer step (the
+ * caller's sp unknown: code without CFI, the vDSO's): by its own frame
+ * record too, as the kernel's walk would, where frame pointers may be
+ * used; never a CFA from a guessed sp
+ */
+static __always_inline long step_no_sp(struct ustack_walk *st)
+{
+	return st->fp_ok ? step_fp(st) : unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+}
+
 static __always_inline long step_rule(struct ustack_walk *st, const struct unwind_rule *r)
 {
 	__u64 cfa, ra, bp = st->bp;
@@ -372,8 +383,8 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 
 	switch (r->cmd) {
 	case UNWIND_CMD_CFA_RSP:
-		if (!st->sp_ok) /* never a CFA from a guessed sp */
-			return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+		if (!st->sp_ok)
+			return step_no_sp(st);
 		cfa = st->sp + r->cfa_off;
 		st->nr_cfi++;
 		break;
@@ -388,7 +399,7 @@ static __always_inline long step_rule(struct ustack_walk *st, const struct unwin
 		break;
 	case UNWIND_CMD_PLT:
 		if (!st->sp_ok)
-			return unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+			return step_no_sp(st);
 		cfa = st->sp + r->cfa_off + ((st->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		st->nr_plt++;
 		break;

@@ -153,7 +153,7 @@ static int read_file(struct tls_file *f, int fd)
 	ef = elf_file__open_fd(fd);
 	if (!ef)
 		return -EINVAL;
-	if (elf_file__ehdr(ef)->e_machine != EM_X86_64) {
+	if (elf_file__ehdr(ef)->e_machine != ELF_NATIVE_MACHINE) {
 		elf_file__free(ef);
 		return -EINVAL;
 	}

@@ -83,6 +83,14 @@ struct elf_file *elf_file__open_mem(const void *buf, size_t len);
 /** elf_file__free() - accepts NULL. */
 void elf_file__free(struct elf_file *ef);
 
+/* e_machine of the architecture the collector was built for: the processes
+ * it profiles run it too (readers of their TLS and registers refuse others) */
+#if defined(__aarch64__)
+#define ELF_NATIVE_MACHINE EM_AARCH64
+#else
+#define ELF_NATIVE_MACHINE EM_X86_64
+#endif
+
 /** elf_file__ehdr() - the ELF header, as read (e_shnum, e_phnum as in the file). */
 const Elf64_Ehdr *elf_file__ehdr(const struct elf_file *ef);
 
