@@ -59,7 +59,10 @@ static void check_table(const struct unwind_table *t, const uint8_t *data, size_
 
 		check(r->cmd < UNWIND_CMD_MAX && r->cmd != UNWIND_CMD_FP &&
 		      r->rbp < UNWIND_RBP_MAX);
-		check(!r->pad && r->ra < UNWIND_RA_MAX && (r->ra == UNWIND_RA_CFA || !r->ra_off));
+		check(r->ra < UNWIND_RA_MAX && (r->ra == UNWIND_RA_CFA || !r->ra_off));
+		/* a stack switch is a Go function's, and only such a rule names one */
+		check(r->go_switch < UNWIND_GO_SWITCH_MAX &&
+		      (r->cmd == UNWIND_CMD_GO_SYSTEM_STACK || !r->go_switch));
 		check(!i || memcmp(r, &t->rules[i - 1], sizeof(*r)) != 0);
 	}
 	for (i = 0; i < t->nr_rows; i++) {
