@@ -490,6 +490,27 @@ static void ctxprof_region__drain__second_consumer__refused_until_the_first_goes
 	assert_true(hdr(f)->consumer_heartbeat_ns == later);
 }
 
+/* a collector that exits gives the lanes up: its successor drains at once */
+static void ctxprof_region__release__next_consumer_drains_at_once(void **state)
+{
+	struct fixture *f = *state;
+	struct ctxprof_region_geom b = other_consumer(f);
+	struct ctxprof_region_stats st = {}, st_b = {};
+	struct tally t = {}, t_b = {};
+
+	assert_int_equal(drain(f, &t, &st), 5);
+	/* another's release changes nothing: only the holder's token frees them */
+	ctxprof_region__release(f->copy, &b);
+	assert_true(hdr(f)->consumer_owner == f->g.consumer_token);
+	ctxprof_region__release(f->copy, &f->g);
+	assert_true(hdr(f)->consumer_owner == 0);
+	/* the heartbeat is fresh (1), yet the successor is not refused */
+	ctxprof_region__drain(f->copy, &b, 2, &ops, &t_b, &st_b);
+	assert_int_equal(st_b.consumer_refused, 0);
+	assert_int_equal(st_b.consumer_takeovers, 0);
+	assert_true(hdr(f)->consumer_owner == b.consumer_token);
+}
+
 struct stale {
 	struct fixture *f;
 	struct ctxprof_region_geom b;
@@ -595,6 +616,7 @@ int main(void)
 		T(ctxprof_region__drain__draining_slot__retired_once_empty),
 		T(ctxprof_region__drain__random_corruption__bounded),
 		T(ctxprof_region__drain__second_consumer__refused_until_the_first_goes_stale),
+		T(ctxprof_region__release__next_consumer_drains_at_once),
 		T(ctxprof_region__drain__taken_over_mid_pass__stale_consumer_writes_nothing),
 #undef T
 	};

@@ -141,6 +141,7 @@ static void unmap_slot(struct app_context *a, struct slot_track *t)
 /* unmap @r and drop what goes with the mapping; @r keeps naming it */
 static void region_unmap(struct app_region *r)
 {
+	bool validated = r->slots; /* set up only once the region validated */
 	uint32_t i;
 
 	if (r->slots)
@@ -149,8 +150,12 @@ static void region_unmap(struct app_region *r)
 			unmap_slot(r->a, &r->slots[i]);
 	free(r->slots);
 	r->slots = NULL;
-	if (r->base)
+	if (r->base) {
+		/* a restarted collector drains the lanes at once, not after the heartbeat lapses */
+		if (validated)
+			ctxprof_region__release(r->base, &r->geom);
 		munmap(r->base, r->size);
+	}
 	r->base = NULL;
 }
 

@@ -481,6 +481,15 @@ static bool claim_lanes(struct ctxprof_region_header *h, uint64_t token, uint64_
 	return true;
 }
 
+void ctxprof_region__release(void *base, const struct ctxprof_region_geom *g)
+{
+	struct ctxprof_region_header *h = base;
+	__u64 expect = g->consumer_token;
+
+	atomic_compare_exchange_strong_explicit((_Atomic __u64 *)&h->consumer_owner, &expect, 0,
+						memory_order_release, memory_order_relaxed);
+}
+
 uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, uint64_t now_ns,
 			       const struct ctxprof_drain_ops *ops, void *ctx,
 			       struct ctxprof_region_stats *st)

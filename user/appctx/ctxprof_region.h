@@ -176,4 +176,13 @@ uint64_t ctxprof_region__drain(void *base, const struct ctxprof_region_geom *g, 
 			       const struct ctxprof_drain_ops *ops, void *ctx,
 			       struct ctxprof_region_stats *st);
 
+/**
+ * ctxprof_region__release() - give the lanes up: consumer_owner back to 0
+ * if @g->consumer_token holds it (CAS), so the next collector (a restart)
+ * drains at once instead of waiting out CTXPROF_CONSUMER_STALE_NS.  Called
+ * by the region's owner before it unmaps @base; a crashed collector's claim
+ * still lapses by the heartbeat.
+ */
+void ctxprof_region__release(void *base, const struct ctxprof_region_geom *g);
+
 #endif /* CTXPROF_REGION_H */
