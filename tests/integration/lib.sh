@@ -111,3 +111,43 @@ cg_oom_kills() {
 		sed -n 's/^oom_kill //p' "$CG/memory.events" 2>/dev/null
 	fi
 }
+
+# go_build NAME SRC: NAME and NAME_stripped (-ldflags='-s -w') built from SRC,
+# with the host's Go, or with the Go of a Debian root when GO_SUITE and GO_MINOR
+# say which (tests/integration/test_go_versions.sh): the builds are cached inside
+# the root and the programs run there.  Sets BIN (where the two are, as the
+# program sees it) and INROOT (the command prefix that runs one there; empty on
+# the host); skips when no Go is at hand.
+go_build() {
+	local name=$1 src=$2 R IN GO_IN
+	INROOT=()
+	if [ -n "${GO_SUITE:-}" ]; then
+		GO_MINOR=${GO_MINOR:?GO_SUITE needs GO_MINOR, e.g. GO_SUITE=trixie GO_MINOR=24}
+		R=$("$ROOT/tests/roots/mkroot.sh" "$GO_SUITE" "golang-1.$GO_MINOR-go" | tail -1) ||
+			skip "no $GO_SUITE root with golang-1.$GO_MINOR-go"
+		IN=/var/cache/ctxprof-go/1.$GO_MINOR/$name # the builds, inside the root
+		INROOT=("$ROOT/tests/roots/run.sh" "$R")
+		GO_IN=/usr/lib/go-1.$GO_MINOR/bin/go
+		mkdir -p "$R$IN"
+		if ! cmp -s "$src" "$R$IN/$name.go" || [ ! -x "$R$IN/${name}_stripped" ]; then
+			cp "$src" "$R$IN/"
+			rm -f "$R$IN/$name" "$R$IN/${name}_stripped"
+			"${INROOT[@]}" sh -c "cd $IN && export GO111MODULE=off GOFLAGS= GOPROXY=off \
+				GOPATH=$IN/gopath GOCACHE=$IN/gocache CGO_ENABLED=0 &&
+				$GO_IN build -o $IN/$name $name.go &&
+				$GO_IN build -ldflags='-s -w' -o $IN/${name}_stripped $name.go" ||
+				{ echo "FAIL: go build in $R"; exit 1; }
+		fi
+		echo "built with $("${INROOT[@]}" "$GO_IN" version) in $R"
+		BIN=$IN
+	else
+		command -v go >/dev/null || skip "go missing (make deps installs golang-go)"
+		# offline, stdlib only; the build cache is the fixtures' (tests/unit/go_fixtures.mk)
+		export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
+		go build -o "$TMP/$name" "$src" || { echo "FAIL: go build"; exit 1; }
+		go build -ldflags='-s -w' -o "$TMP/${name}_stripped" "$src" ||
+			{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
+		echo "built with $(go version)"
+		BIN=$TMP
+	fi
+}

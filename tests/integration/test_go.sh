@@ -34,36 +34,10 @@ ROOTS='runtime.goexit|runtime.mstart|runtime.rt0_go|runtime.sigtramp'
 SWITCHES='runtime.mcall|runtime.systemstack|runtime.morestack|runtime.asmcgocall'
 SWITCHES="$SWITCHES|runtime.cgocallback|runtime.nanotime1|time.now"
 
-INROOT=()
-if [ -n "${GO_SUITE:-}" ]; then
-	GO_MINOR=${GO_MINOR:?GO_SUITE needs GO_MINOR, e.g. GO_SUITE=trixie GO_MINOR=24}
-	R=$("$ROOT/tests/roots/mkroot.sh" "$GO_SUITE" "golang-1.$GO_MINOR-go" | tail -1) ||
-		skip "no $GO_SUITE root with golang-1.$GO_MINOR-go"
-	IN=/var/cache/ctxprof-go/1.$GO_MINOR/goload # the builds, inside the root
-	INROOT=("$ROOT/tests/roots/run.sh" "$R")
-	GO_IN=/usr/lib/go-1.$GO_MINOR/bin/go
-	mkdir -p "$R$IN"
-	if ! cmp -s "$SRC" "$R$IN/goload.go" || [ ! -x "$R$IN/goload_stripped" ]; then
-		cp "$SRC" "$R$IN/"
-		rm -f "$R$IN/goload" "$R$IN/goload_stripped"
-		"${INROOT[@]}" sh -c "cd $IN && export GO111MODULE=off GOFLAGS= GOPROXY=off \
-			GOPATH=$IN/gopath GOCACHE=$IN/gocache CGO_ENABLED=0 &&
-			$GO_IN build -o $IN/goload goload.go &&
-			$GO_IN build -ldflags='-s -w' -o $IN/goload_stripped goload.go" ||
-			{ echo "FAIL: go build in $R"; exit 1; }
-	fi
-	echo "built with $("${INROOT[@]}" "$GO_IN" version) in $R"
-	BIN=$IN
-else
-	command -v go >/dev/null || skip "go missing (make deps installs golang-go)"
-	# offline, stdlib only; the build cache is the fixtures' (tests/unit/go_fixtures.mk)
-	export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
-	go build -o "$TMP/goload" "$SRC" || { echo "FAIL: go build"; exit 1; }
-	go build -ldflags='-s -w' -o "$TMP/goload_stripped" "$SRC" ||
-		{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
+go_build goload "$SRC"
+if [ -z "${GO_SUITE:-}" ]; then
 	CGO_ENABLED=1 go build -buildmode=pie -ldflags='-linkmode=external -s -w' \
 		-o "$TMP/goload_external" "$SRC" || { echo "FAIL: go build -linkmode=external"; exit 1; }
-	BIN=$TMP
 fi
 
 # share_of FOLDED AWK_CONDITION: "N of M": the samples whose stack ($2, leaf

@@ -29,35 +29,7 @@ SW_BAR=90 # of the samples through one kind of switch: tens of them
 SRC=$ROOT/tests/workloads/go/goswitch.go
 ROOTS='runtime.goexit|runtime.mstart'
 
-INROOT=()
-if [ -n "${GO_SUITE:-}" ]; then
-	GO_MINOR=${GO_MINOR:?GO_SUITE needs GO_MINOR, e.g. GO_SUITE=trixie GO_MINOR=24}
-	R=$("$ROOT/tests/roots/mkroot.sh" "$GO_SUITE" "golang-1.$GO_MINOR-go" | tail -1) ||
-		skip "no $GO_SUITE root with golang-1.$GO_MINOR-go"
-	IN=/var/cache/ctxprof-go/1.$GO_MINOR/goswitch # the builds, inside the root
-	INROOT=("$ROOT/tests/roots/run.sh" "$R")
-	GO_IN=/usr/lib/go-1.$GO_MINOR/bin/go
-	mkdir -p "$R$IN"
-	if ! cmp -s "$SRC" "$R$IN/goswitch.go" || [ ! -x "$R$IN/goswitch_stripped" ]; then
-		cp "$SRC" "$R$IN/"
-		rm -f "$R$IN/goswitch" "$R$IN/goswitch_stripped"
-		"${INROOT[@]}" sh -c "cd $IN && export GO111MODULE=off GOFLAGS= GOPROXY=off \
-			GOPATH=$IN/gopath GOCACHE=$IN/gocache CGO_ENABLED=0 &&
-			$GO_IN build -o $IN/goswitch goswitch.go &&
-			$GO_IN build -ldflags='-s -w' -o $IN/goswitch_stripped goswitch.go" ||
-			{ echo "FAIL: go build in $R"; exit 1; }
-	fi
-	echo "built with $("${INROOT[@]}" "$GO_IN" version) in $R"
-	BIN=$IN
-else
-	command -v go >/dev/null || skip "go missing (make deps installs golang-go)"
-	export GO111MODULE=off GOFLAGS= GOCACHE=$OUTPUT/gocache GOPATH=$TMP/gopath
-	go build -o "$TMP/goswitch" "$SRC" || { echo "FAIL: go build"; exit 1; }
-	go build -ldflags='-s -w' -o "$TMP/goswitch_stripped" "$SRC" ||
-		{ echo "FAIL: go build -ldflags='-s -w'"; exit 1; }
-	echo "built with $(go version)"
-	BIN=$TMP
-fi
+go_build goswitch "$SRC"
 
 # share_of FOLDED AWK_CONDITION: "N of M": the samples whose stack ($2, leaf
 # first, ";"-separated, in array f[1..n]) meets the condition
