@@ -164,7 +164,20 @@ check_share() {
 		ok "$what: $n of $m samples (want >= $pct %)"
 	else
 		fail "$what: $n of $m samples (want >= $pct %)"
+		sample_misses "$tsv" "$funcs" "$base" "$cond" "$@" >&2
 	fi
+}
+
+# sample_misses TSV FUNCS BASE COND [VARS...]: the three heaviest stacks of BASE
+# that fail COND, leaf first, so a failed share says what the other samples were
+sample_misses() {
+	local tsv=$1 funcs=$2 base=$3 cond=$4
+	shift 4
+	awk -F '\t' -v funcs="$funcs" "$@" "$PY_AWK_LIB"'
+	{ c = $1; pid = $2; tid = $3; n = split($4, f, ";") }
+	('"$base"') && !('"$cond"') { miss[$4] += c }
+	END { for (s in miss) print miss[s] "\t" s }' "$tsv" |
+		sort -t "$(printf '\t')" -k1,1nr | head -3 | sed 's/^/  missed: /'
 }
 
 # pprof -raw's Locations whose function is one of FUNCS' qualnames:
