@@ -181,6 +181,8 @@ bool ctxprof_region__next_slot(const void *base, const struct ctxprof_region_geo
 		v->tid = ld32(&s->tid, relaxed);
 		v->generation = CTXPROF_SLOT_GENERATION(w);
 		v->offset = ctxprof_region__slot_offset(g, *cursor);
+		v->events_generated = ld64(&s->events_generated, relaxed);
+		v->events_refused = ld64(&s->events_refused, relaxed);
 		(*cursor)++;
 		return true;
 	}
