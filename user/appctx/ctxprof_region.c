@@ -439,7 +439,10 @@ static __u64 drain_lane(void *base, const struct ctxprof_region_geom *g, struct 
 		 * have taken the lanes over.  Then the ring and the queue are
 		 * its now.  (The slot's generation is checked once per lane,
 		 * above: the thread recycles a slot only once its lanes are
-		 * drained, which our own last advance() tells it.)
+		 * drained, which our own last advance() tells it; and a
+		 * re-check here would meet try_recycle()'s moment of
+		 * (Registering, generation + 1) on a slot that stays ours:
+		 * docs/design/app-region.md.)
 		 */
 		if (!still_owner(dc))
 			break;
