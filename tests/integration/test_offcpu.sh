@@ -438,8 +438,9 @@ check_spans() {
 		"$TMP/$run.pb.gz.tsv" >"$TMP/$run.spanoff"
 	for k in $kinds; do
 		line=$(awk -v k="$k" -v tol=5 -v corrf="$TMP/$run.corr" '
-			BEGIN { while ((getline l < corrf) > 0) { split(l, f, " "); if (f[3] != "?") corr[f[1]] = f[3]; else untraced++ } }
+			BEGIN { while ((getline l < corrf) > 0) { split(l, f, " "); if (f[3] != "?") corr[f[1]] = f[3]; else skip[f[1]] = 1 } }
 			NR == FNR { off[$1] = $2; next }
+			$1 == "span" && $4 == k && ($2 in skip) { untraced++; next }
 			$1 == "span" && $4 == k {
 				for (i = 5; i < NF; i += 2) v[$i] = $(i + 1)
 				hi = v["wait_ns"] - v["wait_cpu_ns"] + corr[$2]
@@ -457,7 +458,7 @@ check_spans() {
 			"$TMP/$run.spanoff" "$out")
 		read -r n nbad worst to tw ex <<<"$line"
 		if [ "$n" -gt 0 ] && [ "$nbad" -eq 0 ]; then
-			ok "$run: kind $k: each of $n spans' off-CPU within 5 % of its blocking call's off-CPU time by the workload's clocks (worst $worst %; total $to of $tw ms)"
+			ok "$run: kind $k: each of $n spans' off-CPU within 5 % of its blocking call's off-CPU time by the workload's clocks (worst $worst %; total $to of $tw ms)${ex:+ $ex}"
 		elif [[ $soft == *" $k "* ]]; then
 			echo "note: $run: kind $k: $nbad of $n spans' off-CPU not within 5 % of the workload's clocks (worst $worst %; total $to of $tw ms):$ex"
 		else
