@@ -195,9 +195,9 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev, __u3
 	p->state = state;
 	p->captured = 1;
 	/* from the switch out: the capture's microseconds are the thread's
-	 * wall time too, on no task's CPU clock (the switch accounted prev's
-	 * runtime before the tracepoint): left out, an fsync's short waits
-	 * read 85 % of the thread's own measure */
+	 * wall time too, not on its CPU clock (the switch accounted prev's
+	 * runtime before the tracepoint; they are on next's): left out, an
+	 * fsync's short waits read 85 % of the thread's own measure */
 	p->start_ns = now;
 	inc_stat(SAMPLER_STAT_OFF_CAPTURED);
 }
@@ -335,6 +335,12 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	ptid = BPF_CORE_READ(prev, pid);
 	if (ptid)
 		offcpu_unreported_in(prev, now);
+	/* next's wait ends before prev's capture: the switch started next's
+	 * CPU clock before this tracepoint, so the capture's microseconds
+	 * are on next's clock, and on prev's wait (begun at @now), which
+	 * prev's clock leaves them to */
+	if (BPF_CORE_READ(next, pid))
+		offcpu_in(next, now);
 	/* a block, not a preemption: the task gave the CPU up to wait
 	 * (TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE, with their variants:
 	 * not stopped, traced, or dying), by a user thread */
@@ -342,8 +348,6 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	    !(BPF_CORE_READ(prev, flags) & OFFCPU_PF_KTHREAD) &&
 	    profiled(BPF_CORE_READ(prev, tgid)))
 		offcpu_out(ctx, prev, prev_state & 0xff, now);
-	if (BPF_CORE_READ(next, pid))
-		offcpu_in(next, now);
 	return 0;
 }
 

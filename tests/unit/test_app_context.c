@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -57,6 +58,8 @@ enum child_mode {
 #define CMD_REGISTER   'r' /* the worker takes a slot again: its old one, recycled */
 #define CMD_GARBAGE    'g' /* random bytes over the slots and rings */
 #define CMD_BUMP_GEN   'b' /* the worker's slot: same claim, next generation */
+#define CMD_SHUTDOWN   's' /* ctxprof_shutdown(), then SHUTDOWN_SPANS spans refused */
+#define SHUTDOWN_SPANS 3
 #define CMD_QUIT       'q'
 
 /* what the child tells the parent once its region is ready */
@@ -201,6 +204,18 @@ static void garbage(uint64_t *x)
 	h->thread_count = (*x >> 32) % 16;
 }
 
+/* CMD_SHUTDOWN: the main thread's span events after it, each refused and counted */
+static void shut_down(void)
+{
+	int i;
+
+	ctxprof_shutdown();
+	for (i = 0; i < SHUTDOWN_SPANS; i++) {
+		ctxprof_span_begin(41, 42);
+		ctxprof_span_end(41);
+	}
+}
+
 static void __attribute__((noreturn)) child_main(enum child_mode mode, int cmd_fd, int rep_fd)
 {
 	struct ctxprof_options o = {
@@ -270,6 +285,8 @@ static void __attribute__((noreturn)) child_main(enum child_mode mode, int cmd_f
 			garbage(&x);
 		else if (cmd == CMD_BUMP_GEN)
 			bump_generation();
+		else if (cmd == CMD_SHUTDOWN)
+			shut_down();
 		else
 			worker_do(cmd);
 		if (write(rep_fd, &cmd, 1) != 1)
@@ -585,6 +602,54 @@ static void app_context__poll__slot_recycled__map_entry_carries_claim_and_genera
 	assert_int_equal(stats(f).threads, 2);
 }
 
+/* the sum of a counter at @offset in the child's two threads' slots, read there */
+static uint64_t child_slots_sum(struct fixture *f, size_t offset)
+{
+	uint64_t v, sum = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct iovec local = {&v, sizeof(v)};
+		struct iovec remote = {(void *)(uintptr_t)(f->rep.slots[i] + offset), sizeof(v)};
+
+		if (process_vm_readv(f->child, &local, 1, &remote, 1, 0) != sizeof(v))
+			fail_msg("process_vm_readv of the child's slot %d: %s", i, strerror(errno));
+		sum += v;
+	}
+	return sum;
+}
+
+/* the threads' own event counts, summed across polls */
+static void app_context__stats__events_generated_and_refused__summed(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t generated;
+
+	start(f, CHILD_VALID, 0);
+	assert_int_equal(scan(f), 0);
+	app_context__poll(f->a);
+	/* the main thread's span begin and tag record, at least */
+	generated = stats(f).events_generated;
+	assert_true(generated >= 2);
+	assert_int_equal(stats(f).events_refused, 0);
+	/* counted once: a poll with nothing new adds nothing */
+	app_context__poll(f->a);
+	assert_int_equal(stats(f).events_generated, generated);
+
+	assert_int_equal(generated,
+			 child_slots_sum(f, offsetof(struct ctxprof_slot, events_generated)));
+
+	/* each span begin and end refused (and whatever else the threads tried) */
+	child_cmd(f, CMD_SHUTDOWN);
+	app_context__poll(f->a);
+	assert_true(stats(f).events_refused >= 2 * SHUTDOWN_SPANS);
+	assert_int_equal(stats(f).events_refused,
+			 child_slots_sum(f, offsetof(struct ctxprof_slot, events_refused)));
+	assert_int_equal(stats(f).events_generated,
+			 child_slots_sum(f, offsetof(struct ctxprof_slot, events_generated)));
+	assert_true(stats(f).events_generated >= generated + 2 * SHUTDOWN_SPANS);
+}
+
 static void app_context__release__process_gone__every_tid_out_of_the_map(void **state)
 {
 	struct fixture *f = *state;
@@ -828,6 +893,7 @@ int main(void)
 		T(app_context__tag__unknown_id__counted_and_asked_for_rate_bounded),
 		T(app_context__poll__thread_unregistered__leaves_the_map),
 		T(app_context__poll__slot_recycled__map_entry_carries_claim_and_generation),
+		T(app_context__stats__events_generated_and_refused__summed),
 		T(app_context__release__process_gone__every_tid_out_of_the_map),
 		T(app_context__scan__look_alike_regions__refused_and_counted_once),
 		T(app_context__poll__slot_claims_a_foreign_tid__rejected_never_mapped),

@@ -38,8 +38,10 @@
  * wall time less its CPU time is exactly the time the thread was off the
  * CPU in it from blocking to running again, its wake-up's runqueue delay
  * included:
- *   span ID kind A wait_ns W wait_cpu_ns C involuntary N runq_ns R voluntary V
- * (V: the times it blocked in the call)
+ *   span ID kind A wait_ns W wait_cpu_ns C involuntary N runq_ns R voluntary V begin_ns B end_ns E
+ * cpu_begin_ns U (V: the times it blocked in the call; B, E: the call's start and end by
+ * CLOCK_MONOTONIC; U: its CPU clock at the start, C + U at the end: the
+ * reads tests/workloads/cpuclock/cpuclock_skew sees)
  *
  * --storm: two threads ping-pong one byte through a pair of pipes as fast as
  * they can (each round trip: two blocking reads), each in a span of its own
@@ -104,7 +106,7 @@ struct kind_stats {
 
 /* one request's wait, by the workload's clocks */
 struct span_wait {
-	uint64_t span, wait_ns, wait_cpu_ns, runq_ns;
+	uint64_t span, wait_ns, wait_cpu_ns, runq_ns, begin_ns, end_ns, cpu_begin_ns;
 	long involuntary, voluntary;
 	int kind;
 };
@@ -237,7 +239,7 @@ static void *pipe_helper(void *arg)
 static struct {
 	uint64_t wall_ns, cpu_ns, runq_ns;
 	long involuntary, voluntary;
-	uint64_t w0, c0, q0;
+	uint64_t w0, w1, c0, q0;
 	long v0, vv0;
 } call;
 
@@ -258,6 +260,7 @@ static void call_end(void)
 	uint64_t w1 = wall_ns(), c1 = thread_cpu_ns();
 	struct rusage r;
 
+	call.w1 = w1;
 	call.wall_ns = w1 - call.w0;
 	call.cpu_ns = c1 - call.c0;
 	call.runq_ns = runq_ns(schedstat_fd) - call.q0;
@@ -410,6 +413,9 @@ static void serve(int kind, uint64_t n)
 			.runq_ns = call.runq_ns,
 			.involuntary = call.involuntary,
 			.voluntary = call.voluntary,
+			.begin_ns = call.w0,
+			.end_ns = call.w1,
+			.cpu_begin_ns = call.c0,
 		};
 }
 
@@ -465,11 +471,14 @@ static void finish_requests(void)
 	       (unsigned long long)between_count);
 	for (k = 0; k < (int)nr_span_log; k++)
 		printf("span %016llx kind %c wait_ns %llu wait_cpu_ns %llu involuntary %ld "
-		       "runq_ns %llu voluntary %ld\n",
+		       "runq_ns %llu voluntary %ld begin_ns %llu end_ns %llu cpu_begin_ns %llu\n",
 		       (unsigned long long)span_log[k].span, 'A' + span_log[k].kind,
 		       (unsigned long long)span_log[k].wait_ns,
 		       (unsigned long long)span_log[k].wait_cpu_ns, span_log[k].involuntary,
-		       (unsigned long long)span_log[k].runq_ns, span_log[k].voluntary);
+		       (unsigned long long)span_log[k].runq_ns, span_log[k].voluntary,
+		       (unsigned long long)span_log[k].begin_ns,
+		       (unsigned long long)span_log[k].end_ns,
+		       (unsigned long long)span_log[k].cpu_begin_ns);
 }
 
 /* --- the switch storm */

@@ -56,6 +56,10 @@ struct slot_track {
 	uint32_t tid;	 /* the host tid of the claim; 0: none */
 	uint32_t seen;	 /* poll epoch the slot was last seen Active */
 	uint8_t verdict; /* enum claim_verdict */
+	/* the owner's event counts as last summed (sum_events()), and its generation */
+	bool counted;
+	uint32_t counted_gen;
+	uint64_t generated, refused;
 };
 
 /* a new claim, waiting for its /proc lookup at the end of its region's pass */
@@ -510,6 +514,31 @@ static void judge_claim(struct app_context *a, struct app_region *r, const struc
  * polls.  Threads that left are taken out before the new claims are mapped,
  * so that a claim of a tid the kernel gave again finds the map free.
  */
+/*
+ * Add what slot @t's owner counted since the last poll (its events, and the
+ * events refused after ctxprof_shutdown()) to @a's sums.  The counts start
+ * at 0 with each owner (a new generation).  What an owner counted after the
+ * last poll that saw its slot is lost only if a new thread takes the slot
+ * (Draining, its lanes empty) before the next poll.  A count that went down
+ * (a hostile or broken writer) resets the base and adds nothing.
+ */
+static void sum_events(struct app_context *a, struct slot_track *t,
+		       const struct ctxprof_slot_view *v)
+{
+	if (!t->counted || t->counted_gen != v->generation) {
+		t->counted = true;
+		t->counted_gen = v->generation;
+		t->generated = 0;
+		t->refused = 0;
+	}
+	if (v->events_generated >= t->generated)
+		a->st.events_generated += v->events_generated - t->generated;
+	if (v->events_refused >= t->refused)
+		a->st.events_refused += v->events_refused - t->refused;
+	t->generated = v->events_generated;
+	t->refused = v->events_refused;
+}
+
 static void sync_slots(struct app_context *a, struct app_region *r)
 {
 	uint32_t cursor = 0, first = a->nr_pending, i;
@@ -518,6 +547,7 @@ static void sync_slots(struct app_context *a, struct app_region *r)
 	while (ctxprof_region__next_slot(r->base, &r->geom, &cursor, &v, &r->st)) {
 		struct slot_track *t = &r->slots[v.index];
 
+		sum_events(a, t, &v);
 		if (v.state != CTXPROF_SLOT_ACTIVE)
 			continue;
 		t->seen = a->epoch;

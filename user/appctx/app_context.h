@@ -76,6 +76,10 @@ struct app_context_stats {
 	uint64_t lane_takeovers;
 	uint64_t lane_passes_lost;
 	uint64_t regions_shut_down; /* regions whose application called ctxprof_shutdown() */
+	/* the threads' own counts (their slots' events_generated and
+	 * events_refused), summed over every owner of every slot */
+	uint64_t events_generated; /* span events and tag records made */
+	uint64_t events_refused;   /* of them, refused after ctxprof_shutdown() */
 };
 
 /**

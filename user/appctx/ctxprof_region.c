@@ -181,6 +181,8 @@ bool ctxprof_region__next_slot(const void *base, const struct ctxprof_region_geo
 		v->tid = ld32(&s->tid, relaxed);
 		v->generation = CTXPROF_SLOT_GENERATION(w);
 		v->offset = ctxprof_region__slot_offset(g, *cursor);
+		v->events_generated = ld64(&s->events_generated, relaxed);
+		v->events_refused = ld64(&s->events_refused, relaxed);
 		(*cursor)++;
 		return true;
 	}
@@ -437,7 +439,10 @@ static __u64 drain_lane(void *base, const struct ctxprof_region_geom *g, struct 
 		 * have taken the lanes over.  Then the ring and the queue are
 		 * its now.  (The slot's generation is checked once per lane,
 		 * above: the thread recycles a slot only once its lanes are
-		 * drained, which our own last advance() tells it.)
+		 * drained, which our own last advance() tells it; and a
+		 * re-check here would meet try_recycle()'s moment of
+		 * (Registering, generation + 1) on a slot that stays ours:
+		 * docs/design/app-region.md.)
 		 */
 		if (!still_owner(dc))
 			break;

@@ -112,6 +112,9 @@ struct ctxprof_slot_view {
 	uint32_t tid;	/* a claim: verify it */
 	uint32_t generation;
 	uint64_t offset; /* ctxprof_region__slot_offset(index) */
+	/* the owner's counts since it took the slot, as it wrote them (its word only) */
+	uint64_t events_generated;
+	uint64_t events_refused;
 };
 
 /**
