@@ -80,7 +80,7 @@ static __always_inline long go_follow_switch(struct ustack_walk *st, __u32 kind)
 	ref = bpf_map_lookup_elem(&go_procs, &tgid);
 	if (!rec || !ref || (ref->exec_id && ref->exec_id != rec->exec_id))
 		return go_switch_fail(SAMPLER_STAT_GO_SWITCH_NO_LAYOUT);
-	tp = arch_thread_pointer(bpf_get_current_task_btf());
+	tp = arch_thread_pointer(current_task());
 	if (!go_read_ptr(tp + ref->tls_g, &g))
 		return go_switch_fail(SAMPLER_STAT_GO_SWITCH_READ_ERR);
 	if (!g)

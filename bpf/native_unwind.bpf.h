@@ -20,9 +20,10 @@
  *
  * The frame loop runs under bpf_loop() (Linux 5.17+): the verifier checks
  * one step, not 127 unrolled copies with their nested searches, and the
- * kernel inlines the loop.  Tail calls would run on older kernels but cost
- * 33-call budgets, per-step state in a map and a program per hop; the
- * collector falls back to --unwind fp where bpf_loop is missing.
+ * kernel inlines the loop.  Where bpf_loop is missing (5.10-5.16) the same
+ * step, unwind_frame(), runs in tail-call hops of UNWIND_HOP_FRAMES frames
+ * each (sampler.bpf.c, SAMPLER_NO_LOOP), the state carried in the per-CPU
+ * scratch map between them.
  */
 #ifndef CTXPROF_NATIVE_UNWIND_BPF_H
 #define CTXPROF_NATIVE_UNWIND_BPF_H
@@ -493,15 +494,17 @@ static __always_inline bool put_frame(struct ustack_walk *st, __u64 frame)
 	return true;
 }
 
-static long unwind_step(__u32 i, void *ctx)
+/*
+ * One frame of the walk: the logic both drivers share (the bpf_loop step
+ * below, the tail-call hops in sampler.bpf.c).  Return: 0 to go on, 1 once
+ * the walk ended (st->stop says why).
+ */
+static __always_inline long unwind_frame(struct ustack_walk *st)
 {
-	struct ustack_walk *st = scratch_walk();
 	const struct unwind_mapping *m;
 	const struct unwind_rule *r;
 	__u64 lookup, frame;
 
-	if (!st)
-		return 1;
 	if (st->n >= SAMPLER_MAX_USTACK)
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
 	/* a return address points past its call: the call is at pc - 1 */
@@ -535,6 +538,14 @@ static long unwind_step(__u32 i, void *ctx)
 	if (!st->fp_ok)
 		return unwind_end(st, UNWIND_STOP_NO_CFI);
 	return step_fp(st);
+}
+
+/* the bpf_loop driver (Linux 5.17+): one frame per call */
+static long unwind_step(__u32 i, void *ctx)
+{
+	struct ustack_walk *st = scratch_walk();
+
+	return st ? unwind_frame(st) : 1;
 }
 
 #endif /* CTXPROF_NATIVE_UNWIND_BPF_H */

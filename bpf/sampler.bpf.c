@@ -8,19 +8,31 @@
  * dropped with one reason (see enum sampler_stat in include/sampler.h).
  *
  * Built twice: as is, and with SAMPLER_NO_LOOP for kernels without bpf_loop
- * (before 5.17): there the sample program walks user stacks by frame
- * pointers only and reads no CPython frames nor goroutine labels, so it
- * calls no bpf_loop callback (a kernel that lacks the helper refuses any
- * program that references one), nor bpf_get_current_task_btf (5.11).  Both
- * objects declare the same maps, programs and variables, so that the
- * collector drives either through one skeleton (the Makefile checks that
- * their skeletons match); the off-CPU program, which needs newer kernels
- * still, is never loaded from the second.
+ * (before 5.17): there the sample program hands the table walk over to
+ * unwind_hop, which walks UNWIND_HOP_FRAMES frames and tail-calls itself
+ * until the stack ends, then finishes and emits the record (the frame step
+ * is native_unwind.bpf.h's, shared with the bpf_loop walk); it reads no
+ * CPython frames nor goroutine labels, so it calls no bpf_loop callback (a
+ * kernel that lacks the helper refuses any program that references one),
+ * nor bpf_get_current_task_btf (5.11).  Both objects declare the same maps,
+ * programs and variables, so that the collector drives either through one
+ * skeleton (the Makefile checks that their skeletons match): unwind_hop is
+ * loaded from the second only, the off-CPU program, which needs newer
+ * kernels still, from the first only.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+
+#ifdef SAMPLER_NO_LOOP
+/* the walks this build leaves uncalled (bpf_loop's) are compiled, never emitted */
+#pragma clang diagnostic ignored "-Wunused-function"
+#define current_task() ((struct task_struct *)bpf_get_current_task())
+#else
+#define current_task() bpf_get_current_task_btf()
+#endif
+
 #include "records.h"
 #include "ctxprof_abi.h"
 #include "stats.bpf.h"
@@ -31,14 +43,6 @@
 #include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#ifdef SAMPLER_NO_LOOP
-/* the walks this build leaves uncalled (bpf_loop's) are compiled, never emitted */
-#pragma clang diagnostic ignored "-Wunused-function"
-#define current_task() ((struct task_struct *)bpf_get_current_task())
-#else
-#define current_task() bpf_get_current_task_btf()
-#endif
 
 /* load-time knobs, written by user/sampling/sampler.c before load */
 const volatile __u32 target_tgid = 0;	  /* 0: every task but the idle ones */
@@ -178,16 +182,22 @@ static __always_inline __u32 fp_stack(void *ctx, struct sample_record *rec, __u3
 
 /* the interrupted user registers: a CPU sample's own (@pctx), or the
  * task's saved ones when the tick came in the kernel or the task is
- * switching out (no @pctx); false for a kernel thread */
+ * switching out (no @pctx); false for a kernel thread, and for a tick in
+ * the kernel before 5.15 (no bpf_task_pt_regs: the relocation reads the
+ * running kernel's list of helpers, and the verifier drops the dead calls) */
 static __always_inline bool user_regs(struct bpf_perf_event_data *pctx, struct ustack_walk *st)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct user_regs r;
 
 	if (!BPF_CORE_READ(task, mm))
 		return false;
-	if (!pctx || !arch_ctx_user_regs(pctx, &r))
-		arch_task_user_regs(task, &r);
+	if (!pctx || !arch_ctx_user_regs(pctx, &r)) {
+		if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+			return false;
+		/* it takes a BTF pointer: bpf_get_current_task_btf is 5.11+ */
+		arch_task_user_regs(bpf_get_current_task_btf(), &r);
+	}
 	st->pc = r.pc;
 	st->sp = r.sp;
 	st->bp = r.fp;
@@ -197,9 +207,14 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *pctx, struct u
 	return true;
 }
 
-/* the user stack by the collector's tables (native_unwind.bpf.h) */
-static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data *pctx,
-					  struct sample_record *rec, __u32 nk, __u32 *nu)
+/*
+ * The table walk's start (native_unwind.bpf.h): the state in the scratch
+ * map from the user registers and the process's mappings.  Return: -1 when
+ * the frames are to be walked, else the walk's stop, its frames (*@nu)
+ * already in place.
+ */
+static __always_inline long native_begin(void *ctx, struct bpf_perf_event_data *pctx,
+					 struct sample_record *rec, __u32 nk, __u32 *nu)
 {
 	struct ustack_walk *st = scratch_walk();
 	const struct unwind_proc *proc;
@@ -210,8 +225,13 @@ static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data 
 	__builtin_memset(st, 0, __builtin_offsetof(struct ustack_walk, window));
 	st->base = nk;
 	st->exact = 1;
-	if (!user_regs(pctx, st))
+	if (!user_regs(pctx, st)) {
+		/* user memory but no registers (a tick in the kernel before
+		 * 5.15): the kernel's own walk, where frame pointers may be used */
+		if (unwind_mode == UNWIND_MODE_AUTO && BPF_CORE_READ(current_task(), mm))
+			return fp_stack(ctx, rec, nk, nu);
 		return UNWIND_STOP_NO_USER;
+	}
 	proc = bpf_map_lookup_elem(&unwind_procs, &rec->pid);
 	/* none, or read from the image this process had before an exec */
 	if (!proc || (proc->exec_id && proc->exec_id != rec->exec_id)) {
@@ -230,7 +250,12 @@ static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data 
 	st->fp_ok = unwind_mode == UNWIND_MODE_AUTO;
 	st->stop = UNWIND_STOP_TRUNCATED;
 	copy_window(st);
-	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, NULL, 0);
+	return -1;
+}
+
+/* the walk's end: its frames (*@nu) and counters; Return: its stop */
+static __always_inline __u32 native_end(struct ustack_walk *st, __u32 *nu)
+{
 	*nu = st->n;
 	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_CFI, st->nr_cfi);
 	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_PLT, st->nr_plt);
@@ -238,6 +263,23 @@ static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data 
 	stat_add_unnested(&stats, SAMPLER_STAT_UFRAMES_FP, st->nr_fp);
 	return st->stop;
 }
+
+#ifndef SAMPLER_NO_LOOP
+/* the user stack by the collector's tables, the frames under bpf_loop */
+static __always_inline __u32 native_stack(void *ctx, struct bpf_perf_event_data *pctx,
+					  struct sample_record *rec, __u32 nk, __u32 *nu)
+{
+	struct ustack_walk *st = scratch_walk();
+	long stop = native_begin(ctx, pctx, rec, nk, nu);
+
+	if (stop >= 0)
+		return stop;
+	if (!st) /* for the verifier: native_begin() found it */
+		return UNWIND_STOP_BAD_FRAME;
+	bpf_loop(SAMPLER_MAX_USTACK + 1, unwind_step, NULL, 0);
+	return native_end(st, nu);
+}
+#endif
 
 /*
  * Read the thread's context slot with one bpf_probe_read_user and validate it
@@ -392,18 +434,14 @@ _Static_assert(CTXPROF_SLOT_SAMPLER_READ <= SAMPLER_MAX_FRAMES * sizeof(__u64),
 	       "the slot copy fits in the scratch frames");
 
 /*
- * The current task's stacks and trace context into the scratch record
- * @rec: kernel frames from bpf_get_stack(@ctx), user frames by the walk the
- * mode asks (a CPU sample's registers from @pctx; NULL: the task's saved
- * ones), CPython's frames in place, the libctxprof slot.  @kskip: kernel
- * frames left out at the leaf (a tracepoint's own).
- * Return: the bytes of the record so far (header and frames).
+ * The record's header, the libctxprof slot and the kernel frames from
+ * bpf_get_stack(@ctx) into the scratch record @rec.  @kskip: kernel frames
+ * left out at the leaf (a tracepoint's own).  Return: the kernel frames.
  */
-static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *pctx,
-					 struct sample_record *rec, __u32 tgid, __u32 tid,
-					 __u64 kskip)
+static __always_inline __u32 fill_head(void *ctx, struct sample_record *rec, __u32 tgid, __u32 tid,
+				       __u64 kskip)
 {
-	__u32 nk = 0, nu = 0, stop;
+	__u32 nk = 0;
 	long len;
 
 	rec->pid = tgid;
@@ -428,15 +466,20 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 		nk = SAMPLER_MAX_KSTACK;
 	if (nk == SAMPLER_MAX_KSTACK)
 		rec->flags |= SAMPLE_F_KSTACK_TRUNCATED;
+	return nk;
+}
 
-#ifdef SAMPLER_NO_LOOP
-	stop = fp_stack(ctx, rec, nk, &nu);
-#else
-	if (unwind_mode == UNWIND_MODE_FP)
-		stop = fp_stack(ctx, rec, nk, &nu);
-	else
-		stop = native_stack(ctx, pctx, rec, nk, &nu);
-#endif
+/*
+ * The record @rec past its @nu user frames, which the walk ended with
+ * @stop: its flags and counters, CPython's frames in place.
+ * Return: the bytes of the record so far (header and frames).
+ */
+static __always_inline __u64 fill_tail(struct sample_record *rec, __u32 nk, __u32 nu, __u32 stop)
+{
+	__u64 n;
+
+	if (nk > SAMPLER_MAX_KSTACK) /* for the verifier */
+		nk = SAMPLER_MAX_KSTACK;
 	if (nu > SAMPLER_MAX_USTACK)
 		nu = SAMPLER_MAX_USTACK;
 	if (stop == UNWIND_STOP_TRUNCATED)
@@ -454,7 +497,37 @@ static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *
 
 	rec->nr_kframes = nk;
 	rec->nr_uframes = nu;
-	return sizeof(*rec) + (__u64)(nk + nu) * sizeof(__u64);
+	/* for the verifier, in 64 bits: clang proves the bound from the
+	 * clamps above and drops this one, which a verifier loses in the
+	 * 32-bit sum when the record is finished in another program */
+	n = (__u64)nk + nu;
+	asm volatile("" : "+r"(n));
+	if (n > SAMPLER_MAX_FRAMES)
+		n = SAMPLER_MAX_FRAMES;
+	return sizeof(*rec) + n * sizeof(__u64);
+}
+
+/*
+ * The current task's stacks and trace context into the scratch record
+ * @rec (fill_head(), fill_tail()), the user frames by the walk the mode
+ * asks (a CPU sample's registers from @pctx; NULL: the task's saved ones).
+ * Return: the bytes of the record so far (header and frames).
+ */
+static __always_inline __u64 fill_record(void *ctx, struct bpf_perf_event_data *pctx,
+					 struct sample_record *rec, __u32 tgid, __u32 tid,
+					 __u64 kskip)
+{
+	__u32 nk = fill_head(ctx, rec, tgid, tid, kskip), nu = 0, stop;
+
+#ifdef SAMPLER_NO_LOOP
+	stop = fp_stack(ctx, rec, nk, &nu);
+#else
+	if (unwind_mode == UNWIND_MODE_FP)
+		stop = fp_stack(ctx, rec, nk, &nu);
+	else
+		stop = native_stack(ctx, pctx, rec, nk, &nu);
+#endif
+	return fill_tail(rec, nk, nu, stop);
 }
 
 /* a thread of a profiled process? (tid 0, the idle task, never is) */
@@ -471,15 +544,64 @@ static __always_inline __u64 ring_flags(void *ring, __u64 size)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * The record @rec of @size bytes (header and frames) into this CPU's ring,
+ * with the trace context read past its frames
+ */
+static __always_inline void emit(struct sample_record *rec, __u64 size)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+
+	if (!ring) {
+		inc_stat(SAMPLER_STAT_DROP_NO_RING);
+		return;
+	}
+	if (read_context)
+		size += read_otel(rec, size);
+#ifndef SAMPLER_NO_LOOP
+	if (read_go)
+		size += read_go_labels(rec, size);
+#endif
+	if (size > SAMPLE_RECORD_FULL_MAX_SIZE)
+		size = SAMPLE_RECORD_FULL_MAX_SIZE;
+
+	if (bpf_ringbuf_output(ring, rec, size, ring_flags(ring, size))) {
+		inc_stat(SAMPLER_STAT_DROP_RING_FULL);
+		return;
+	}
+	inc_stat(SAMPLER_STAT_EMITTED);
+}
+
+/*
+ * The table walk without bpf_loop: unwind_hop, its one entry, walks
+ * UNWIND_HOP_FRAMES frames per run and tail-calls itself.  The kernel
+ * allows 33 tail calls in a chain (32 before 5.17's count fix, plus the
+ * first): 33 * 8 frames cover SAMPLER_MAX_USTACK with room, and 8 unrolled
+ * steps with their searches stay far below the verifier's million
+ * instructions on 5.10.
+ */
+#define UNWIND_HOP_FRAMES 8
+_Static_assert(32 * UNWIND_HOP_FRAMES > SAMPLER_MAX_USTACK, "the hops cover a whole stack");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_hops SEC(".maps");
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct sample_record *rec;
-	__u32 cpu;
-	__u64 size;
-	void *ring;
+#ifdef SAMPLER_NO_LOOP
+	struct ustack_walk *st;
+	__u32 nk, nu = 0;
+	long stop;
+#endif
 
 	/* tid 0 is the idle task: not a thread of anything; counted apart, as
 	 * the effective rate is measured over the CPUs' busy time */
@@ -498,29 +620,51 @@ int sample(struct bpf_perf_event_data *ctx)
 		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
 		return 0;
 	}
-	cpu = bpf_get_smp_processor_id();
-	ring = bpf_map_lookup_elem(&rings, &cpu);
-	if (!ring) {
-		inc_stat(SAMPLER_STAT_DROP_NO_RING);
-		return 0;
-	}
-
 	rec->time_ns = bpf_ktime_get_ns();
-	size = fill_record(ctx, ctx, rec, tgid, tid, 0);
-	if (read_context)
-		size += read_otel(rec, size);
-#ifndef SAMPLER_NO_LOOP
-	if (read_go)
-		size += read_go_labels(rec, size);
-#endif
-	if (size > SAMPLE_RECORD_FULL_MAX_SIZE) /* for the verifier */
-		size = SAMPLE_RECORD_FULL_MAX_SIZE;
-
-	if (bpf_ringbuf_output(ring, rec, size, ring_flags(ring, size))) {
-		inc_stat(SAMPLER_STAT_DROP_RING_FULL);
+#ifdef SAMPLER_NO_LOOP
+	if (unwind_mode != UNWIND_MODE_FP) {
+		nk = fill_head(ctx, rec, tgid, tid, 0);
+		stop = native_begin(ctx, ctx, rec, nk, &nu);
+		if (stop < 0) {
+			/* unwind_hop finishes and emits the record */
+			bpf_tail_call(ctx, &unwind_hops, 0);
+			/* no hop loaded: the collector loads one with this build */
+			st = scratch_walk();
+			if (!st)
+				return 0;
+			unwind_end(st, UNWIND_STOP_UNSUPPORTED);
+			stop = native_end(st, &nu);
+		}
+		emit(rec, fill_tail(rec, nk, nu, stop));
 		return 0;
 	}
-	inc_stat(SAMPLER_STAT_EMITTED);
+#endif
+	emit(rec, fill_record(ctx, ctx, rec, tgid, tid, 0));
+	return 0;
+}
+
+/* the frames of the walk sample() began, UNWIND_HOP_FRAMES per run; the
+ * last run finishes the record and emits it */
+SEC("perf_event")
+int unwind_hop(struct bpf_perf_event_data *ctx)
+{
+	struct sample_record *rec = scratch_record();
+	struct ustack_walk *st = scratch_walk();
+	__u32 i, nu, stop;
+
+	if (!rec || !st) {
+		inc_stat(SAMPLER_STAT_DROP_NO_SCRATCH);
+		return 0;
+	}
+	for (i = 0; i < UNWIND_HOP_FRAMES; i++)
+		if (unwind_frame(st))
+			goto out;
+	bpf_tail_call(ctx, &unwind_hops, 0);
+	/* still here: the chain's budget of tail calls is spent */
+	unwind_end(st, UNWIND_STOP_TRUNCATED);
+out:
+	stop = native_end(st, &nu);
+	emit(rec, fill_tail(rec, st->base, nu, stop));
 	return 0;
 }
 

@@ -405,8 +405,9 @@ static bool wait_target(int pidfd, int scrape_fd, uint64_t due_ns)
 
 /*
  * The BPF unwinder's maps out of --unwind-memory: fixed parts for rules,
- * mappings and processes, the rest rows (8 bytes each).  --unwind auto on a
- * kernel without bpf_loop falls back to frame pointers, with a word.
+ * mappings and processes, the rest rows (8 bytes each).  Without bpf_loop
+ * the tables are walked by tail calls (sampler__can_tail_unwind()); --unwind
+ * auto on a kernel without either falls back to frame pointers, with a word.
  */
 static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so, char *err_msg,
 			size_t err_len)
@@ -415,17 +416,23 @@ static int unwind_setup(const struct collector_opts *o, struct sampler_opts *so,
 
 	if (so->unwind == UNWIND_MODE_FP)
 		return 0;
-	if (!sampler__can_unwind()) {
+	if (!sampler__has_bpf_loop() && !sampler__can_tail_unwind()) {
 		if (so->unwind == UNWIND_MODE_DWARF) {
 			snprintf(err_msg, err_len,
-				 "--unwind dwarf needs Linux 5.17+ (bpf_loop); use --unwind fp");
+				 "--unwind dwarf needs bpf_loop (Linux 5.17+) or tail calls; use "
+				 "--unwind fp");
 			return -EOPNOTSUPP;
 		}
-		fprintf(stderr, "ctxprof: this kernel has no bpf_loop (Linux 5.17+): user stacks "
-				"are walked by frame pointers (--unwind fp)\n");
+		fprintf(stderr, "ctxprof: this kernel has neither bpf_loop nor tail calls: user "
+				"stacks are walked by frame pointers (--unwind fp)\n");
 		so->unwind = UNWIND_MODE_FP;
 		return 0;
 	}
+	/* the fallback, in one line: the same walk, in tail-call hops */
+	if (!sampler__has_bpf_loop())
+		fprintf(stderr,
+			"ctxprof: no bpf_loop (Linux 5.17+): the unwinder walks user stacks "
+			"by tail calls; CPython frames and goroutine labels are not read\n");
 	so->unwind_rules = 1u << 16;
 	so->unwind_mappings = 1u << 16;
 	so->unwind_procs = 1u << 14;
@@ -676,9 +683,9 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 		c->app = app_context__new(sampler__ctx_map_fd(c->sampler), o->verbose);
 		c->otel = otel_context__new(sampler__otel_map_fd(c->sampler), o->verbose);
 		/* goroutine labels: the sampler reads them only with bpf_loop */
-		if (sampler__can_unwind())
+		if (sampler__has_bpf_loop())
 			c->go = go_labels__new(sampler__go_map_fd(c->sampler), o->verbose);
-		if (!c->app || !c->otel || (sampler__can_unwind() && !c->go)) {
+		if (!c->app || !c->otel || (sampler__has_bpf_loop() && !c->go)) {
 			snprintf(err_msg, err_len, "out of memory");
 			return -ENOMEM;
 		}
@@ -687,7 +694,7 @@ static int setup(struct collector *c, char *err_msg, size_t err_len)
 			return err;
 	}
 	/* CPython frames: the sampler walks them only with bpf_loop */
-	if (o->python && sampler__can_unwind()) {
+	if (o->python && sampler__has_bpf_loop()) {
 		c->python =
 			python_procs__new(sampler__python_map_fd(c->sampler), c->sym, o->verbose);
 		if (!c->python) {

@@ -369,6 +369,7 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = opts->btf_path);
 	struct sampler *s;
+	bool hops;
 	int i, err;
 
 	s = calloc(1, sizeof(*s));
@@ -417,9 +418,11 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	 * Without bpf_loop (before 5.17), the build of the sampler that calls
 	 * none of its callbacks: the kernel refuses a program that references
 	 * one.  Its skeleton's struct is sampler_bpf's (the Makefile checks),
-	 * and load and destroy go through the skeleton it carries.
+	 * and load and destroy go through the skeleton it carries.  It walks
+	 * the tables by tail calls (unwind_hop, bpf/sampler.bpf.c).
 	 */
-	if (sampler__can_unwind())
+	hops = !sampler__has_bpf_loop() && opts->unwind != UNWIND_MODE_FP;
+	if (sampler__has_bpf_loop())
 		s->skel = sampler_bpf__open_opts(&open_opts);
 	else
 		s->skel = (struct sampler_bpf *)sampler_compat_bpf__open_opts(&open_opts);
@@ -428,13 +431,15 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 		set_err(err_msg, err_len, "cannot open the BPF object: %s", strerror(errno));
 		goto err_free;
 	}
+	bpf_program__set_autoload(s->skel->progs.unwind_hop, hops);
+	bpf_map__set_autocreate(s->skel->maps.unwind_hops, hops);
 	s->skel->rodata->target_tgid = opts->filter_pids ? 0 : opts->pid;
 	s->skel->rodata->filter_pids = opts->filter_pids;
 	s->skel->rodata->kernel_stacks = opts->kernel_stacks;
 	s->skel->rodata->read_context = opts->read_context;
 	/* the label map's walk is a bpf_loop: not read on a kernel without it */
-	s->skel->rodata->read_go = opts->read_context && sampler__can_unwind();
-	s->skel->rodata->read_py = opts->read_python && sampler__can_unwind();
+	s->skel->rodata->read_go = opts->read_context && sampler__has_bpf_loop();
+	s->skel->rodata->read_py = opts->read_python && sampler__has_bpf_loop();
 	s->skel->rodata->off_cpu = opts->off_cpu;
 	s->skel->rodata->off_cpu_threshold_ns = opts->off_cpu_threshold_ns;
 	if (opts->off_cpu_budget)
@@ -472,6 +477,14 @@ struct sampler *sampler__open(const struct sampler_opts *opts, sampler_record_fn
 	err = register_rings(s, err_msg, err_len);
 	if (err)
 		goto err_free;
+	if (hops &&
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_hops), &(__u32){0},
+				&(int){bpf_program__fd(s->skel->progs.unwind_hop)}, BPF_ANY)) {
+		err = -errno;
+		set_err(err_msg, err_len, "cannot insert the unwinder's tail call: %s",
+			strerror(errno));
+		goto err_free;
+	}
 	if (opts->off_cpu) {
 		/* attached now, while privileged; it records nothing until
 		 * the events are enabled (off_cpu_running) */
@@ -857,9 +870,20 @@ void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out
 	};
 }
 
-bool sampler__can_unwind(void)
+bool sampler__has_bpf_loop(void)
 {
+	const char *walker = getenv("CTXPROF_UNWIND_WALKER");
+
+	/* the tests' way to run the tail-call walker on a kernel with bpf_loop */
+	if (walker && !strcmp(walker, "tail"))
+		return false;
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+}
+
+bool sampler__can_tail_unwind(void)
+{
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_tail_call, NULL) == 1;
 }
 
 /* the number of arguments sched_switch's tracepoint passes (its BTF prototype), -1: unknown */
@@ -886,16 +910,19 @@ static int sched_switch_args(const char *btf_path)
 
 bool sampler__can_off_cpu(const char *btf_path, char *why, size_t len)
 {
-	if (!sampler__can_unwind()) {
-		snprintf(why, len, "Linux 5.17+ (bpf_loop)");
-		return false;
-	}
+	/* the real reasons first: a kernel with prev_state has bpf_loop */
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
 		snprintf(why, len, "task storage (Linux 5.11+)");
 		return false;
 	}
 	if (sched_switch_args(btf_path) < 4) {
 		snprintf(why, len, "sched_switch's prev_state (Linux 5.18+)");
+		return false;
+	}
+	/* the off-CPU program walks under bpf_loop: no tail-call walker for
+	 * it (no kernel needs one: prev_state came after bpf_loop) */
+	if (!sampler__has_bpf_loop()) {
+		snprintf(why, len, "Linux 5.17+ (bpf_loop)");
 		return false;
 	}
 	return true;

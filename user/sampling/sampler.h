@@ -202,7 +202,7 @@ int sampler__otel_map_fd(const struct sampler *s);
 /**
  * sampler__go_map_fd() - the BPF hash map pid -> where its goroutines'
  * labels are (u32 -> struct go_labels_ref in go_abi.h), read when
- * opts->read_context on a kernel with bpf_loop (sampler__can_unwind()).
+ * opts->read_context on a kernel with bpf_loop (sampler__has_bpf_loop()).
  */
 int sampler__go_map_fd(const struct sampler *s);
 
@@ -226,15 +226,26 @@ int sampler__pid_map_fd(const struct sampler *s);
 void sampler__unwind_maps(const struct sampler *s, struct unwind_store_maps *out);
 
 /**
- * sampler__can_unwind() - whether this kernel runs the table unwinder
- * (bpf_loop, Linux 5.17+); without it only UNWIND_MODE_FP loads.
+ * sampler__has_bpf_loop() - whether this kernel has bpf_loop (Linux
+ * 5.17+), which the table walk's first driver, CPython's frames, goroutine
+ * labels and the off-CPU program need.  Without it the sampler loads the
+ * build that walks the tables by tail calls (sampler__can_tail_unwind()).
+ * CTXPROF_UNWIND_WALKER=tail in the environment answers false, so that
+ * tests and benchmarks run the tail-call walker on any kernel.
  */
-bool sampler__can_unwind(void);
+bool sampler__has_bpf_loop(void);
+
+/**
+ * sampler__can_tail_unwind() - whether this kernel has what the tail-call
+ * table walk needs (program arrays, bpf_tail_call from perf_event
+ * programs); without it nor bpf_loop only UNWIND_MODE_FP loads.
+ */
+bool sampler__can_tail_unwind(void);
 
 /**
  * sampler__can_off_cpu() - whether this kernel runs the off-CPU program:
- * bpf_loop (5.17), task storage for tracing programs, and sched_switch's
- * prev_state argument (5.18), read from the kernel's BTF (@btf_path, NULL:
+ * task storage for tracing programs, and sched_switch's
+ * prev_state argument (5.18), and bpf_loop (5.17), read from the kernel's BTF (@btf_path, NULL:
  * its own).  When not, @why (@len bytes) says what is missing.
  */
 bool sampler__can_off_cpu(const char *btf_path, char *why, size_t len);
