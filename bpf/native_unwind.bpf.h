@@ -340,6 +340,25 @@ static __always_inline long step_fp(struct ustack_walk *st)
 	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
 }
 
+/*
+ * A frame in JIT code, by its frame pointer: a JIT that keeps none (HotSpot
+ * without -XX:+PreserveFramePointer) leaves rbp 0 or a value of its own, and
+ * a 0 there, or a 0 return address read above it, ends the stack as not
+ * unwound (UNWIND_STOP_JIT_NO_FP), never as whole: a thread's outermost
+ * frame is never JIT code.
+ */
+static __always_inline long step_jit(struct ustack_walk *st)
+{
+	if (!st->bp)
+		return unwind_end(st, UNWIND_STOP_JIT_NO_FP);
+	if (!step_fp(st))
+		return 0;
+	/* it ended there: a 0 return address is no end in JIT code either */
+	if (st->stop == UNWIND_STOP_COMPLETE)
+		st->stop = UNWIND_STOP_JIT_NO_FP;
+	return 1;
+}
+
 /* through a signal frame: the interrupted registers from the kernel's sigcontext */
 static __always_inline long step_signal(struct ustack_walk *st)
 {
@@ -527,6 +546,8 @@ static long unwind_step(__u32 i, void *ctx)
 	}
 	if (!st->fp_ok)
 		return unwind_end(st, UNWIND_STOP_NO_CFI);
+	if (m->kind == UNWIND_MAP_JIT)
+		return step_jit(st);
 	return step_fp(st);
 }
 

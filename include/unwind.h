@@ -149,6 +149,10 @@ enum unwind_map_kind {
 	/* executable memory of an interpreter): frame pointers */
 	UNWIND_MAP_NO_TABLE, /* a file whose table could not be built or kept (too */
 	/* large, no room, unreadable): frame pointers, counted */
+	/* anonymous executable memory (JIT code): frame pointers, but a frame
+	 * pointer of 0 there, or a 0 return address above it, is code that keeps
+	 * no frame record (HotSpot's compiled methods), never the stack's end */
+	UNWIND_MAP_JIT,
 	UNWIND_MAP_KIND_MAX,
 };
 
@@ -213,6 +217,7 @@ enum unwind_stop {
 	/* a Go runtime function that switched stacks (UNWIND_CMD_GO_SYSTEM_STACK):
 	 * the frames above it are whole, their goroutine's are on another stack */
 	UNWIND_STOP_GO_SYSTEM_STACK,
+	UNWIND_STOP_JIT_NO_FP, /* JIT code without a frame record (UNWIND_MAP_JIT) */
 	UNWIND_STOP_MAX,
 };
 
