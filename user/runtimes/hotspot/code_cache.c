@@ -48,6 +48,20 @@ static int read_u64(vmstructs_read_fn read, void *ctx, uint64_t addr, uint64_t *
 	return read(ctx, addr, v, sizeof(*v));
 }
 
+/* the integer field @f of the structure at @at; 0 or -errno */
+static int read_int(vmstructs_read_fn read, void *ctx, uint64_t at, const struct vm_field *f,
+		    int64_t *v)
+{
+	const struct vm_field here = {0, f->size};
+	uint8_t buf[8];
+	int err;
+
+	err = read(ctx, at + f->off, buf, f->size);
+	if (!err)
+		*v = field_int(buf, &here);
+	return err;
+}
+
 /* one past the last byte of @f */
 static uint32_t field_end(const struct vm_field *f)
 {
@@ -142,9 +156,9 @@ int hotspot_code__find(const struct hotspot_layout *l, vmstructs_read_fn read, v
 		       struct hotspot_blob *out)
 {
 	const struct hotspot_heap *h = NULL;
-	uint8_t hdr[MAX_STRUCT], used = 0;
+	uint8_t hdr[MAX_STRUCT];
 	uint64_t block, blob;
-	int64_t size;
+	int64_t size, used = 0;
 	unsigned int i;
 	char name[8];
 	int err;
@@ -158,7 +172,7 @@ int hotspot_code__find(const struct hotspot_layout *l, vmstructs_read_fn read, v
 		return -EINVAL;
 	err = find_block(read, ctx, h, pc, &block);
 	if (!err)
-		err = read(ctx, block + l->hb_used.off, &used, 1);
+		err = read_int(read, ctx, block, &l->hb_used, &used);
 	if (err)
 		return err;
 	if (!used)
@@ -195,16 +209,15 @@ int hotspot_code__find(const struct hotspot_layout *l, vmstructs_read_fn read, v
 static int read_symbol(const struct hotspot_layout *l, vmstructs_read_fn read, void *ctx,
 		       uint64_t sym, char *out, size_t cap)
 {
-	uint8_t hdr[64];
 	int64_t len, i;
 	int err;
 
-	if (!sym || field_end(&l->sym_length) > sizeof(hdr) || cap < 2)
+	if (!sym || cap < 2)
 		return -EINVAL;
-	err = read(ctx, sym, hdr, field_end(&l->sym_length));
+	err = read_int(read, ctx, sym, &l->sym_length, &len);
 	if (err)
 		return err;
-	len = field_int(hdr, &l->sym_length) & 0xffff;
+	len &= 0xffff;
 	if (!len)
 		return -EINVAL;
 	if ((size_t)len >= cap)
@@ -228,26 +241,23 @@ int hotspot_code__method_name(const struct hotspot_layout *l, vmstructs_read_fn 
 {
 	char klass[HOTSPOT_NAME_MAX], name[HOTSPOT_NAME_MAX];
 	uint64_t cm, cp, holder, kname, sym;
-	uint8_t buf[64];
 	int64_t idx, cp_len;
 	int err;
 	char *c;
 
-	if (field_end(&l->cm_name_index) > sizeof(buf) || field_end(&l->cp_length) > sizeof(buf) ||
-	    !cap)
+	if (!cap)
 		return -EINVAL;
 	err = read_u64(read, ctx, method + l->method_const.off, &cm);
 	if (!err)
-		err = read(ctx, cm, buf, field_end(&l->cm_name_index));
-	if (err)
-		return err;
-	idx = field_int(buf, &l->cm_name_index) & 0xffff;
-	err = read_u64(read, ctx, cm + l->cm_constants.off, &cp);
+		err = read_int(read, ctx, cm, &l->cm_name_index, &idx);
 	if (!err)
-		err = read(ctx, cp, buf, field_end(&l->cp_length));
+		err = read_u64(read, ctx, cm + l->cm_constants.off, &cp);
+	if (!err)
+		err = read_int(read, ctx, cp, &l->cp_length, &cp_len);
 	if (err)
 		return err;
-	cp_len = field_int(buf, &l->cp_length);
+	/* a u2: its bits, whatever the sign the field's size read it with */
+	idx &= 0xffff;
 	if (idx <= 0 || idx >= cp_len)
 		return -EINVAL;
 	err = read_u64(read, ctx, cp + l->cp_holder.off, &holder);
