@@ -17,7 +17,9 @@
 #    from JIT code it ends in a marker (jit_no_frame_pointer and others);
 # and on the host's JVM, once its perf map is written (jcmd Compiler.perfmap),
 # the JVM's tables still name its methods (perf maps name them
-# "long com.example.hot.Hot.alphaMix(long)"): the tables win.
+# "long com.example.hot.Hot.alphaMix(long)"): the tables win.  A JVM whose
+# VMStructs exports a native agent damaged (the struct entries' stride set to
+# 0 in its memory) is refused and counted, its frames left unnamed.
 # Keep it under 90 s.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -168,6 +170,39 @@ if [ -x "$JDK17/bin/jcmd" ] && "$JDK17/bin/jcmd" "$pid" Compiler.perfmap >/dev/n
 	fi
 else
 	fail "jdk17: jcmd $pid Compiler.perfmap wrote no perf map naming the program"
+fi
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+
+# --- a JVM whose VMStructs a native agent corrupted: its struct entries'
+# stride (an export only debuggers read) set to 0 in its memory
+(cd "$TMP" && exec "$JDK17/bin/java" -cp "$TMP/classes" "$PKG.Hot" "$RUN_SECS") &
+pid=$!
+PIDS+=("$pid")
+sleep 1
+"$PY" - "$pid" <<'PY' || fail "corrupt: could not write the JVM's stride export"
+import subprocess, sys
+pid = sys.argv[1]
+for line in open(f"/proc/{pid}/maps"):
+    f = line.split()
+    if len(f) == 6 and f[5].endswith("/libjvm.so") and int(f[2], 16) == 0:
+        base, lib = int(f[0].split("-")[0], 16), f[5]
+        break
+nm = subprocess.run(["nm", "-D", lib], capture_output=True, text=True, check=True).stdout
+at = next(int(x.split()[0], 16) for x in nm.splitlines()
+          if x.split()[-1].startswith("gHotSpotVMStructEntryArrayStride"))
+with open(f"/proc/{pid}/mem", "r+b") as m:
+    m.seek(base + at)
+    m.write(b"\0" * 8)
+PY
+if profile corrupt "$pid"; then
+	line=$(grep "^ctxprof: HotSpot" "$TMP/corrupt.log")
+	if [[ $line =~ \ 0\ JVMs\'\ tables\ read.*bad_exports=1 ]] && kill -0 "$pid" 2>/dev/null; then
+		ok "corrupt: the JVM's damaged VMStructs refused and counted (bad_exports), the JVM unharmed, no name guessed ($(val program) samples named)"
+	else
+		fail "corrupt: a damaged VMStructs not refused as bad_exports: ${line:-no HotSpot line}"
+	fi
+	[ "$(val program)" = 0 ] || fail "corrupt: $(val program) samples named from a refused layout"
 fi
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null

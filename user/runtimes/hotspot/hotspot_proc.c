@@ -282,6 +282,31 @@ static void cache_clear(struct hotspot_proc *hp)
 	hp->cap = hp->nr = 0;
 }
 
+/* the table twice as large (256 slots at first), the entries moved over; 0 or -ENOMEM */
+static int cache_grow(struct hotspot_proc *hp)
+{
+	struct hs_entry *old = hp->cache;
+	size_t old_cap = hp->cap, i, j;
+
+	hp->cap = old_cap ? old_cap * 2 : 256;
+	hp->cache = calloc(hp->cap, sizeof(*hp->cache));
+	if (!hp->cache) {
+		hp->cache = old;
+		hp->cap = old_cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old_cap; i++) {
+		if (!old[i].blob)
+			continue;
+		for (j = slot_of(hp, old[i].blob, old[i].compile_id); hp->cache[j].blob;
+		     j = (j + 1) & (hp->cap - 1))
+			;
+		hp->cache[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
 /* the entry of (@blob, @method, @id), or the empty slot it goes into; NULL: no room */
 static struct hs_entry *cache_slot(struct hotspot_proc *hp, uint64_t blob, uint64_t method,
 				   int64_t id)
@@ -289,14 +314,12 @@ static struct hs_entry *cache_slot(struct hotspot_proc *hp, uint64_t blob, uint6
 	struct hs_entry *e;
 	size_t i;
 
+	/* full: start again (a JVM compiles and frees more than this over its life) */
 	if (hp->nr >= HS_CACHE_MAX)
 		cache_clear(hp);
-	if (!hp->cap) {
-		hp->cache = calloc(HS_CACHE_MAX * 2, sizeof(*hp->cache));
-		if (!hp->cache)
-			return NULL;
-		hp->cap = HS_CACHE_MAX * 2;
-	}
+	/* at most half full, so that a probe ends */
+	if ((hp->nr + 1) * 2 > hp->cap && cache_grow(hp))
+		return NULL;
 	for (i = slot_of(hp, blob, id);; i = (i + 1) & (hp->cap - 1)) {
 		e = &hp->cache[i];
 		if (!e->blob || (e->blob == blob && e->method == method && e->compile_id == id))
