@@ -79,7 +79,8 @@ static inline uint64_t hi_str(struct hotspot_image *img, const char *s)
 }
 
 static inline void hi_field(struct hotspot_image *img, const char *type, const char *field,
-			    const char *type_string, int is_static, uint64_t offset, uint64_t address)
+			    const char *type_string, int is_static, uint64_t offset,
+			    uint64_t address)
 {
 	uint32_t e = HI_STRUCTS + img->nr_structs++ * 48;
 
@@ -124,10 +125,10 @@ static inline uint32_t hi_block(struct hotspot_image *img, unsigned int seg, uns
 
 	for (i = 0; i < segs; i++)
 		img->mem[HI_SEGMAP + seg + i] = (uint8_t)i;
-	img->mem[block + 4] = 1; /* HeapBlock::Header::_used */
-	hi_put64(img, blob + 8, hi_str(img, name));		       /* _name */
-	hi_put32(img, blob + 24, (segs << HI_SEG_SHIFT) - 8);	       /* _size */
-	img->mem[blob + 56] = kind;				       /* _kind */
+	img->mem[block + 4] = 1;			      /* HeapBlock::Header::_used */
+	hi_put64(img, blob + 8, hi_str(img, name));	      /* _name */
+	hi_put32(img, blob + 24, (segs << HI_SEG_SHIFT) - 8); /* _size */
+	img->mem[blob + 56] = kind;			      /* _kind */
 	return blob;
 }
 

@@ -134,18 +134,18 @@ static void code_cache__other_blobs__by_name_free_and_outside_refused(void **sta
 					    hi_pc(HI_INTERP_SEG + 1, 0), &b),
 			 0);
 	assert_false(b.nmethod);
-	assert_int_equal(hotspot_code__blob_name(hotspot_image__read, img, b.name_at, name,
-						 sizeof(name)),
-			 0);
+	assert_int_equal(
+		hotspot_code__blob_name(hotspot_image__read, img, b.name_at, name, sizeof(name)),
+		0);
 	assert_string_equal(name, "Interpreter");
 	/* a free segment, and one between blocks (0xff in the map) */
 	assert_int_equal(hotspot_code__find(&l, hotspot_image__read, img, heaps, 1,
 					    hi_pc(HI_FREE_SEG, 0), &b),
 			 -EINVAL);
 	/* outside the heap: not the JVM's code */
-	assert_int_equal(hotspot_code__find(&l, hotspot_image__read, img, heaps, 1, hi_addr(0x10),
-					    &b),
-			 -ENOENT);
+	assert_int_equal(
+		hotspot_code__find(&l, hotspot_image__read, img, heaps, 1, hi_addr(0x10), &b),
+		-ENOENT);
 	/* past the blob's _size, inside its last segment */
 	img->mem[HI_CODE + (HI_NM_SEG << HI_SEG_SHIFT) + 8 + 24] = 16;
 	assert_int_equal(hotspot_code__find(&l, hotspot_image__read, img, heaps, 1,
@@ -265,52 +265,52 @@ static void code_cache__hostile_memory__not_named(void **state)
 
 	assert_int_equal(parse(img, &l, NULL), VMSTRUCTS_OK);
 	assert_int_equal(hotspot_code__heaps(&l, hotspot_image__read, img, heaps), 1);
-	assert_int_equal(hotspot_code__find(&l, hotspot_image__read, img, heaps, 1,
-					    hi_pc(HI_NM_SEG, 9), &b),
-			 0);
+	assert_int_equal(
+		hotspot_code__find(&l, hotspot_image__read, img, heaps, 1, hi_pc(HI_NM_SEG, 9), &b),
+		0);
 	method = b.method;
 
 	/* a segment map of hops that go before the heap's start */
 	for (i = 0; i < 8; i++)
 		img->mem[HI_SEGMAP + i] = 1;
-	assert_int_equal(hotspot_code__find(&l, hotspot_image__read, img, heaps, 1, hi_pc(5, 0),
-					    &b),
-			 -EINVAL);
+	assert_int_equal(
+		hotspot_code__find(&l, hotspot_image__read, img, heaps, 1, hi_pc(5, 0), &b),
+		-EINVAL);
 	hotspot_image__build(img);
 
 	/* a name index past the constant pool's length, and 0 */
 	hi_put16(img, HI_METADATA + 0x100 + 36, 12);
-	assert_int_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						   sizeof(name)),
-			 -EINVAL);
+	assert_int_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		-EINVAL);
 	hi_put16(img, HI_METADATA + 0x100 + 36, 0);
-	assert_int_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						   sizeof(name)),
-			 -EINVAL);
+	assert_int_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		-EINVAL);
 	hotspot_image__build(img);
 
 	/* a Symbol of length 0, one longer than the memory, one with a control byte */
 	hi_put16(img, HI_METADATA + 0x600 + 4, 0);
-	assert_int_not_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						       sizeof(name)),
-			     0);
+	assert_int_not_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		0);
 	hi_put16(img, HI_METADATA + 0x600 + 4, 0xffff);
 	/* cut to the buffer: reads 511 bytes, all inside the image (zeros: control bytes) */
-	assert_int_not_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						       sizeof(name)),
-			     0);
+	assert_int_not_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		0);
 	hotspot_image__build(img);
 	img->mem[HI_METADATA + 0x600 + 6 + 3] = '\n';
-	assert_int_not_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						       sizeof(name)),
-			     0);
+	assert_int_not_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		0);
 	hotspot_image__build(img);
 
 	/* invalid UTF-8 in a name */
 	img->mem[HI_METADATA + 0x600 + 6 + 3] = 0xff;
-	assert_int_not_equal(hotspot_code__method_name(&l, hotspot_image__read, img, method, name,
-						       sizeof(name)),
-			     0);
+	assert_int_not_equal(
+		hotspot_code__method_name(&l, hotspot_image__read, img, method, name, sizeof(name)),
+		0);
 	hotspot_image__build(img);
 
 	/* more heaps than HotSpot makes; a segment size out of bounds */

@@ -88,7 +88,7 @@ int hotspot_code__heaps(const struct hotspot_layout *l, vmstructs_read_fn read, 
 	end = field_end(&l->heap_log2_seg);
 	heap_len = end > heap_len ? end : heap_len;
 	ga_len = field_end(&l->ga_len) > field_end(&l->ga_data) ? field_end(&l->ga_len)
-								 : field_end(&l->ga_data);
+								: field_end(&l->ga_data);
 	if (heap_len > sizeof(heap) || ga_len > sizeof(ga))
 		return -EINVAL;
 	err = read_u64(read, ctx, l->code_heaps, &arr);
@@ -107,7 +107,7 @@ int hotspot_code__heaps(const struct hotspot_layout *l, vmstructs_read_fn read, 
 	for (i = 0; i < len; i++) {
 		struct hotspot_heap *h = &heaps[i];
 
-		err = read_u64(read, ctx, data + i * 8, &ptr);
+		err = read_u64(read, ctx, data + (uint64_t)i * 8, &ptr);
 		if (!err)
 			err = read(ctx, ptr, heap, heap_len);
 		if (err)

@@ -159,10 +159,10 @@ static int read_exports(struct hotspot_proc *hp, const uint64_t at[NR_EXPORTS],
 			struct vmstructs_exports *ex)
 {
 	uint64_t *dst[NR_EXPORTS] = {
-		&ex->structs,	    &ex->types,		&ex->int_consts,    &ex->s_stride,
-		&ex->s_type_name,   &ex->s_field_name,	&ex->s_type_string, &ex->s_is_static,
-		&ex->s_offset,	    &ex->s_address,	&ex->t_stride,	    &ex->t_type_name,
-		&ex->t_size,	    &ex->i_stride,	&ex->i_name,	    &ex->i_value,
+		&ex->structs,	  &ex->types,	     &ex->int_consts,	 &ex->s_stride,
+		&ex->s_type_name, &ex->s_field_name, &ex->s_type_string, &ex->s_is_static,
+		&ex->s_offset,	  &ex->s_address,    &ex->t_stride,	 &ex->t_type_name,
+		&ex->t_size,	  &ex->i_stride,     &ex->i_name,	 &ex->i_value,
 	};
 	size_t i;
 	int err;
@@ -196,7 +196,7 @@ static int open_libjvm(struct hotspot_proc *hp, const struct proc_map *m, uint64
 	hp->ef = elf_file__open_fd(fd);
 	close(fd);
 	if (!hp->ef)
-		return -errno;
+		return errno ? -errno : -EINVAL;
 	hp->loads = elf_file__loads(hp->ef, &hp->nr_loads);
 	l = elf_loads__for_mapping(hp->loads, hp->nr_loads, m->pgoff);
 	if (!l)
@@ -209,7 +209,7 @@ struct hotspot_proc *hotspot_proc__open(pid_t pid, const struct proc_maps *all,
 					struct hotspot_stats *stats, int verbose)
 {
 	struct vmstructs_exports ex;
-	uint64_t at[NR_EXPORTS];
+	uint64_t at[NR_EXPORTS] = {0};
 	struct hotspot_proc *hp;
 	enum vmstructs_error e;
 	const char *what;
@@ -247,14 +247,15 @@ struct hotspot_proc *hotspot_proc__open(pid_t pid, const struct proc_maps *all,
 	if (e) {
 		stats->refused[e]++;
 		if (verbose)
-			fprintf(stderr, "ctxprof: pid %d: HotSpot's VMStructs refused (%s: %s)\n", pid,
-				vmstructs__error_name(e), what ?: "?");
+			fprintf(stderr, "ctxprof: pid %d: HotSpot's VMStructs refused (%s: %s)\n",
+				pid, vmstructs__error_name(e), what ?: "?");
 		err = -EINVAL;
 		goto err_free;
 	}
 	stats->jvms++;
 	if (verbose)
-		fprintf(stderr, "ctxprof: pid %d: HotSpot JVM, compiled methods named from VMStructs\n",
+		fprintf(stderr,
+			"ctxprof: pid %d: HotSpot JVM, compiled methods named from VMStructs\n",
 			pid);
 	return hp;
 

@@ -35,13 +35,13 @@ struct hotspot_proc;
 struct proc_maps;
 
 struct hotspot_stats {
-	uint64_t jvms;				  /* JVMs whose tables were read */
-	uint64_t refused[VMSTRUCTS_ERROR_MAX];	  /* layouts refused, by why */
-	uint64_t unreadable;			  /* libjvm.so files or exports unreadable */
-	uint64_t frames_named;			  /* frames named as a Java method */
-	uint64_t frames_blob;			  /* frames named by a non-method blob's name */
-	uint64_t frames_unnamed;		  /* pcs in the code cache not named */
-	uint64_t methods_read;			  /* methods read (cache misses) */
+	uint64_t jvms;			       /* JVMs whose tables were read */
+	uint64_t refused[VMSTRUCTS_ERROR_MAX]; /* layouts refused, by why */
+	uint64_t unreadable;		       /* libjvm.so files or exports unreadable */
+	uint64_t frames_named;		       /* frames named as a Java method */
+	uint64_t frames_blob;		       /* frames named by a non-method blob's name */
+	uint64_t frames_unnamed;	       /* pcs in the code cache not named */
+	uint64_t methods_read;		       /* methods read (cache misses) */
 };
 
 /**

@@ -86,18 +86,17 @@ static const struct want {
 
 struct got {
 	bool have;
-	uint8_t want; /* index into wants[] */
+	uint8_t want;	/* index into wants[] */
 	uint64_t value; /* offset, or address for W_STATIC */
 	char type_string[VMSTRUCTS_NAME_MAX];
-	uint64_t size; /* of type_string, from the Types table; 0: unknown */
+	uint64_t size;	     /* of type_string, from the Types table; 0: unknown */
 	uint64_t owner_size; /* sizeof(its structure); 0: unknown */
 };
 
 /* types whose size we need: the owners of the fields, and a few of their own */
 enum type_slot { T_HEAP_BLOCK, T_CONSTANT_POOL, T_CODE_BLOB, T_NMETHOD, T_MAX };
 
-static const char *const type_names[T_MAX] = {"HeapBlock", "ConstantPool", "CodeBlob",
-					      "nmethod"};
+static const char *const type_names[T_MAX] = {"HeapBlock", "ConstantPool", "CodeBlob", "nmethod"};
 
 struct parse {
 	const struct vmstructs_exports *ex;
@@ -192,8 +191,8 @@ static enum vmstructs_error check_exports(struct parse *p)
 {
 	const struct vmstructs_exports *ex = p->ex;
 	/* is_static is an int32; read as a word it must still fit: stride >= off + 8 */
-	uint64_t s[] = {ex->s_type_name, ex->s_field_name, ex->s_type_string,
-			ex->s_offset,	 ex->s_address};
+	uint64_t s[] = {ex->s_type_name, ex->s_field_name, ex->s_type_string, ex->s_offset,
+			ex->s_address};
 	uint64_t t[] = {ex->t_type_name, ex->t_size};
 	uint64_t i[] = {ex->i_name};
 
@@ -423,7 +422,8 @@ static enum vmstructs_error fill(struct parse *p, struct hotspot_layout *out)
 		if (!p->got[fields[i].slot].have)
 			continue;
 		if (!take(p, fields[i].slot, f))
-			return fail(p, VMSTRUCTS_BAD_VALUE, wants[p->got[fields[i].slot].want].field);
+			return fail(p, VMSTRUCTS_BAD_VALUE,
+				    wants[p->got[fields[i].slot].want].field);
 	}
 	/* HeapBlock::Header sits inside HeapBlock: its _used at the sum */
 	out->hb_used.off += (uint32_t)p->got[S_HB_HEADER].value;

@@ -59,13 +59,13 @@ struct vm_field {
 /* what the naming of a pc in the code cache needs, all from the JVM's tables */
 struct hotspot_layout {
 	/* statics: addresses in the target */
-	uint64_t code_heaps;	     /* CodeCache::_heaps: GrowableArray<CodeHeap*>* */
-	uint64_t code_low, code_high; /* CodeCache::_low_bound, _high_bound: address */
-	struct vm_field ga_len;	     /* GrowableArrayBase::_len (GenericGrowableArray before) */
-	struct vm_field ga_data;     /* GrowableArray<int>::_data */
-	struct vm_field heap_memory; /* CodeHeap::_memory: a VirtualSpace */
-	struct vm_field heap_segmap; /* CodeHeap::_segmap: a VirtualSpace */
-	struct vm_field heap_log2_seg; /* CodeHeap::_log2_segment_size */
+	uint64_t code_heaps;		 /* CodeCache::_heaps: GrowableArray<CodeHeap*>* */
+	uint64_t code_low, code_high;	 /* CodeCache::_low_bound, _high_bound: address */
+	struct vm_field ga_len;		 /* GrowableArrayBase::_len (GenericGrowableArray before) */
+	struct vm_field ga_data;	 /* GrowableArray<int>::_data */
+	struct vm_field heap_memory;	 /* CodeHeap::_memory: a VirtualSpace */
+	struct vm_field heap_segmap;	 /* CodeHeap::_segmap: a VirtualSpace */
+	struct vm_field heap_log2_seg;	 /* CodeHeap::_log2_segment_size */
 	struct vm_field vs_low, vs_high; /* VirtualSpace::_low, _high */
 	uint32_t heap_block_size;	 /* sizeof(HeapBlock) */
 	struct vm_field hb_used;	 /* HeapBlock::_header + HeapBlock::Header::_used */
@@ -92,11 +92,11 @@ struct hotspot_layout {
 /* why a layout was refused (vmstructs__parse()'s @why) */
 enum vmstructs_error {
 	VMSTRUCTS_OK = 0,
-	VMSTRUCTS_BAD_EXPORTS, /* an entry layout that does not hold together */
-	VMSTRUCTS_UNREADABLE,  /* a table or name could not be read */
+	VMSTRUCTS_BAD_EXPORTS,	/* an entry layout that does not hold together */
+	VMSTRUCTS_UNREADABLE,	/* a table or name could not be read */
 	VMSTRUCTS_UNTERMINATED, /* a table with no end within VMSTRUCTS_MAX_ENTRIES */
-	VMSTRUCTS_MISSING,     /* a field, type or constant we need is not published */
-	VMSTRUCTS_BAD_VALUE,   /* a size or offset out of its bounds */
+	VMSTRUCTS_MISSING,	/* a field, type or constant we need is not published */
+	VMSTRUCTS_BAD_VALUE,	/* a size or offset out of its bounds */
 	VMSTRUCTS_ERROR_MAX,
 };
 
