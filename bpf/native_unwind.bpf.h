@@ -118,7 +118,9 @@ struct ustack_walk {
 	__u32 win_len; /* bytes of it copied; 0: none */
 	__u32 win_pad;
 	__u32 go_switched; /* 1 << the Go stack switches followed (go_stack.bpf.h) */
-	__u32 go_pad;
+	/* how a frame-pointer walk ends at a 0: UNWIND_STOP_COMPLETE, or in JIT
+	 * code (UNWIND_MAP_JIT) UNWIND_STOP_JIT_NO_FP */
+	__u32 fp_end;
 	/* last: native_stack() clears only what is before it */
 	__u8 window[USTACK_WINDOW];
 };
@@ -318,13 +320,16 @@ static __always_inline long unwind_end(struct ustack_walk *st, __u32 why)
 	return 1;
 }
 
-/* one frame by its frame pointer: [rbp] = caller's rbp, [rbp + 8] = return address */
+/*
+ * one frame by its frame pointer: [rbp] = caller's rbp, [rbp + 8] = return
+ * address; a 0 in either ends the stack as st->fp_end says
+ */
 static __always_inline long step_fp(struct ustack_walk *st)
 {
 	__u64 ra, bp;
 
 	if (!st->bp)
-		return unwind_end(st, UNWIND_STOP_COMPLETE);
+		return unwind_end(st, st->fp_end);
 	if (st->bp < st->sp || (st->bp & 7))
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
 	if (read_user_u64(st, st->bp + 8, &ra) || read_user_u64(st, st->bp, &bp))
@@ -337,26 +342,7 @@ static __always_inline long step_fp(struct ustack_walk *st)
 	st->lr_ok = 0;
 	st->sp_ok = ARCH_FP_STEP_SP_EXACT;
 	st->nr_fp++;
-	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
-}
-
-/*
- * A frame in JIT code, by its frame pointer: a JIT that keeps none (HotSpot
- * without -XX:+PreserveFramePointer) leaves rbp 0 or a value of its own, and
- * a 0 there, or a 0 return address read above it, ends the stack as not
- * unwound (UNWIND_STOP_JIT_NO_FP), never as whole: a thread's outermost
- * frame is never JIT code.
- */
-static __always_inline long step_jit(struct ustack_walk *st)
-{
-	if (!st->bp)
-		return unwind_end(st, UNWIND_STOP_JIT_NO_FP);
-	if (!step_fp(st))
-		return 0;
-	/* it ended there: a 0 return address is no end in JIT code either */
-	if (st->stop == UNWIND_STOP_COMPLETE)
-		st->stop = UNWIND_STOP_JIT_NO_FP;
-	return 1;
+	return ra ? 0 : unwind_end(st, st->fp_end);
 }
 
 /* through a signal frame: the interrupted registers from the kernel's sigcontext */
@@ -536,6 +522,14 @@ static long unwind_step(__u32 i, void *ctx)
 	}
 	if (!put_frame(st, frame))
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
+	/*
+	 * JIT code (UNWIND_MAP_JIT): a JIT that keeps no frame pointer (HotSpot
+	 * without -XX:+PreserveFramePointer) leaves rbp 0 or a value of its
+	 * own, and a 0 there, or a 0 return address above it, is no end of the
+	 * stack: no thread's outermost frame is JIT code.  Branchless (1 when
+	 * the kind is UNWIND_MAP_JIT): the callback's states must converge.
+	 */
+	st->fp_end = (__u32)(((__u64)(m->kind ^ UNWIND_MAP_JIT) - 1) >> 63) * UNWIND_STOP_JIT_NO_FP;
 	if (m->kind == UNWIND_MAP_TABLE) {
 		r = frame_rule(st, m, lookup);
 		if (r && r->cmd != UNWIND_CMD_INVALID)
@@ -546,8 +540,6 @@ static long unwind_step(__u32 i, void *ctx)
 	}
 	if (!st->fp_ok)
 		return unwind_end(st, UNWIND_STOP_NO_CFI);
-	if (m->kind == UNWIND_MAP_JIT)
-		return step_jit(st);
 	return step_fp(st);
 }
 

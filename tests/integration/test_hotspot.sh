@@ -5,8 +5,9 @@
 # that the JIT puts a 0 in rbp) runs with NO flag: no -XX:+PreserveFramePointer,
 # no perf map.  Each JVM is profiled for HS_SECONDS (3) once warm:
 #  - OpenJDK 17, Debian's (bookworm: make deps' default-jdk-headless), on the host;
-#  - OpenJDK 21, trixie's openjdk-21-jre-headless, in the trixie root
-#    (tests/roots/mkroot.sh; HS_ROOTS=0 leaves it out);
+#  - OpenJDK 11 and 21, bullseye's openjdk-11-jre-headless and trixie's
+#    openjdk-21-jre-headless, in those suites' roots (tests/roots/mkroot.sh;
+#    HS_ROOTS=0 leaves them out);
 #  - JDK 25 where one is installed under /usr/lib/jvm (no Debian package of
 #    this release has one: said, not failed, when missing).
 # Checks, per JVM:
@@ -95,8 +96,8 @@ public class Hot {
 	}
 }
 JAVA
-# class files of Java 17: every JVM tried runs them
-"$JDK17/bin/javac" --release 17 -d "$TMP/classes" "$TMP/src/com/example/hot/Hot.java" ||
+# class files of Java 11: every JVM tried runs them
+"$JDK17/bin/javac" --release 11 -d "$TMP/classes" "$TMP/src/com/example/hot/Hot.java" ||
 	{ echo "FAIL: javac failed"; exit 1; }
 
 # the JVM runs longer than the collector: its code is named at the export,
@@ -155,7 +156,8 @@ judge() {
 (cd "$TMP" && exec "$JDK17/bin/java" -cp "$TMP/classes" "$PKG.Hot" "$RUN_SECS") &
 pid=$!
 PIDS+=("$pid")
-trap 'cleanup; rm -f /tmp/perf-$pid.map' EXIT
+MAP=/tmp/perf-$pid.map # jcmd's, below
+trap 'cleanup; rm -f "$MAP"' EXIT
 if profile jdk17 "$pid"; then
 	judge jdk17
 fi
@@ -207,28 +209,34 @@ fi
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 
-# --- OpenJDK 21 in the trixie root
-if [ "${HS_ROOTS:-1}" = 0 ]; then
-	echo "skip: OpenJDK 21 (HS_ROOTS=0)"
-elif R=$("$ROOT/tests/roots/mkroot.sh" trixie openjdk-21-jre-headless | tail -1) &&
-	[ -x "$R/usr/lib/jvm/java-21-openjdk-amd64/bin/java" ]; then
+# --- OpenJDK 11 and 21 in Debian roots: WHAT SUITE PACKAGE JAVA_HOME
+in_root() {
+	local what=$1 suite=$2 pkg=$3 home=$4 R IN
+	if [ "${HS_ROOTS:-1}" = 0 ]; then
+		echo "skip: $what (HS_ROOTS=0)"
+		return
+	fi
+	if ! R=$("$ROOT/tests/roots/mkroot.sh" "$suite" "$pkg" | tail -1) ||
+		[ ! -x "$R$home/bin/java" ]; then
+		fail "$what: the $suite root with $pkg could not be made"
+		return
+	fi
 	IN=/var/tmp/ctxprof-hotspot.$$
 	mkdir -p "$R$IN"
 	cp -r "$TMP/classes" "$R$IN/"
-	trap 'cleanup; rm -f /tmp/perf-$pid.map; rm -rf "$R$IN"' EXIT
 	# run.sh execs through unshare and chroot: $! is the JVM
-	"$ROOT/tests/roots/run.sh" "$R" /usr/lib/jvm/java-21-openjdk-amd64/bin/java \
-		-cp "$IN/classes" "$PKG.Hot" "$RUN_SECS" &
+	"$ROOT/tests/roots/run.sh" "$R" "$home/bin/java" -cp "$IN/classes" "$PKG.Hot" "$RUN_SECS" &
 	pid=$!
 	PIDS+=("$pid")
-	if profile jdk21 "$pid"; then
-		judge jdk21
+	if profile "$what" "$pid"; then
+		judge "$what"
 	fi
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-else
-	fail "jdk21: the trixie root with openjdk-21-jre-headless could not be made"
-fi
+	rm -rf "${R:?}$IN"
+}
+in_root jdk11 bullseye openjdk-11-jre-headless /usr/lib/jvm/java-11-openjdk-amd64
+in_root jdk21 trixie openjdk-21-jre-headless /usr/lib/jvm/java-21-openjdk-amd64
 
 # --- JDK 25, where installed
 JDK25=$(ls -d /usr/lib/jvm/*-25-* 2>/dev/null | head -1)
