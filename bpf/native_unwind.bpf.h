@@ -118,9 +118,11 @@ struct ustack_walk {
 	__u32 win_len; /* bytes of it copied; 0: none */
 	__u32 win_pad;
 	__u32 go_switched; /* 1 << the Go stack switches followed (go_stack.bpf.h) */
+	__u32 building;	   /* a frame walked by frame pointer for want of a table yet */
 	/* how a frame-pointer walk ends at a 0: UNWIND_STOP_COMPLETE, or in JIT
 	 * code (UNWIND_MAP_JIT) UNWIND_STOP_JIT_NO_FP */
 	__u32 fp_end;
+	__u32 fp_pad;
 	/* last: native_stack() clears only what is before it */
 	__u8 window[USTACK_WINDOW];
 };
@@ -316,7 +318,9 @@ frame_rule(struct ustack_walk *st, const struct unwind_mapping *m, __u64 lookup)
 
 static __always_inline long unwind_end(struct ustack_walk *st, __u32 why)
 {
-	st->stop = why;
+	/* however it ended, a stack walked by frame pointers through code whose
+	 * table was not built yet says so: its end may be that code's, not its own */
+	st->stop = st->building ? UNWIND_STOP_NO_TABLE_YET : why;
 	return 1;
 }
 
@@ -537,6 +541,11 @@ static long unwind_step(__u32 i, void *ctx)
 		/* code the file's CFI leaves out (V8's builtins, HotSpot's
 		 * stubs, hand-written assembly): by its frame pointer, as
 		 * elsewhere without CFI; the next frame goes back to the table */
+	}
+	if (m->kind == UNWIND_MAP_BUILDING) {
+		st->building = 1;
+		if (!st->fp_ok)
+			return unwind_end(st, UNWIND_STOP_NO_TABLE_YET);
 	}
 	if (!st->fp_ok)
 		return unwind_end(st, UNWIND_STOP_NO_CFI);

@@ -16,7 +16,12 @@ cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	rm -rf "$TMP"
+	# CTXPROF_KEEP_TMP=1: a failed run's files stay, for a look
+	if [ "${CTXPROF_KEEP_TMP:-0}" = 1 ] && [ "$failures" -gt 0 ]; then
+		echo "kept $TMP"
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap cleanup EXIT
 
@@ -150,4 +155,15 @@ go_build() {
 		echo "built with $(go version)"
 		BIN=$TMP
 	fi
+}
+
+# wait until file $1 has a line matching $2, for $3 s at most, while pid $4 lives
+wait_for_line() {
+	local _
+	for _ in $(seq $(($3 * 10))); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
 }

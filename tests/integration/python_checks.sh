@@ -89,6 +89,8 @@ traces_text_tsv() {
 #   after(i, re) index of the first frame rootward of i matching re, 0 if none
 #   native_between(i, j, re)  frames strictly between i and j (i < j) are
 #                all native, at least one of them, and one matches re
+#   unready()    the sample was walked by frame pointers while a table of its
+#                code was being built (a process started after the collector)
 PY_AWK_LIB='
 BEGIN {
 	while ((getline l < funcs) > 0)
@@ -127,6 +129,7 @@ function pyseq(list,   w, m, i, j, k) {
 	}
 	return 0
 }
+function unready() { return atre("unwind tables not ready yet") }
 function py_after(i,   j) { for (j = i + 1; j <= n; j++) if (f[j] in known) return j; return 0 }
 function after(i, re,   j) { for (j = i + 1; j <= n; j++) if (f[j] ~ re) return j; return 0 }
 function native_between(i, j, re,   k, hit) {

@@ -116,17 +116,6 @@ wl_field() {
 		END { if (!found) print 0 }' "$1"
 }
 
-# wait until file $1 has a line matching $2, for $3 s at most, while pid $4 lives
-wait_for_line() {
-	local _
-	for _ in $(seq $(($3 * 10))); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
 # profile one whole workload run: NAME "WORKLOAD ARGS" COLLECTOR OPTIONS...
 # -> $TMP/NAME.{out,log,pb.gz}; returns the collector's exit status
 profile_run() {

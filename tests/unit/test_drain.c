@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 #include "processes/thread_registry.h"
 #include "sampling/drain.h"
+#include "python_abi.h"
 
 static struct thread_registry *reg;
 
@@ -160,6 +162,56 @@ static void drains__record__by_time__in_the_window_of_its_time(void **state)
 	calltrace_storage__free(cs);
 }
 
+struct offers {
+	int calls;
+	bool take; /* what the callback answers */
+};
+
+static bool offered(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1, uint64_t w2)
+{
+	struct offers *o = ctx;
+
+	assert_int_equal(pid, 100);
+	assert_true(PYTHON_FRAME_IS(w1));
+	o->calls++;
+	return o->take;
+}
+
+/* a code its reader could not take (its process unknown yet) is offered
+ * again at each call, a bounded number of times; one taken is not */
+static void drains__recent_codes__refused_offered_again_then_dropped(void **state)
+{
+	struct calltrace_storage *cs = calltrace_storage__new(64);
+	struct drains *d = drains__new(1, cs, reg, 64);
+	struct offers o = {0};
+	struct rec_buf b;
+	size_t size = fill(&b, 7, 0, 3);
+	int i;
+
+	assert_non_null(d);
+	b.frames[0] = PYTHON_FRAME_TAG | 0x7f0000001000ull;
+	b.frames[1] = PYTHON_FRAME_TAG | PYTHON_FRAME_WORD2 | 5;
+	b.rec.flags |= SAMPLE_F_PYTHON;
+	drains__record(drains__ctxs(d)[0], &b.rec, size);
+	for (i = 0; i < 100; i++)
+		drains__recent_codes(d, offered, &o);
+	/* refused each time: offered until the bound, then dropped */
+	assert_in_range(o.calls, 2, 99);
+	o.calls = 0;
+	drains__recent_codes(d, offered, &o);
+	assert_int_equal(o.calls, 0);
+
+	/* a new code, taken at once: offered once */
+	b.frames[0] = PYTHON_FRAME_TAG | 0x7f0000002000ull;
+	drains__record(drains__ctxs(d)[0], &b.rec, size);
+	o.take = true;
+	drains__recent_codes(d, offered, &o);
+	drains__recent_codes(d, offered, &o);
+	assert_int_equal(o.calls, 1);
+	drains__free(d);
+	calltrace_storage__free(cs);
+}
+
 /* records look their thread up: an empty registry, every process unread */
 static int setup(void **state)
 {
@@ -181,6 +233,7 @@ int main(void)
 		cmocka_unit_test(drains__record__valid_and_malformed__counted_by_reason),
 		cmocka_unit_test(drains__record__full_tables__dropped_with_reason),
 		cmocka_unit_test(drains__record__by_time__in_the_window_of_its_time),
+		cmocka_unit_test(drains__recent_codes__refused_offered_again_then_dropped),
 	};
 
 	return cmocka_run_group_tests_name("drain", tests, setup, teardown);

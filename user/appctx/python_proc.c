@@ -30,7 +30,8 @@
 struct py_entry {
 	uint64_t code; /* 0: empty */
 	uint32_t check;
-	int err; /* 0: @name holds the names; else why not */
+	int err;	    /* 0: @name holds the names; else why not */
+	uint64_t failed_ns; /* @err: when, so it is read again PY_MAPS_REREAD_NS later */
 	struct python_code_name name;
 	size_t bytes; /* charged to the symbolizer */
 };
@@ -41,6 +42,7 @@ struct python_proc {
 	struct process_state *st;
 	uint32_t pid, exec_id;
 	bool in_map;
+	bool failed; /* the cache holds entries whose naming failed: read again each poll */
 	struct python_layout layout;
 	struct {
 		uint64_t code_type, unicode_type, bytes_type;
@@ -547,22 +549,6 @@ static void unmap(struct python_proc *p)
 	p->in_map = false;
 }
 
-void python_procs__poll(struct python_procs *pp)
-{
-	struct python_proc *p;
-	bool retired;
-
-	for (p = pp->procs; p; p = p->next) {
-		if (!p->in_map)
-			continue;
-		pthread_mutex_lock(&p->st->lock);
-		retired = p->st->retired;
-		pthread_mutex_unlock(&p->st->lock);
-		if (retired)
-			unmap(p);
-	}
-}
-
 /* python_code's reader: @p's memory, its maps read again when a range is outside them */
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -576,7 +562,8 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	if (!p->mem) {
 		p->mem = proc_mem__open((pid_t)p->pid);
 		if (!p->mem) {
-			p->gone = true;
+			/* only a process that left is given up on */
+			p->gone = errno == ENOENT || errno == ESRCH;
 			return -errno;
 		}
 	}
@@ -661,6 +648,18 @@ static size_t entry_bytes(const struct py_entry *e)
 	return n;
 }
 
+/* the counter of a naming that ended with @err, each code object counted once */
+static uint64_t *outcome(struct python_procs *pp, int err)
+{
+	if (!err)
+		return &pp->st.named;
+	if (err == -ESTALE)
+		return &pp->st.stale;
+	if (err == -EINVAL)
+		return &pp->st.malformed;
+	return &pp->st.unreadable_code;
+}
+
 /* read and name (@code, @check) into @e */
 static void name_entry(struct python_procs *pp, struct python_proc *p, uint64_t code,
 		       uint32_t check, struct py_entry *e)
@@ -671,14 +670,44 @@ static void name_entry(struct python_procs *pp, struct python_proc *p, uint64_t 
 	e->err = python_code__name(&p->layout, read_mem, p, p->types.code_type,
 				   p->types.unicode_type, p->types.bytes_type, code, check,
 				   &e->name);
-	if (!e->err)
-		pp->st.named++;
-	else if (e->err == -ESTALE)
-		pp->st.stale++;
-	else if (e->err == -EINVAL)
-		pp->st.malformed++;
-	else
-		pp->st.unreadable_code++;
+	if (e->err)
+		e->failed_ns = now_ns();
+	(*outcome(pp, e->err))++;
+}
+
+/*
+ * A cached failure read again, at most once a PY_MAPS_REREAD_NS: a code
+ * object made in an arena mapped after the process's maps were last read
+ * is outside them until they are read again, and one sampled while it was
+ * being made may hold together a moment later.  Without this the first
+ * sample's failure named the function for the rest of the process's life.
+ */
+static void retry_entry(struct python_procs *pp, struct python_proc *p, struct py_entry *e)
+{
+	struct py_entry fresh;
+
+	if (now_ns() - e->failed_ns < PY_MAPS_REREAD_NS)
+		return;
+	name_entry(pp, p, e->code, e->check, &fresh);
+	(*outcome(pp, e->err))--;
+	if (fresh.err) {
+		e->err = fresh.err;
+		e->failed_ns = fresh.failed_ns;
+		return;
+	}
+	fresh.bytes = entry_bytes(&fresh);
+	if (pp->sym && symbolizer__charge(pp->sym, fresh.bytes - e->bytes)) {
+		/* named, but not kept: still the failure it was to the profile */
+		pp->st.over_budget++;
+		pp->st.named--;
+		(*outcome(pp, e->err))++;
+		python_code_name__free(&fresh.name);
+		e->failed_ns = now_ns();
+		return;
+	}
+	p->charged += fresh.bytes - e->bytes;
+	*e = fresh;
+	pp->st.retried++;
 }
 
 static const char *reason(int err)
@@ -699,10 +728,14 @@ static struct py_entry *lookup(struct python_procs *pp, struct python_proc *p, u
 {
 	struct py_entry *e = code ? cache_find(p, code, check) : NULL;
 
-	if (e && e->code)
+	if (e && e->code) {
+		if (e->err)
+			retry_entry(pp, p, e);
 		return e;
+	}
 	if (e) {
 		name_entry(pp, p, code, check, e);
+		p->failed |= e->err != 0;
 		e->bytes = entry_bytes(e);
 		if (!pp->sym || !symbolizer__charge(pp->sym, e->bytes)) {
 			p->nr++;
@@ -724,6 +757,38 @@ static struct py_entry *lookup(struct python_procs *pp, struct python_proc *p, u
 	else
 		e->err = -EINVAL;
 	return e;
+}
+
+/* @p's failed names read again while it lives: its samples are exported later */
+static void retry_failed(struct python_procs *pp, struct python_proc *p)
+{
+	size_t i;
+
+	p->failed = false;
+	for (i = 0; i < p->cap; i++) {
+		if (!p->cache[i].code || !p->cache[i].err)
+			continue;
+		retry_entry(pp, p, &p->cache[i]);
+		p->failed |= p->cache[i].err != 0;
+	}
+}
+
+void python_procs__poll(struct python_procs *pp)
+{
+	struct python_proc *p;
+	bool retired;
+
+	for (p = pp->procs; p; p = p->next) {
+		if (!p->in_map)
+			continue;
+		pthread_mutex_lock(&p->st->lock);
+		retired = p->st->retired;
+		pthread_mutex_unlock(&p->st->lock);
+		if (retired)
+			unmap(p);
+		else if (p->failed)
+			retry_failed(pp, p);
+	}
 }
 
 void python_proc__prefetch(struct python_procs *pp, struct python_proc *p, uint64_t w1, uint64_t w2)

@@ -60,6 +60,8 @@ struct python_procs_stats {
 	uint64_t unreadable_code; /* code objects unreadable: the process gone, or bad memory */
 	uint64_t malformed;	  /* code objects whose structures did not hold together */
 	uint64_t over_budget;	  /* names not kept: past the symbol memory budget */
+	uint64_t retried;	  /* of @named, those a first read had failed (a read
+				   * again, at most once a second) */
 };
 
 /* one Python frame, named; strings live until the next call on the same process */
@@ -95,7 +97,10 @@ void python_procs__changed(void *ctx, struct process_state *st, struct mappings 
  */
 void python_procs__look(struct python_procs *pp, struct process_state *st);
 
-/** python_procs__poll() - once a second: the retired images' entries leave the map. */
+/**
+ * python_procs__poll() - once a second: the retired images' entries leave
+ * the map; a live one's code objects whose naming failed are read again.
+ */
 void python_procs__poll(struct python_procs *pp);
 
 /**

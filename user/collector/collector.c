@@ -300,16 +300,24 @@ static void snapshot_recent(void *ctx, uint32_t pid)
 		unwinder__request(c->unwinder, pid);
 }
 
-/* a Python frame's code object the drains saw: named while its process lives */
-static void name_recent_code(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1, uint64_t w2)
+/*
+ * A Python frame's code object the drains saw: named while its process
+ * lives.  A process the registry does not know yet (its fork or exec still
+ * in the lifecycle ring, behind the samples) is asked for again next time:
+ * named only at export, after a short-lived process left, it would be unreadable.
+ */
+static bool name_recent_code(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1, uint64_t w2)
 {
 	struct collector *c = ctx;
 	struct process_state *st = process_states__find(c->states, c->reg, pid, exec_id);
 
-	if (st && !st->python)
+	if (!st)
+		return kill((pid_t)pid, 0) && errno == ESRCH;
+	if (!st->python)
 		python_procs__look(c->python, st);
-	if (st && st->python)
+	if (st->python)
 		python_proc__prefetch(c->python, st->python, w1, w2);
+	return true;
 }
 
 /* --pid: the target's mappings now and then, for a libctxprof region or an

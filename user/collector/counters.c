@@ -219,6 +219,10 @@ FAMILY(f_py_walks, "ctxprof_python_walks_total", COUNTER,
        "Python frame walks that ended short or found none, by reason.", "result");
 FAMILY(f_py_names, "ctxprof_python_code_objects_total", COUNTER,
        "Code objects read at export, by result.", "result");
+FAMILY(f_py_retried, "ctxprof_python_code_objects_named_on_retry_total", COUNTER,
+       "Code objects named by a read after a first that failed (their memory mapped after "
+       "the process's maps were read, or the object half made), counted in the named ones.",
+       NULL);
 FAMILY(f_py_written, "ctxprof_last_profile_python_frames", GAUGE,
        "Python frames in the last profile written: all, and those named by a reason only.",
        "frames");
@@ -745,6 +749,7 @@ const struct counter_desc counter_descs[] = {
 	      SAMPLER_STAT_PY_NO_THREAD, .flags = COUNTER_GROUP),
 	ONE(f_py_names, "named", COUNTERS_PYTHON, "code objects named {}", python.named,
 	    .flags = COUNTER_GROUP),
+	ONE(f_py_retried, NULL, COUNTERS_PYTHON, "{} of them on a second read", python.retried),
 	ONE(f_py_names, "changed", COUNTERS_PYTHON, "changed since sampled", python.stale),
 	ONE(f_py_names, "unreadable", COUNTERS_PYTHON, "unreadable", python.unreadable_code),
 	ONE(f_py_names, "malformed", COUNTERS_PYTHON, "malformed", python.malformed),

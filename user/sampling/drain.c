@@ -21,7 +21,12 @@ struct recent_code {
 	_Atomic uint32_t pid, exec_id;
 	_Atomic uint64_t w1, w2;
 	uint32_t read_seq; /* the main thread's: the last @seq it took */
+	uint32_t tries;	   /* ... and the calls that could not take this @seq yet */
 };
+
+/* offers of a code its reader could not take yet (a main-loop poll apart, 100 ms
+ * there) before it is dropped: a process still unknown after them is gone */
+#define RECENT_CODE_TRIES 50
 
 struct drain {
 	struct drains *set;
@@ -663,7 +668,7 @@ void drains__recent_pids(struct drains *set, void (*fn)(void *ctx, uint32_t pid)
 }
 
 void drains__recent_codes(struct drains *set,
-			  void (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
+			  bool (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
 				     uint64_t w2),
 			  void *ctx)
 {
@@ -687,8 +692,10 @@ void drains__recent_codes(struct drains *set,
 			/* torn by a write: the next call takes it */
 			if (s1 != s2)
 				continue;
-			c->read_seq = s1;
-			fn(ctx, pid, exec_id, w1, w2);
+			if (fn(ctx, pid, exec_id, w1, w2) || ++c->tries >= RECENT_CODE_TRIES) {
+				c->read_seq = s1;
+				c->tries = 0;
+			}
 		}
 	}
 }

@@ -178,10 +178,12 @@ void drains__recent_pids(struct drains *d, void (*fn)(void *ctx, uint32_t pid), 
  * (include/python_abi.h: its two words) sampled lately in process image
  * (@pid, @exec_id), so it can be named while the process lives: lossy (a
  * slot per code object hash, overwritten), each announced again once its
- * slot was taken by another.  Call from one thread.
+ * slot was taken by another.  @fn returns false when it could not take the
+ * code yet (its process not known yet): the next call offers it again.
+ * Call from one thread.
  */
 void drains__recent_codes(struct drains *d,
-			  void (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
+			  bool (*fn)(void *ctx, uint32_t pid, uint32_t exec_id, uint64_t w1,
 				     uint64_t w2),
 			  void *ctx);
 

@@ -639,7 +639,7 @@ void table_cache__mapping(const struct utable *t, bool file, uint64_t start, uin
 		return;
 	/* still building (frame pointers meanwhile), or not in the store */
 	if (t->job || !t->in_store) {
-		out->kind = UNWIND_MAP_NO_TABLE;
+		out->kind = t->job ? UNWIND_MAP_BUILDING : UNWIND_MAP_NO_TABLE;
 		return;
 	}
 	/* the loadable segment this part of the file belongs to */

@@ -20,8 +20,10 @@ At the end it writes codeinfo.py's func lines, then
   odd <kind> <ascii(qualname)[:60]>
 for each odd name.
 
-usage: PYTHONPATH=... python3 hostile.py PHASE_SECONDS [OUTFILE]
+usage: [HOSTILE_GO=FILE] PYTHONPATH=... python3 hostile.py PHASE_SECONDS [OUTFILE]
+(with HOSTILE_GO it starts once FILE exists)
 """
+import os
 import sys
 import threading
 import time
@@ -98,9 +100,18 @@ def short_threads(secs):
     return started
 
 
+def wait_go():
+    # $HOSTILE_GO: a file the test makes once the profiler samples (60 s at most)
+    go = os.environ.get("HOSTILE_GO")
+    end = time.monotonic() + 60
+    while go and not os.path.exists(go) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def hostile_main():
     secs = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     out = open(sys.argv[2], "w") if len(sys.argv) > 2 else sys.stdout
+    wait_go()
     before_work(secs)
     for mode in MODES:
         victim(mode, secs)
