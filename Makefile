@@ -68,11 +68,12 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS)) $(OUTPUT)/sampler_compat.skel.h
 
-# the collector, one folder per component (docs/ARCHITECTURE.md); every
-# user/*/*.c but the main goes into one static library; test and fuzz binaries
-# link it, and the linker takes only the objects they use
+# the collector, one folder per component (docs/ARCHITECTURE.md) and one per
+# runtime (user/runtimes/<name>/); every user/*/*.c and user/runtimes/*/*.c but
+# the main goes into one static library; test and fuzz binaries link it, and
+# the linker takes only the objects they use
 USER_MAIN := user/collector/collector.c
-USER_SRCS := $(filter-out $(USER_MAIN),$(wildcard user/*/*.c))
+USER_SRCS := $(filter-out $(USER_MAIN),$(wildcard user/*/*.c user/runtimes/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 USER_DIRS := $(sort $(dir $(USER_OBJS)))
 LIBCOLLECTOR := $(OUTPUT)/libcollector.a
@@ -302,4 +303,5 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) collector
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/obj/*/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/runtimes/*/*.d $(OUTPUT)/tests/*.d \
+	$(OUTPUT)/fuzz/obj/*/*.d $(OUTPUT)/fuzz/obj/runtimes/*/*.d)

@@ -120,6 +120,10 @@ struct ustack_walk {
 	__u32 win_pad;
 	__u32 go_switched; /* 1 << the Go stack switches followed (go_stack.bpf.h) */
 	__u32 building;	   /* a frame walked by frame pointer for want of a table yet */
+	/* how a frame-pointer walk ends at a 0: UNWIND_STOP_COMPLETE, or in JIT
+	 * code (UNWIND_MAP_JIT) UNWIND_STOP_JIT_NO_FP */
+	__u32 fp_end;
+	__u32 fp_pad;
 	/* last: native_stack() clears only what is before it */
 	__u8 window[USTACK_WINDOW];
 };
@@ -321,13 +325,16 @@ static __always_inline long unwind_end(struct ustack_walk *st, __u32 why)
 	return 1;
 }
 
-/* one frame by its frame pointer: [rbp] = caller's rbp, [rbp + 8] = return address */
+/*
+ * one frame by its frame pointer: [rbp] = caller's rbp, [rbp + 8] = return
+ * address; a 0 in either ends the stack as st->fp_end says
+ */
 static __always_inline long step_fp(struct ustack_walk *st)
 {
 	__u64 ra, bp;
 
 	if (!st->bp)
-		return unwind_end(st, UNWIND_STOP_COMPLETE);
+		return unwind_end(st, st->fp_end);
 	if (st->bp < st->sp || (st->bp & 7))
 		return unwind_end(st, UNWIND_STOP_BAD_FRAME);
 	if (read_user_u64(st, st->bp + 8, &ra) || read_user_u64(st, st->bp, &bp))
@@ -340,7 +347,7 @@ static __always_inline long step_fp(struct ustack_walk *st)
 	st->lr_ok = 0;
 	st->sp_ok = ARCH_FP_STEP_SP_EXACT;
 	st->nr_fp++;
-	return ra ? 0 : unwind_end(st, UNWIND_STOP_COMPLETE);
+	return ra ? 0 : unwind_end(st, st->fp_end);
 }
 
 /* through a signal frame: the interrupted registers from the kernel's sigcontext */
@@ -522,6 +529,14 @@ static __always_inline long unwind_frame(struct ustack_walk *st)
 	}
 	if (!put_frame(st, frame))
 		return unwind_end(st, UNWIND_STOP_TRUNCATED);
+	/*
+	 * JIT code (UNWIND_MAP_JIT): a JIT that keeps no frame pointer (HotSpot
+	 * without -XX:+PreserveFramePointer) leaves rbp 0 or a value of its
+	 * own, and a 0 there, or a 0 return address above it, is no end of the
+	 * stack: no thread's outermost frame is JIT code.  Branchless (1 when
+	 * the kind is UNWIND_MAP_JIT): the callback's states must converge.
+	 */
+	st->fp_end = (__u32)(((__u64)(m->kind ^ UNWIND_MAP_JIT) - 1) >> 63) * UNWIND_STOP_JIT_NO_FP;
 	if (m->kind == UNWIND_MAP_TABLE) {
 		r = frame_rule(st, m, lookup);
 		if (r && r->cmd != UNWIND_CMD_INVALID)

@@ -152,6 +152,11 @@ enum unwind_map_kind {
 	UNWIND_MAP_BUILDING, /* a file whose table is being built: frame pointers */
 	/* meanwhile, and the stack ends as UNWIND_STOP_NO_TABLE_YET (code built */
 	/* without them walked so would look corrupt, for want of a table) */
+
+	/* anonymous executable memory (JIT code): frame pointers, but a frame
+	 * pointer of 0 there, or a 0 return address above it, is code that keeps
+	 * no frame record (HotSpot's compiled methods), never the stack's end */
+	UNWIND_MAP_JIT,
 	UNWIND_MAP_KIND_MAX,
 };
 
@@ -216,6 +221,7 @@ enum unwind_stop {
 	/* a Go runtime function that switched stacks (UNWIND_CMD_GO_SYSTEM_STACK):
 	 * the frames above it are whole, their goroutine's are on another stack */
 	UNWIND_STOP_GO_SYSTEM_STACK,
+	UNWIND_STOP_JIT_NO_FP, /* JIT code without a frame record (UNWIND_MAP_JIT) */
 	UNWIND_STOP_MAX,
 };
 

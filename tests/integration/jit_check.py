@@ -37,9 +37,16 @@ ROOTS = {"main", "__libc_start_call_main", "__libc_start_main", "start_thread", 
 KERNEL = re.compile(r"^\[(kernel\.kallsyms|[A-Za-z0-9_]+)\]$")
 
 
+JAVA_PERF = re.compile(r"^(?:[\w.$\[\]]+ )?([\w$]+(?:\.[\w$<>]+)+)\(.*\)$")
+
+
 def norm(name):
     # glibc's symbol versions: perf shows them, the collector's .dynsym names do not always
-    return re.sub(r"@@?[A-Z][A-Za-z0-9_.]*$", "", name)
+    name = re.sub(r"@@?[A-Z][A-Za-z0-9_.]*$", "", name)
+    # a JVM's perf map says "int JitHot.w7(int)"; the collector names the
+    # method from the JVM's own tables first: "JitHot.w7"
+    m = JAVA_PERF.match(name)
+    return m.group(1) if m else name
 
 
 def ours(path):

@@ -4,7 +4,8 @@
 The collector's folders are layers (docs/ARCHITECTURE.md, the line that
 starts "Layers, bottom to top:"): a file of user/ may include headers of its
 own layer or below, never above, and no two modules (x.c with x.h) may depend
-on each other, directly or through others.  Prints each violation and exits
+on each other, directly or through others.  A runtime's home,
+user/runtimes/NAME/, is in the layer of "runtimes".  Prints each violation and exits
 1; prints a one-line summary and exits 0 when there is none.
 """
 import os
@@ -13,7 +14,24 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 USER = os.path.join(ROOT, "user")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([a-z_0-9]+)\.h"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:runtimes/)?[a-z_]+)/([a-z_0-9]+)\.h"', re.M)
+
+
+def folders():
+    """user/'s folders, each runtime's home (runtimes/NAME) one of its own"""
+    for folder in sorted(os.listdir(USER)):
+        if not os.path.isdir(os.path.join(USER, folder)):
+            continue
+        if folder != "runtimes":
+            yield folder
+            continue
+        for name in sorted(os.listdir(os.path.join(USER, folder))):
+            if os.path.isdir(os.path.join(USER, folder, name)):
+                yield f"{folder}/{name}"
+
+
+def layer(rank, folder):
+    return rank.get(folder.split("/")[0] if folder.startswith("runtimes/") else folder)
 
 
 def layers():
@@ -32,11 +50,9 @@ def main():
     rank = layers()
     errors = []
     deps = {}
-    for folder in sorted(os.listdir(USER)):
+    for folder in folders():
         path = os.path.join(USER, folder)
-        if not os.path.isdir(path):
-            continue
-        if folder not in rank:
+        if layer(rank, folder) is None:
             errors.append(f"user/{folder}/: in no layer of docs/ARCHITECTURE.md")
             continue
         for name in sorted(os.listdir(path)):
@@ -46,9 +62,9 @@ def main():
             src = open(os.path.join(path, name)).read()
             for inc_folder, inc_name in INCLUDE.findall(src):
                 target = f"{inc_folder}/{inc_name}"
-                if inc_folder not in rank:
+                if layer(rank, inc_folder) is None:
                     continue
-                if rank[inc_folder] > rank[folder]:
+                if layer(rank, inc_folder) > layer(rank, folder):
                     errors.append(f"user/{folder}/{name}: includes {target}.h, a layer above")
                 if target != module:
                     deps.setdefault(module, set()).add(target)

@@ -56,10 +56,13 @@ for p in "$@"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	log "$SUITE: installing ${missing[*]}"
-	chroot "$ROOT" apt-get update -qq > /dev/null
-	DEBIAN_FRONTEND=noninteractive chroot "$ROOT" apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" > "$ROOTS/$SUITE.apt.log" 2>&1 ||
-		{ tail -20 "$ROOTS/$SUITE.apt.log" >&2; exit 1; }
+	# with /proc mounted (run.sh): a JRE's postinst runs java, which needs it;
+	# dpkg --configure -a finishes a package an earlier install left unconfigured
+	inroot=("$(dirname "$0")/run.sh" "$ROOT" env DEBIAN_FRONTEND=noninteractive)
+	"${inroot[@]}" apt-get update -qq > /dev/null
+	{ "${inroot[@]}" dpkg --configure -a &&
+		"${inroot[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
+		> "$ROOTS/$SUITE.apt.log" 2>&1 || { tail -20 "$ROOTS/$SUITE.apt.log" >&2; exit 1; }
 	chroot "$ROOT" apt-get clean
 fi
 echo "$ROOT"

@@ -451,6 +451,7 @@ static void add_samples__unwind_stop_reason__its_marker_frame_last(void **state)
 		{UNWIND_STOP_FP, NULL},
 		/* the stack-switching Go function is its own root: no marker */
 		{UNWIND_STOP_GO_SYSTEM_STACK, NULL},
+		{UNWIND_STOP_JIT_NO_FP, "[unwind stopped: JIT code without a frame pointer]"},
 	};
 	struct fixture *f = *state;
 	__u64 frames[2] = {fn_a(), fn_b() + 1};

@@ -36,6 +36,11 @@ static const char *perf_map_skip(unsigned int i)
 	return perf_map_skip_name(i);
 }
 
+static const char *vmstructs_error(unsigned int i)
+{
+	return vmstructs__error_name((enum vmstructs_error)i);
+}
+
 /* --- the families: one per Prometheus metric */
 #define FAMILY(id, n, t, h, l)                                                                     \
 	static const struct metrics_family id = {                                                  \
@@ -317,6 +322,19 @@ FAMILY(f_pm_refused, "ctxprof_perf_maps_refused_total", COUNTER,
        "Perf maps refused (not a regular file, not the process's user's) or read only in part "
        "(too big), once per process image.",
        "reason");
+/* HotSpot JVMs: compiled code named from the JVM's own tables */
+FAMILY(f_hs_jvms, "ctxprof_hotspot_jvms_total", COUNTER,
+       "JVM process images whose VMStructs tables were read (read) or whose libjvm.so could not "
+       "be read (unreadable).",
+       "result");
+FAMILY(f_hs_refused, "ctxprof_hotspot_layouts_refused_total", COUNTER,
+       "JVMs whose VMStructs tables were refused, by why: their frames stay unnamed.", "reason");
+FAMILY(f_hs_frames, "ctxprof_hotspot_frames_total", COUNTER,
+       "JIT frames in JVMs' code caches: named as a Java method, named by their code blob "
+       "(interpreter, stubs), or not named (left to the perf map).",
+       "result");
+FAMILY(f_hs_methods, "ctxprof_hotspot_methods_read_total", COUNTER,
+       "Compiled methods' names read from JVMs (each nmethod once).", NULL);
 FAMILY(f_maps_reads, "ctxprof_maps_reads_total", COUNTER,
        "/proc/PID/maps reads, unchanged ones included.", NULL);
 FAMILY(f_maps_changed, "ctxprof_maps_reads_changed_total", COUNTER,
@@ -866,6 +884,22 @@ const struct counter_desc counter_descs[] = {
 	ONE(f_pm_refused, "too_big", COUNTERS_PERF_MAPS, "read only up to 64 MiB",
 	    perf_maps.too_big),
 
+	/* HotSpot JVMs: 1 read, 0 unreadable; refused: ...; frames: 415 methods, ... */
+	ONE(f_hs_jvms, "read", COUNTERS_HOTSPOT, "{} JVMs' tables read", hotspot.jvms),
+	ONE(f_hs_jvms, "unreadable", COUNTERS_HOTSPOT, "{} unreadable", hotspot.unreadable),
+	{.kind = COUNTER_SUM,
+	 .family = &f_hs_refused,
+	 .section = COUNTERS_HOTSPOT,
+	 .flags = COUNTER_GROUP,
+	 .words = "refused:"},
+	RANGE(f_hs_refused, COUNTERS_HOTSPOT, hotspot.refused[1], VMSTRUCTS_ERROR_MAX - 1,
+	      vmstructs_error, 1, .flags = COUNTER_JOIN),
+	ONE(f_hs_frames, "method", COUNTERS_HOTSPOT, "frames named as methods {}",
+	    hotspot.frames_named, .flags = COUNTER_GROUP),
+	ONE(f_hs_frames, "blob", COUNTERS_HOTSPOT, "by their code blob {}", hotspot.frames_blob),
+	ONE(f_hs_frames, "unnamed", COUNTERS_HOTSPOT, "not named {}", hotspot.frames_unnamed),
+	ONE(f_hs_methods, NULL, COUNTERS_HOTSPOT, "{} methods read", hotspot.methods_read),
+
 	/* timeline (--timeline, --timelines): the last one written */
 	ONE(f_tl_threads, NULL, COUNTERS_TIMELINE, "threads in the last timeline",
 	    timeline.threads),
@@ -1152,6 +1186,7 @@ void counters__read(const struct collector *c, struct counter_values *v)
 	v->stacks_cut = c->stacks_cut;
 	v->frames_uncertain = c->frames_uncertain;
 	v->perf_maps = c->perf_maps;
+	v->hotspot = c->hotspot;
 	v->locations_unnamed = c->locations_unnamed;
 	v->locations_unmapped = c->locations_unmapped;
 	v->files_written = c->files_written;

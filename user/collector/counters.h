@@ -48,6 +48,7 @@
 #include "processes/tracker.h"
 #include "sampling/drain.h"
 #include "sampling/sampler.h"
+#include "runtimes/hotspot/hotspot_proc.h"
 #include "symbols/perf_map.h"
 #include "symbols/symbolizer.h"
 #include "traces/trace.h"
@@ -92,6 +93,7 @@ struct counter_values {
 	struct unwinder_stats unwind;
 	struct symbolizer_stats sym;
 	struct perf_map_stats perf_maps; /* summed over exports */
+	struct hotspot_stats hotspot;	 /* summed over exports */
 	struct process_states_stats states;
 	struct tracker_stats tracker;
 	struct app_context_stats app;
@@ -147,6 +149,7 @@ enum counter_section {
 	COUNTERS_PROFILE,
 	COUNTERS_SYMBOLS,
 	COUNTERS_PERF_MAPS,
+	COUNTERS_HOTSPOT,
 	COUNTERS_TIMELINE,
 	COUNTERS_EXPORTS,
 	COUNTERS_WRITES,

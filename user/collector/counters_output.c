@@ -32,6 +32,7 @@ static const struct {
 	[COUNTERS_PROFILE] = {"profile"},
 	[COUNTERS_SYMBOLS] = {"symbols"},
 	[COUNTERS_PERF_MAPS] = {"perf maps (JIT code)", 0, true},
+	[COUNTERS_HOTSPOT] = {"HotSpot JVMs (JIT code)", 0, true},
 	[COUNTERS_TIMELINE] = {"timeline", COUNTERS_HAVE_TIMELINE},
 	[COUNTERS_EXPORTS] = {"exports"},
 	[COUNTERS_WRITES] = {"writes", 0, true},

@@ -42,6 +42,7 @@ void intervals__release_state(struct process_state *st)
 	app_context__release(st->app);
 	otel_context__release(st->otel);
 	perf_map__free(st->perf_map);
+	hotspot_proc__free(st->hotspot);
 	go_labels__release(st->go);
 	python_proc__release(st->python);
 }
@@ -152,6 +153,7 @@ void intervals__profile_opts(struct collector *c, struct export_opts *eo)
 		.proc_labels = c->opts.all || c->opts.children,
 		.node = c->node,
 		.perf_maps = &c->perf_maps,
+		.hotspot = &c->hotspot,
 		.python = c->python,
 		.off_cpu = c->opts.off_cpu,
 	};

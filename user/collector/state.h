@@ -18,6 +18,7 @@
 #include "export/metrics.h"
 #include "export/push.h"
 #include "export/timeline.h"
+#include "runtimes/hotspot/hotspot_proc.h"
 
 struct app_context;
 struct calltrace_storage;
@@ -86,6 +87,7 @@ struct collector {
 	uint64_t locations_unnamed, locations_unmapped;
 	struct export_result last;	 /* the latest file's counts */
 	struct perf_map_stats perf_maps; /* JIT code's names read, by every export */
+	struct hotspot_stats hotspot;	 /* JVMs' compiled code named, by every export */
 	char node[256];			 /* the node label: $NODE_NAME, else the host name */
 	struct pod_index *pods;		 /* --all, --children: containers' Kubernetes names */
 	struct health *health;		 /* with --metrics-addr */

@@ -11,6 +11,7 @@
 #include "export/pprof.h"
 #include "processes/mappings.h"
 #include "processes/proc_maps.h"
+#include "runtimes/hotspot/hotspot_proc.h"
 #include "symbols/perf_map.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -41,6 +42,7 @@ struct exporter {
 	const char *node;
 	struct calltrace_storage *traces;
 	struct perf_map_stats *perf_maps; /* NULL: perf maps not read */
+	struct hotspot_stats *hotspot;	  /* NULL: JVMs' tables not read */
 	struct python_procs *python;	  /* NULL: Python frames named by reason only */
 	uint64_t begin_ns;		  /* CLOCK_MONOTONIC: perf maps refreshed once since */
 	const struct export_match *match;
@@ -168,6 +170,8 @@ static const char *stop_marker(uint32_t flags)
 		return "[unwind stopped: corrupt frame]";
 	case UNWIND_STOP_NO_TABLE_YET:
 		return "[frame pointers: unwind tables not ready yet]";
+	case UNWIND_STOP_JIT_NO_FP:
+		return "[unwind stopped: JIT code without a frame pointer]";
 	default:
 		return NULL;
 	}
@@ -187,6 +191,24 @@ static bool anonymous_code(const char *path)
 }
 
 /*
+ * @ps's JVM, looked for once, at the first export that sees anonymous code
+ * in it (outside its lock: reads of files and of the process)
+ */
+static void hotspot_look(struct exporter *st, struct process_state *ps)
+{
+	struct proc_maps *all;
+
+	if (!st->hotspot || ps->hotspot_looked)
+		return;
+	ps->hotspot_looked = true;
+	all = proc_maps__read((pid_t)ps->pid);
+	if (!all)
+		return;
+	ps->hotspot = hotspot_proc__open((pid_t)ps->pid, all, st->hotspot, 0);
+	proc_maps__free(all);
+}
+
+/*
  * Read what is new in @ps's perf map, once per export and process image,
  * before its frames are named (and outside its lock: a read of a file): a
  * process that has anonymous executable code gets one, the others are not
@@ -199,7 +221,7 @@ static void perf_map_check(struct exporter *st, struct process_state *ps)
 	bool jit = false, retired;
 	unsigned int i;
 
-	if (!st->perf_maps || ps->perf_map_checked_ns >= st->begin_ns)
+	if ((!st->perf_maps && !st->hotspot) || ps->perf_map_checked_ns >= st->begin_ns)
 		return;
 	ps->perf_map_checked_ns = st->begin_ns;
 	pthread_mutex_lock(&ps->lock);
@@ -209,6 +231,10 @@ static void perf_map_check(struct exporter *st, struct process_state *ps)
 		jit = anonymous_code(snap->maps[i].path);
 	pthread_mutex_unlock(&ps->lock);
 	if (retired || (!ps->perf_map && !jit))
+		return;
+	if (jit)
+		hotspot_look(st, ps);
+	if (!st->perf_maps)
 		return;
 	if (!ps->perf_map)
 		ps->perf_map = perf_map__new((pid_t)ps->pid, st->sym);
@@ -232,6 +258,22 @@ static void perf_map_name(struct exporter *st, const struct process_state *ps, u
 		return;
 	f->function = f->system_name = name;
 	st->perf_maps->frames_named++;
+}
+
+/* a JIT frame: a JVM's compiled code from its tables first, its perf map after */
+static void jit_name(struct exporter *st, struct process_state *ps, uint64_t addr, bool ra,
+		     struct sym_frame *f)
+{
+	const char *name;
+
+	if (ps->hotspot && st->hotspot && !(ra && !addr)) {
+		name = hotspot_proc__name(ps->hotspot, addr - ra, st->hotspot);
+		if (name) {
+			f->function = f->system_name = name;
+			return;
+		}
+	}
+	perf_map_name(st, ps, addr, ra, f);
 }
 
 /* a Python frame (include/python_abi.h) -> a location without mapping, named by its code object */
@@ -307,9 +349,10 @@ static void add_user_frames(struct exporter *st, const struct calltrace *t,
 			symbolizer__user(st->sym, m, addr, ra, &f);
 		else
 			memset(&f, 0, sizeof(f));
-		/* JIT code: the mapping stays anonymous (or none), the function is named */
+		/* JIT code: the mapping stays anonymous (or none), the function is
+		 * named by the JVM's own tables, else by the perf map */
 		if (ps && !f.function && why == MAPPINGS_FOUND && (!m || anonymous_code(m->path)))
-			perf_map_name(st, ps, addr, ra, &f);
+			jit_name(st, ps, addr, ra, &f);
 		/*
 		 * The file it was in is not known for sure: never another file's
 		 * function, nor its build id (a symbol server would name the frame
@@ -616,6 +659,7 @@ struct exporter *exporter__new(struct calltrace_storage *traces, struct symboliz
 	e->node = opts->node;
 	e->traces = traces;
 	e->perf_maps = opts->perf_maps;
+	e->hotspot = opts->hotspot;
 	e->python = opts->python;
 	e->match = opts->match;
 	e->nr_match = opts->nr_match;

@@ -76,6 +76,9 @@ struct export_opts {
 	 * from it, their mapping left as it was
 	 */
 	struct perf_map_stats *perf_maps;
+	/* names JIT frames of JVMs from their own tables (runtimes/hotspot/
+	 * hotspot_proc.h) before their perf maps; NULL: not read */
+	struct hotspot_stats *hotspot;
 	/* names the Python frames of samples (appctx/python_proc.h); NULL:
 	 * they are named by their reason only */
 	struct python_procs *python;

@@ -60,6 +60,7 @@ struct go_proc;
 struct python_proc;
 struct otel_proc;
 struct perf_map;
+struct hotspot_proc;
 struct proc_maps;
 struct unwind_proc_state;
 
@@ -119,6 +120,10 @@ struct process_state {
 	 * code at an export, and when the exporter last looked (main thread) */
 	struct perf_map *perf_map;
 	uint64_t perf_map_checked_ns;
+	/* its JVM's reader (runtimes/hotspot/hotspot_proc.h), NULL when none;
+	 * looked for once, at the first export with anonymous code (main thread) */
+	struct hotspot_proc *hotspot;
+	bool hotspot_looked;
 	_Atomic bool delivered;	   /* its main-thread subscribers saw its mappings */
 	_Atomic unsigned int pins; /* a thread holding it across long work: not freed */
 	struct go_proc *go;	   /* its goroutine labels' reader, NULL when none (main thread) */

@@ -100,6 +100,7 @@ static const char *const stat_names[SAMPLER_STAT_MAX] = {
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_NO_TABLE_YET] = "no_table_yet",
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_FP] = "frame_pointers",
 	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_GO_SYSTEM_STACK] = "go_system_stack",
+	[SAMPLER_STAT_USTOP_FIRST + UNWIND_STOP_JIT_NO_FP] = "jit_no_frame_pointer",
 	[SAMPLER_STAT_UFRAMES_CFI] = "frames_cfi",
 	[SAMPLER_STAT_UFRAMES_PLT] = "frames_plt",
 	[SAMPLER_STAT_UFRAMES_SIGNAL] = "frames_signal",

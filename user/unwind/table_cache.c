@@ -631,7 +631,7 @@ void table_cache__mapping(const struct utable *t, bool file, uint64_t start, uin
 	*out = (struct unwind_mapping){.start = start, .end = end};
 	if (!t) {
 		/* anonymous code (JIT), or a file we cannot read: frame pointers */
-		out->kind = file ? UNWIND_MAP_NO_TABLE : UNWIND_MAP_FP;
+		out->kind = file ? UNWIND_MAP_NO_TABLE : UNWIND_MAP_JIT;
 		return;
 	}
 	out->kind = t->kind;
