@@ -152,7 +152,6 @@ enum unwind_map_kind {
 	UNWIND_MAP_BUILDING, /* a file whose table is being built: frame pointers */
 	/* meanwhile, and the stack ends as UNWIND_STOP_NO_TABLE_YET (code built */
 	/* without them walked so would look corrupt, for want of a table) */
-
 	/* anonymous executable memory (JIT code): frame pointers, but a frame
 	 * pointer of 0 there, or a 0 return address above it, is code that keeps
 	 * no frame record (HotSpot's compiled methods), never the stack's end */
