@@ -8,7 +8,9 @@
 # and whole stacks, plain and stripped (test_go.sh), the goroutine labels
 # (test_go_labels.sh), and the samples taken on the system stack continued on
 # the goroutine that switched (test_go_switch.sh).  The workloads are built in
-# the root once per version and source (about 90 s a version after that).
+# the root once per version and source (about 55 s a version after that;
+# the first run makes the roots: bookworm's debootstrap and its three Go
+# packages took 5.5 min here).
 # make test's default: the ends of each layout range (the map of labels
 # 1.21 and 1.23, the slice 1.24 to 1.27, gobuf without ret since 1.25);
 # make test-go-versions adds 1.22.  Go 1.20 is in no Debian suite.
