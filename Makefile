@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # ctxprof: the one build.  Everything generated lands under $(OUTPUT).
 # Targets: all (default), deps, deps-cross, demo, check, integration, test, fuzz, bench,
-#          format, lint, vmlinux, clean, image, test-deploy, test-kernels.  V=1 shows the commands.
+#          format, lint, vmlinux, clean, image, test-deploy, test-kernels, test-go-versions.
+#          V=1 shows the commands.
 
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -88,7 +89,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 PPROF := $(OUTPUT)/pprof
 
 .PHONY: all deps deps-cross demo check integration test fuzz bench format lint vmlinux clean \
-	test-kernels
+	test-kernels test-go-versions
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -248,6 +249,10 @@ integration: all $(PPROF)
 fuzz: $(FUZZ_BINS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh fuzz $(FUZZ_BINS)
 
+# SUITE:MINOR, each Go of Debian's suites (1.19: the host's, in test_go*.sh)
+GO_VERSIONS_ALL := bookworm-backports:21 bookworm-backports:22 bookworm-backports:23 trixie:24 \
+	trixie-backports:25 sid:26 sid:27
+
 # each fuzz target's smoke run in make test (make fuzz runs them longer)
 TEST_FUZZ_SECONDS ?= 3
 
@@ -265,6 +270,13 @@ test-kernels: deps deps-cross
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) ARM64_OUTPUT=$(OUTPUT)/arm64 tests/kernels/matrix.sh
+
+# every Go toolchain Debian ships, each in its root (make test: the ends of
+# each layout range, tests/integration/test_go_versions.sh)
+test-go-versions: deps
+	$(Q)$(MAKE) --no-print-directory all $(PPROF)
+	$(Q)PPROF=$(abspath $(PPROF)) OUTPUT=$(OUTPUT) GO_VERSIONS="$(GO_VERSIONS_ALL)" \
+		tests/run.sh integration tests/integration/test_go_versions.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(PPROF)

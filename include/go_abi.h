@@ -14,11 +14,11 @@
  *   labels = curg->labels          unsafe.Pointer: a *labelMap
  *                                  (runtime/pprof/label.go), one of two
  *                                  layouts (enum go_labels_kind):
- *  - GO_LABELS_MAP (Go 1.19 verified; up to 1.23): labelMap is
+ *  - GO_LABELS_MAP (Go 1.19 to 1.23, all but 1.20 verified): labelMap is
  *    map[string]string: hmap = *labels, the map's header (runtime/map.go),
  *    then its buckets, its old buckets while it grows, and their overflow
  *    chains, all bounded below;
- *  - GO_LABELS_SLICE (Go 1.24 and later; 1.24, 1.26, 1.27 verified):
+ *  - GO_LABELS_SLICE (Go 1.24 and later; 1.24 to 1.27 verified):
  *    labelMap is struct { LabelSet } with LabelSet struct { list []label }
  *    (1.26: label.Set{List []label.Label}, internal/runtime/pprof/label),
  *    label struct { key, value string }: *labels is a slice header, its

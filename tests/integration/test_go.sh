@@ -19,7 +19,7 @@
 #  - no frame after a root: never a made-up caller;
 #  - the hot functions are there, whole: goSpinLeaf under goSpinMid; in the
 #    stripped builds, goInlined as an inlined frame, with goload.go lines.
-#  GO_SUITE=trixie GO_MINOR=24 (or sid and 26, 27): with that suite's
+#  GO_SUITE=S GO_MINOR=N (test_go_versions.sh's pairs): with that suite's
 #  golang-1.N-go instead, in its root (tests/roots/mkroot.sh), where the
 #  workload is built (cached there per version) and runs; no gcc-linked
 #  build there (the root has no C compiler).

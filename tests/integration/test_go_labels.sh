@@ -11,7 +11,7 @@
 #    labeled; the too-long value never a label, counted as truncated;
 # then under --all (a process started before the collector), and that
 # --no-context reads none.
-# GO_SUITE=trixie GO_MINOR=24 (or sid and 26, 27): with that suite's
+# GO_SUITE=S GO_MINOR=N (test_go_versions.sh's pairs): with that suite's
 # golang-1.N-go instead, in its root (tests/roots/mkroot.sh), where the
 # workload is built (cached there per version, rebuilt when its sources
 # change) and runs; no cgo build there (the root has no C compiler).

@@ -17,7 +17,7 @@
 #    runtime.nanotime1, main.goClock; under runtime.mcall, a goroutine's
 #    channel operation; and >= 90 % of the samples through each switch
 #    are whole.
-# GO_SUITE=trixie GO_MINOR=24 (or sid and 26, 27): with that suite's
+# GO_SUITE=S GO_MINOR=N (test_go_versions.sh's pairs): with that suite's
 # golang-1.N-go, in its root (tests/roots/mkroot.sh), as test_go.sh does.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stacks.sh"

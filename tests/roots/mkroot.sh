@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Debian suite's minimal root with the given packages, made once and reused:
-#   tests/roots/mkroot.sh SUITE [PKG...]     (root; prints the root's path last)
+#   tests/roots/mkroot.sh SUITE[-backports] [PKG...]  (root; prints its path last)
 # The roots hold other Debian releases' runtimes (CPython, Go, JDKs, Node.js) for
 # the runtime-version tests: a workload runs inside with chroot, on this kernel,
 # and the host's collector profiles it by pid.  debootstrap --variant=minbase from
@@ -8,10 +8,18 @@
 # /opt/ctxprof-deps/roots, shared by every clone, as make deps' other caches are);
 # packages missing from the root are installed with the root's own apt.  A flock
 # per root serialises concurrent callers; a root whose debootstrap did not finish
-# (no .complete marker) is made again.
+# (no .complete marker) is made again.  SUITE-backports is SUITE's root with
+# that suite's backports added to its apt sources (the Go toolchains Debian
+# ships only there: bookworm-backports' 1.21-1.23, trixie-backports' 1.25), so
+# a backported package costs no second root; apt takes a package found only in
+# backports from there, and everything else still from SUITE.
 set -euo pipefail
-SUITE=${1:?usage: mkroot.sh SUITE [PKG...]}
+SUITE=${1:?usage: mkroot.sh SUITE[-backports] [PKG...]}
 shift
+BACKPORTS=
+case $SUITE in
+*-backports) BACKPORTS=$SUITE SUITE=${SUITE%-backports} ;;
+esac
 ROOTS=${CTXPROF_ROOTS:-/opt/ctxprof-deps/roots}
 ROOT=$ROOTS/$SUITE
 log() { printf '  %-9s %s\n' ROOT "$*" >&2; }
@@ -20,6 +28,7 @@ case $SUITE in
 bullseye | bookworm | trixie | sid) ;;
 *) echo "mkroot.sh: unknown suite '$SUITE' (bullseye, bookworm, trixie or sid)" >&2; exit 2 ;;
 esac
+[ "$BACKPORTS" != sid-backports ] || { echo "mkroot.sh: sid has no backports" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "mkroot.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap > /dev/null ||
 	{ echo "mkroot.sh: debootstrap is missing: run make deps" >&2; exit 1; }
@@ -49,13 +58,18 @@ make_root() {
 
 [ -f "$ROOT/.complete" ] || make_root
 
+# the backports line, once (a root made before it was asked for gets it now)
+if [ -n "$BACKPORTS" ] && ! grep -q " $BACKPORTS " "$ROOT/etc/apt/sources.list"; then
+	echo "deb $(mirror /debian) $BACKPORTS main" >> "$ROOT/etc/apt/sources.list"
+fi
+
 missing=()
 for p in "$@"; do
 	chroot "$ROOT" dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 		missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	log "$SUITE: installing ${missing[*]}"
+	log "$SUITE${BACKPORTS:+ (with $BACKPORTS)}: installing ${missing[*]}"
 	# with /proc mounted (run.sh): a JRE's postinst runs java, which needs it;
 	# dpkg --configure -a finishes a package an earlier install left unconfigured
 	inroot=("$(dirname "$0")/run.sh" "$ROOT" env DEBIAN_FRONTEND=noninteractive)

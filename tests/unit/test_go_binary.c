@@ -309,7 +309,8 @@ static void go_binary__layout__unknown_minor__none(void **state)
 	assert_null(go_binary__layout(0));
 	assert_null(go_binary__layout(99));
 	assert_non_null(go_binary__layout(19));
-	assert_null(go_binary__layout(25));
+	/* no Debian suite ships Go 1.20: never checked, so never guessed */
+	assert_null(go_binary__layout(20));
 	/* the label set a map to 1.23, a slice since 1.24 (go_abi.h) */
 	assert_int_equal(go_binary__layout(19)->kind, GO_LABELS_MAP);
 	assert_int_equal(go_binary__layout(24)->kind, GO_LABELS_SLICE);

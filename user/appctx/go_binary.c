@@ -22,18 +22,30 @@
  * slice of key/value pairs since Go 1.24 (go_abi.h).
  *
  * go1.19: Debian 12's golang-1.19 (go1.19.8), linux/amd64.
+ * go1.21, go1.22, go1.23: bookworm-backports' golang-1.21 (go1.21.13),
+ *   golang-1.22 (go1.22.12), golang-1.23 (go1.23.5), linux/amd64; checked by
+ *   test_go_labels.sh with GO_SUITE=bookworm-backports GO_MINOR=21 (22, 23).
+ *   g.labels 344 in 1.21 (1.19's 360: runtime2.go dropped sysblocktraced,
+ *   sysexitticks, traceseq, tracelastp and added parentGoid), 344 in 1.22
+ *   (its new bools fill padding), 352 in 1.23 (g.syscallbp added); the label
+ *   set still runtime/pprof's `type labelMap map[string]string`, in the hmap
+ *   of runtime/map.go unchanged since 1.19 (8-slot buckets, minTopHash 5).
  * go1.24: Debian 13's golang-1.24 (go1.24.4), linux/amd64; checked by
  *   tests/integration/test_go_labels.sh with GO_SUITE=trixie.
+ * go1.25: trixie-backports' golang-1.25 (go1.25.12), linux/amd64; checked
+ *   with GO_SUITE=trixie-backports GO_MINOR=25.  gobuf lost ret, so g.sched
+ *   is a word shorter: g.labels 344, m.curg 184, gobuf.bp 40.
  * go1.26, go1.27: Debian sid's golang-1.26 (go1.26.10) and golang-1.27
  *   (go1.27.3), linux/amd64 (DWARF 5); m.curg moved from 192 to 184;
  *   checked by test_go_labels.sh with GO_SUITE=sid GO_MINOR=26 or 27.
- * go1.20 to 1.23 and go1.25: no toolchain of theirs tested: unsupported.
+ * go1.20: in no Debian suite (bookworm, bookworm-backports, trixie,
+ *   trixie-backports, sid): no build of it checked, so unsupported.
  *
  * The stack switch (go_abi.h: g.sched, a gobuf, whose sp, pc and bp the
  * native walk resumes from) from the same DWARF (the member sched of
  * runtime.g; sp, pc, bp of runtime.gobuf) and each version's
  * runtime/runtime2.go: gobuf is {sp, pc, g, ctxt, ret, lr, bp} to Go 1.24,
- * {sp, pc, g, ctxt, lr, bp} in 1.26 and 1.27 (ret removed in 1.25); and
+ * {sp, pc, g, ctxt, lr, bp} since 1.25; and
  * m.vdsoSP, m.vdsoPC, which nanotime1 and time.now set before they call
  * the vDSO on g0's stack (sys_linux_amd64.s, time_linux_amd64.s), from the
  * same DWARF (the members vdsoSP, vdsoPC of runtime.m).
@@ -44,9 +56,21 @@ static const struct go_runtime_layout layouts[] = {
 	{.minor = 19, .g_m = 48, .m_curg = 192, .g_labels = 360, .kind = GO_LABELS_MAP,
 	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
 	 .m_vdso_sp = 800, .m_vdso_pc = 808},
+	{.minor = 21, .g_m = 48, .m_curg = 192, .g_labels = 344, .kind = GO_LABELS_MAP,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
+	 .m_vdso_sp = 808, .m_vdso_pc = 816},
+	{.minor = 22, .g_m = 48, .m_curg = 192, .g_labels = 344, .kind = GO_LABELS_MAP,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
+	 .m_vdso_sp = 1120, .m_vdso_pc = 1128},
+	{.minor = 23, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_MAP,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
+	 .m_vdso_sp = 856, .m_vdso_pc = 864},
 	{.minor = 24, .g_m = 48, .m_curg = 192, .g_labels = 352, .kind = GO_LABELS_SLICE,
 	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 48,
 	 .m_vdso_sp = 880, .m_vdso_pc = 888},
+	{.minor = 25, .g_m = 48, .m_curg = 184, .g_labels = 344, .kind = GO_LABELS_SLICE,
+	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 40,
+	 .m_vdso_sp = 896, .m_vdso_pc = 904},
 	{.minor = 26, .g_m = 48, .m_curg = 184, .g_labels = 352, .kind = GO_LABELS_SLICE,
 	 .g_sched = 56, .gobuf_sp = 0, .gobuf_pc = 8, .gobuf_bp = 40,
 	 .m_vdso_sp = 896, .m_vdso_pc = 904},
