@@ -24,6 +24,9 @@
 #define PY_CACHE_MAX 65536
 /* a range outside the maps last read: read them again, at most this often */
 #define PY_MAPS_REREAD_NS 1000000000ull
+/* a failed naming read again at most this often (a second apart): one that
+ * fails every time (an import's code object, freed) costs nothing after */
+#define PY_NAME_RETRIES 5
 /* the longest .dynstr looked through (libpython3.11's is about 200 KiB) */
 #define PY_DYNSTR_MAX (16u << 20)
 
@@ -32,6 +35,7 @@ struct py_entry {
 	uint32_t check;
 	int err;	    /* 0: @name holds the names; else why not */
 	uint64_t failed_ns; /* @err: when, so it is read again PY_MAPS_REREAD_NS later */
+	uint32_t retries;   /* ... and how often it was, PY_NAME_RETRIES at most */
 	struct python_code_name name;
 	size_t bytes; /* charged to the symbolizer */
 };
@@ -676,23 +680,25 @@ static void name_entry(struct python_procs *pp, struct python_proc *p, uint64_t 
 }
 
 /*
- * A cached failure read again, at most once a PY_MAPS_REREAD_NS: a code
- * object made in an arena mapped after the process's maps were last read
- * is outside them until they are read again, and one sampled while it was
- * being made may hold together a moment later.  Without this the first
- * sample's failure named the function for the rest of the process's life.
+ * A cached failure read again, at most once a PY_MAPS_REREAD_NS and
+ * PY_NAME_RETRIES times: a code object made in an arena mapped after the
+ * process's maps were last read is outside them until they are read again,
+ * and one sampled while it was being made may hold together a moment
+ * later.  Without this the first sample's failure named the function for
+ * the rest of the process's life.
  */
 static void retry_entry(struct python_procs *pp, struct python_proc *p, struct py_entry *e)
 {
 	struct py_entry fresh;
 
-	if (now_ns() - e->failed_ns < PY_MAPS_REREAD_NS)
+	if (e->retries >= PY_NAME_RETRIES || now_ns() - e->failed_ns < PY_MAPS_REREAD_NS)
 		return;
 	name_entry(pp, p, e->code, e->check, &fresh);
 	(*outcome(pp, e->err))--;
 	if (fresh.err) {
 		e->err = fresh.err;
 		e->failed_ns = fresh.failed_ns;
+		e->retries++;
 		return;
 	}
 	fresh.bytes = entry_bytes(&fresh);
@@ -703,6 +709,7 @@ static void retry_entry(struct python_procs *pp, struct python_proc *p, struct p
 		(*outcome(pp, e->err))++;
 		python_code_name__free(&fresh.name);
 		e->failed_ns = now_ns();
+		e->retries++;
 		return;
 	}
 	p->charged += fresh.bytes - e->bytes;
@@ -769,7 +776,7 @@ static void retry_failed(struct python_procs *pp, struct python_proc *p)
 		if (!p->cache[i].code || !p->cache[i].err)
 			continue;
 		retry_entry(pp, p, &p->cache[i]);
-		p->failed |= p->cache[i].err != 0;
+		p->failed |= p->cache[i].err && p->cache[i].retries < PY_NAME_RETRIES;
 	}
 }
 

@@ -20,8 +20,9 @@ struct recent_code {
 	_Atomic uint32_t seq;
 	_Atomic uint32_t pid, exec_id;
 	_Atomic uint64_t w1, w2;
-	uint32_t read_seq; /* the main thread's: the last @seq it took */
-	uint32_t tries;	   /* ... and the calls that could not take this @seq yet */
+	uint32_t read_seq;  /* the main thread's: the last @seq it took */
+	uint32_t tried_seq; /* ... the one it could not take yet */
+	uint32_t tries;	    /* ... and how many calls could not */
 };
 
 /* offers of a code its reader could not take yet (a main-loop poll apart, 100 ms
@@ -692,10 +693,12 @@ void drains__recent_codes(struct drains *set,
 			/* torn by a write: the next call takes it */
 			if (s1 != s2)
 				continue;
-			if (fn(ctx, pid, exec_id, w1, w2) || ++c->tries >= RECENT_CODE_TRIES) {
-				c->read_seq = s1;
+			if (c->tried_seq != s1) {
+				c->tried_seq = s1;
 				c->tries = 0;
 			}
+			if (fn(ctx, pid, exec_id, w1, w2) || ++c->tries >= RECENT_CODE_TRIES)
+				c->read_seq = s1;
 		}
 	}
 }
