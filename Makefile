@@ -99,7 +99,7 @@ all: $(COLLECTOR) $(WORKLOADS) $(OUTPUT)/workloads/burner libctxprof
 # chromium, npm (for node) and speedscope: the real-browser check (tests/integration/viewer.sh)
 # python3-dev: CPython 3.11's internal headers, test_python_layout's reference
 # nodejs and default-jdk-headless (javac, jcmd: the JRE has neither): JIT names (test_jit_names.sh)
-# gcc-aarch64-linux-gnu: AArch64 fixtures (test_elf_syms: PLT names); make deps-cross adds the
+# gcc-aarch64-linux-gnu: AArch64 fixtures (test_elf_syms_lookup: PLT names); make deps-cross adds the
 # arm64 libraries for make ARCH=arm64
 # the collector's own build packages are also deploy/Dockerfile's build stage's
 DEB_PKGS := make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \

@@ -13,13 +13,22 @@ STRESS_BINS += $(CTXPROF_STRESS)
 
 # unit tests: the library's internals (-Ilib/ctxprof) and the collector's
 # readers (test_app_context: regions the library makes in a child process)
-CTXPROF_TESTS := $(addprefix $(OUTPUT)/tests/,test_ctxprof test_ctxprof_region test_app_context)
+# (test_ctxprof_context and test_ctxprof_lanes share tests/unit/ctxprof_check.c)
+CTXPROF_CHECK_OBJ := $(OUTPUT)/tests/ctxprof_check.o
+CTXPROF_TESTS := $(addprefix $(OUTPUT)/tests/,test_ctxprof_context test_ctxprof_lanes \
+	test_ctxprof_region test_app_context)
 $(CTXPROF_TESTS): \
 		$(OUTPUT)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURES) $(LIBCTXPROF_A) \
 		$(LIBCOLLECTOR) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ilib/ctxprof $< $(UNIT_FIXTURES) $(LIBCTXPROF_A) $(LIBCOLLECTOR) \
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib/ctxprof $< $(filter %.o,$^) $(LIBCTXPROF_A) $(LIBCOLLECTOR) \
 		$(ALL_LDFLAGS) $(LIBS) -lcmocka -o $@
+$(CTXPROF_CHECK_OBJ): tests/unit/ctxprof_check.c tests/unit/ctxprof_check.h $(LIBCTXPROF_A) \
+		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ilib/ctxprof -c $< -o $@
+$(OUTPUT)/tests/test_ctxprof_context $(OUTPUT)/tests/test_ctxprof_lanes: $(CTXPROF_CHECK_OBJ) \
+	tests/unit/ctxprof_check.h
 
 # the context protocol and the lanes under TSan, library built from source
 CTXPROF_STRESS_SRCS := tests/unit/stress_ctxprof.c $(LIBCTXPROF_SRCS) user/appctx/ctxprof_region.c

@@ -1,8 +1,8 @@
-# ELF fixtures for test_elf_syms: real binaries, built here, whose symbols,
+# ELF fixtures for test_elf_syms_*: real binaries, built here, whose symbols,
 # build ids and segments the test checks against nm and readelf.  And for
 # the symbolizer's other sources of names: separate debug files in fake
-# target roots (test_debug_file), MiniDebugInfo (test_elf_syms), C++
-# (test_export), aliases and symbol versions (test_elf_syms, test_export).
+# target roots (test_debug_file), MiniDebugInfo (test_elf_syms_lookup), C++
+# (test_export), aliases and symbol versions (test_elf_syms_*, test_export).
 
 STRIP ?= strip
 OBJCOPY ?= objcopy
@@ -25,7 +25,14 @@ ELF_FIXTURE_CFLAGS := -O1 -fno-inline -fno-omit-frame-pointer -std=gnu11 -Wall -
 ELF_FIXTURE_LDFLAGS := -Wl,--build-id=sha1
 
 UNIT_EXTRA += $(ELF_FIXTURES) $(DEBUG_ROOT_STAMPS) $(CXX_FIXTURE)
-$(OUTPUT)/tests/test_elf_syms $(OUTPUT)/tests/test_symbolizer: $(ELF_FIXTURES)
+ELF_SYMS_TESTS := $(OUTPUT)/tests/test_elf_syms_lookup $(OUTPUT)/tests/test_elf_syms_hostile
+$(ELF_SYMS_TESTS) $(OUTPUT)/tests/test_symbolizer: $(ELF_FIXTURES)
+# the fixtures and checks both elf_syms tests use, compiled once
+$(OUTPUT)/tests/elf_syms_check.o: tests/unit/elf_syms_check.c tests/unit/elf_syms_check.h \
+		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -c $< -o $@
+$(ELF_SYMS_TESTS): $(OUTPUT)/tests/elf_syms_check.o tests/unit/elf_syms_check.h
 $(OUTPUT)/tests/test_debug_file: $(DEBUG_ROOT_STAMPS)
 $(OUTPUT)/tests/test_elf_file: $(ELF_FIXTURES) $(ELF_FIXTURE_DIR)/elf_fixture_debuglink.debug
 $(OUTPUT)/tests/test_export: $(CXX_FIXTURE) $(ELF_FIXTURE_DIR)/libelf_fixture_alias.so
@@ -66,7 +73,7 @@ ELF_FIXTURES_A64 := $(addprefix $(ELF_FIXTURE_DIR)/,libelf_fixture_plt_a64.so \
 	libelf_fixture_plt_a64_pac.so)
 ifneq ($(shell command -v $(A64_CC)),)
 UNIT_EXTRA += $(ELF_FIXTURES_A64)
-$(OUTPUT)/tests/test_elf_syms: $(ELF_FIXTURES_A64)
+$(OUTPUT)/tests/test_elf_syms_lookup: $(ELF_FIXTURES_A64)
 endif
 $(ELF_FIXTURE_DIR)/libelf_fixture_plt_a64.so: tests/unit/fixtures/elf_fixture_plt.c | $(ELF_FIXTURE_DIR)
 	$(call msg,FIXTURE,$@)

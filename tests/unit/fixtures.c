@@ -95,6 +95,18 @@ void fixture_read_file(const char *path, uint8_t **buf, size_t *len)
 	fclose(f);
 }
 
+char *fixture_trim(char *s)
+{
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
+		*--end = '\0';
+	return s;
+}
+
 const char *fixture_hostile_elf(const char *dir, const char *name, const char *args)
 {
 	static char path[PATH_MAX];

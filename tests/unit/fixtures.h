@@ -56,6 +56,12 @@ void fixture_put(const char *dir, const char *rel, const char *fmt, ...)
 void fixture_read_file(const char *path, uint8_t **buf, size_t *len);
 
 /**
+ * fixture_trim() - @s without its leading blanks and trailing blanks and
+ * newline (cut in place): a field of what a tool (nm, readelf) printed.
+ */
+char *fixture_trim(char *s);
+
+/**
  * fixture_hostile_elf() - write one of tests/hostile_elf.py's hostile ELF
  * files into @dir/@name: @args are its arguments ("cfi-slow --bytes 65536").
  * Return: the path (static storage: copy it before the next call).

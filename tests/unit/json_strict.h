@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * json_strict - a small, strict JSON parser for tests that read what the
- * collector writes (test_timeline, fuzz_timeline_names).  Written apart from
+ * collector writes (test_timeline_*, fuzz_timeline_names).  Written apart from
  * the writer, to RFC 8259 and Unicode's Table 3-7, so that it can disagree
  * with it:
  *   - the document is well-formed UTF-8 (no overlongs, surrogates, bytes past

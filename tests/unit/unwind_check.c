@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "unwind_check.h"
 
 #define MAX_EXPRS 4
@@ -107,18 +108,6 @@ struct rd_dump {
 	struct rd_row *rows;
 	size_t nr_rows, cap_rows;
 };
-
-static char *trim(char *s)
-{
-	char *end;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	end = s + strlen(s);
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
-		*--end = '\0';
-	return s;
-}
 
 /* readelf exits 1 after complaining about, e.g., libc's missing interpreter */
 static void readelf_close(FILE *f)
@@ -331,7 +320,7 @@ static void rd_load_raw(struct rd_dump *d, const char *path, const char *section
 		}
 		if (!cur)
 			continue;
-		s = trim(line);
+		s = fixture_trim(line);
 		if ((body = paren_body(s, "DW_CFA_def_cfa_expression")))
 			add_expr(cur->cfa_expr, &cur->nr_cfa_expr, body);
 		else if ((body = paren_body(s, "DW_CFA_expression: r6 (rbp)")))
