@@ -48,6 +48,8 @@ WL=$WORKLOADS/offcpu_requests
 SKEW=$WORKLOADS/cpuclock_skew
 [ -x "$WL" ] || { echo "FAIL: $WL not built (make all)"; exit 1; }
 KINDS="A B C D E"
+# a CPU sample's weight at --frequency 999, as every run here samples
+PERIOD_NS=$((1000000000 / 999))
 
 # --- what the off-CPU samples of each kind must show; adjust here only
 
@@ -126,7 +128,8 @@ wl_field() {
 # a server thread (the requests, not the storm), cpuclock_skew traces it
 # first (-> $TMP/NAME.skew; see span_corrections)
 profile_run() {
-	local name=$1 wargs=$2 wl col rc oracle= tid
+	local name=$1 wargs=$2 wl col rc oracle= tid o i
+	local -a storm_oracles=()
 	shift 2
 	# shellcheck disable=SC2086
 	"$WL" --wait-signal $wargs >"$TMP/$name.out" 2>"$TMP/$name.err" &
@@ -150,6 +153,20 @@ profile_run() {
 			oracle=
 		fi
 	fi
+	# the storm's threads, each traced likewise (-> $TMP/NAME.stormI.skew; storm_truth)
+	while read -r i tid; do
+		[ -x "$SKEW" ] || break
+		"$SKEW" "$tid" >"$TMP/$name.storm$i.skew" 2>"$TMP/$name.storm$i.skew.err" &
+		o=$!
+		PIDS+=("$o")
+		if wait_for_line "$TMP/$name.storm$i.skew.err" '^attached$' 10 "$o"; then
+			storm_oracles+=("$o")
+		else
+			echo "$name: cpuclock_skew did not attach to storm thread $i"
+			kill "$o" 2>/dev/null
+			rm -f "$TMP/$name.storm$i.skew"
+		fi
+	done < <(sed -n 's/^storm_tid //p' "$TMP/$name.out")
 	timeout -k 10 -s INT 90 "$COLLECTOR" --pid "$wl" --no-status "$@" -o "$TMP/$name.pb.gz" \
 		2>"$TMP/$name.log" &
 	col=$!
@@ -171,6 +188,10 @@ profile_run() {
 		kill -INT "$oracle"
 		wait "$oracle" || { echo "$name: cpuclock_skew failed: $(cat "$TMP/$name.skew.err")"; rm -f "$TMP/$name.skew"; }
 	fi
+	for o in "${storm_oracles[@]}"; do
+		kill -INT "$o"
+		wait "$o" || echo "$name: a storm thread's cpuclock_skew failed"
+	done
 	echo "--- $name: collector $*: exit $rc"
 	grep -E '^ctxprof: (samples|off-CPU|trace context|collector CPU)' "$TMP/$name.log"
 	cat "$TMP/$name.out"
@@ -378,7 +399,7 @@ check_default_profile() {
 # per-kind accuracy of run $1 (facts file $2) for the kinds $3, with what
 # the workload printed in $TMP/$1.out
 check_accuracy() {
-	local run=$1 facts=$2 kinds=$3 out=$TMP/$1.out k off cpu wall wcpu wait blocked burn tol lo
+	local run=$1 facts=$2 kinds=$3 out=$TMP/$1.out k off cpu wall wcpu wait blocked burn tol lo sd
 	for k in $kinds; do
 		off=$(fact "$facts" "$k off") cpu=$(fact "$facts" "$k cpu")
 		wall=$(wl_field "$out" "$k" wall_ns) burn=$(wl_field "$out" "$k" cpu_ns)
@@ -397,8 +418,13 @@ check_accuracy() {
 		else
 			fail "$run: kind $k: off-CPU $(ms "$off") not within $tol % of the workload's blocked time ($(ms "$lo") to $(ms "$blocked"); $(wl_field "$out" "$k" count) waits, shortest $(ms "$(wl_field "$out" "$k" min_wait_ns)"))"
 		fi
-		if [ $(((cpu + off) * 100)) -ge $(((wall - blocked + lo) * (100 - tol))) ] && [ $(((cpu + off) * 100)) -le $((wall * (100 + tol))) ]; then
-			ok "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") = span wall $(ms "$wall") within $tol %"
+		# the CPU side is sampled (one sample a period): a count of n has a
+		# standard deviation of sqrt(n) samples, three of them allowed too
+		# (kind D's 93 samples: 10 %)
+		sd=$(awk -v c="$cpu" -v p="$PERIOD_NS" 'BEGIN { printf "%.0f", 3 * sqrt(c / p) * p }')
+		if [ $(((cpu + off + sd) * 100)) -ge $(((wall - blocked + lo) * (100 - tol))) ] &&
+			[ $(((cpu + off - sd) * 100)) -le $((wall * (100 + tol))) ]; then
+			ok "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") = span wall $(ms "$wall") within $tol % and 3 sd of the CPU samples ($(ms "$sd"))"
 		else
 			fail "$run: kind $k: CPU $(ms "$cpu") + off-CPU $(ms "$off") is $(pct $((cpu + off)) "$wall") % of the span wall time $(ms "$wall") (want within $tol %; runqueue inside the spans $(ms "$(wl_field "$out" "$k" runq_ns)"))"
 		fi
@@ -415,7 +441,10 @@ check_accuracy() {
 # waits to run after wake-ups; on fsync's short blocks up to 28 % of the
 # call before).  A preemption inside the call (an involuntary switch) is not
 # a wait: there the truth is down to that less the call's runqueue delay
-# (schedstat).  Each span within 5 % of those bounds; one line per kind:
+# (schedstat).  Each span within 5 % of those bounds, or 0.1 ms on a span
+# so short that 5 % is less (an fsync's 0.9 ms: a VM's steal landing between
+# the oracle's program and the collector's at a switch moves either by tens
+# of us, and an fsync switches 2-4 times); one line per kind:
 # spans, failures, the worst (% of the corrected wall - CPU), and the kind's
 # total.  Without cpuclock_skew's stretches (it did not load), the kinds $3
 # are reported with "note:", not failed: their waits are too short for the
@@ -426,7 +455,7 @@ check_spans() {
 	awk -F'\t' '$3 > 0 && $4 != "-" { off[$4] += $3 } END { for (s in off) print s, off[s] }' \
 		"$TMP/$run.pb.gz.tsv" >"$TMP/$run.spanoff"
 	for k in $kinds; do
-		line=$(awk -v k="$k" -v tol=5 -v corrf="$TMP/$run.corr" '
+		line=$(awk -v k="$k" -v tol=5 -v floor=100000 -v corrf="$TMP/$run.corr" '
 			BEGIN { while ((getline l < corrf) > 0) { split(l, f, " "); if (f[3] != "?") corr[f[1]] = f[3]; else skip[f[1]] = 1 } }
 			NR == FNR { off[$1] = $2; next }
 			$1 == "span" && $4 == k && ($2 in skip) { untraced++; next }
@@ -437,7 +466,8 @@ check_spans() {
 				o = ($2 in off) ? off[$2] : 0
 				n++; to += o; tw += hi
 				r = hi > 0 ? o / hi : 0
-				bad = o < lo * (100 - tol) / 100 || o > hi * (100 + tol) / 100
+				bad = o < lo * (100 - tol) / 100 && o < lo - floor ||
+					o > hi * (100 + tol) / 100 && o > hi + floor
 				if (bad) { nbad++; if (length(ex) < 300) ex = ex sprintf(" %s %.3f/%.3f ms (clock %+.3f)", $2, o / 1e6, hi / 1e6, corr[$2] / 1e6) }
 				d = r - 1; if (d < 0) d = -d
 				if (d > wd || n == 1) { wd = d; worst = r }
@@ -677,14 +707,51 @@ else
 fi
 
 # --- 4. the switch storms, every wait recorded or timed and sampled away
+# storm_truth NAME: from cpuclock_skew's stretches of each storm thread
+# (sched_switch, CLOCK_MONOTONIC), the time it was off the CPU over its storm
+# (begin_ns to begin_ns + wall_ns), summed, and its run delay (schedstat):
+# "MIN MAX RUNQ" (a stretch whose switch in went unreported began somewhere
+# after the one before it ended: MIN takes it from there, MAX as empty);
+# nothing when a thread was not traced.  Its own wall - cpu is no measure of
+# that: its CPU clock holds the run delay after a wake-up from another CPU
+# (the clock's update skipped at the wake-up: cpuclock_skew.c), 5-60 us a
+# wake-up, and a storm wakes its threads 10,000 times a second.
+storm_truth() {
+	local f i files=()
+	for i in 0 1; do
+		f=$TMP/$1.storm$i.skew
+		[ -s "$f" ] || return
+		files+=("$f")
+	done
+	awk 'FNR == 1 { fi++ }
+		fi <= 2 && $1 == "stretch" { n[fi]++; a[fi, n[fi]] = $2; b[fi, n[fi]] = $3; next }
+		fi == 3 && $1 == "storm_thread" {
+			for (k = 2; k < NF; k++) v[$k] = $(k + 1)
+			t = $2 + 1; lo = v["begin_ns"]; hi = lo + v["wall_ns"]
+			on = unk = 0
+			for (k = 1; k <= n[t]; k++) {
+				s = a[t, k]; e = b[t, k]
+				if (e <= lo || (s && s >= hi)) continue
+				if (!s) {
+					if (k > 1 && b[t, k - 1] > lo) unk += (e < hi ? e : hi) - b[t, k - 1]
+					continue
+				}
+				on += (e < hi ? e : hi) - (s > lo ? s : lo)
+			}
+			max += v["wall_ns"] - on; min += v["wall_ns"] - on - unk
+			q += v["runq_ns"]; seen++
+		}
+		END { if (seen == 2) printf "%.0f %.0f %.0f\n", min, max, q }' "${files[@]}" "$TMP/$1.out"
+}
+
 # storm_check NAME: the budget held (waits sampled away), and the off-CPU
-# total against the threads' own clocks: wall - cpu is blocked time plus
-# time waiting to run; a wait (switch out to switch in) holds the wake-up's
-# run delay but not a preemption's, so with threads preempted (one CPU) the
-# truth lies between wall - cpu - runqueue and wall - cpu, and with none
-# (split: two CPUs, no involuntary switch) it is wall - cpu
+# total against the threads' time off the CPU: a wait (switch out to switch
+# in) holds the wake-up's run delay but not a preemption's, so the truth
+# lies between off - runqueue and off (storm_truth).  Without the oracle,
+# against the threads' own clocks: wall - cpu - runqueue to wall - cpu (with
+# none, split: two CPUs, wall - cpu), less exact (their CPU clocks)
 storm_check() {
-	local name=$1 rc=$2 rt rec below sampled dropped off lo hi
+	local name=$1 rc=$2 rt rec below sampled dropped off lo hi by q
 	[ "$rc" -eq 0 ] && ok "$name: collector exit 0" || fail "$name: collector exited $rc"
 	rt=$(wl_field "$TMP/$name.out" storm round_trips)
 	echo "$name: $rt round trips, $(wl_field "$TMP/$name.out" storm per_second)/s; $(grep '^ctxprof: collector CPU' "$TMP/$name.log")"
@@ -697,15 +764,19 @@ storm_check() {
 	samples_tsv "$TMP/$name.pb.gz" || { fail "$name: pprof -raw failed"; return; }
 	span_facts "$TMP/$name.pb.gz" 0 0 >"$TMP/$name.facts"
 	off=$(fact "$TMP/$name.facts" "storm off")
-	read -r lo hi <<<"$(awk '$1 == "storm_thread" { for (i = 2; i < NF; i++) { if ($i == "blocked_ns") b += $(i + 1); if ($i == "runq_ns") q += $(i + 1) } }
-		END { printf "%.0f %.0f\n", b - q, b }' "$TMP/$name.out")"
-	if [ "${3:-}" = split ]; then
-		lo=$hi
+	read -r lo hi q <<<"$(storm_truth "$name")"
+	if [ -n "$hi" ]; then
+		lo=$((lo - q)) by="the threads' time off the CPU (sched_switch)"
+	else
+		by="the threads' blocked time (their clocks)"
+		read -r lo hi <<<"$(awk '$1 == "storm_thread" { for (i = 2; i < NF; i++) { if ($i == "blocked_ns") b += $(i + 1); if ($i == "runq_ns") q += $(i + 1) } }
+			END { printf "%.0f %.0f\n", b - q, b }' "$TMP/$name.out")"
+		[ "${3:-}" = split ] && lo=$hi
 	fi
 	if [ $((off * 100)) -ge $((lo * 90)) ] && [ $((off * 100)) -le $((hi * 110)) ]; then
-		ok "$name: off-CPU $(ms "$off") within 10 % of the threads' blocked time ($(ms "$lo") to $(ms "$hi"))"
+		ok "$name: off-CPU $(ms "$off") within 10 % of $by ($(ms "$lo") to $(ms "$hi"))"
 	else
-		fail "$name: off-CPU $(ms "$off") not within 10 % of the threads' blocked time ($(ms "$lo") to $(ms "$hi"); involuntary switches: $(grep -o 'involuntary [0-9]*' "$TMP/$name.out" | tr '\n' ' '))"
+		fail "$name: off-CPU $(ms "$off") not within 10 % of $by ($(ms "$lo") to $(ms "$hi"); involuntary switches: $(grep -o 'involuntary [0-9]*' "$TMP/$name.out" | tr '\n' ' '))"
 	fi
 }
 profile_run storm "--storm --seconds 5" --off-cpu --off-cpu-threshold 0 --frequency 999

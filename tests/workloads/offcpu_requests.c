@@ -47,7 +47,9 @@
  * they can (each round trip: two blocking reads), each in a span of its own
  * (0x51...01 and 0x51...02).  Each thread measures its wall and CPU time over
  * the storm (blocked_ns = wall - cpu) and its switches (getrusage); printed:
- *   storm_thread I tid T wall_ns W cpu_ns C blocked_ns B voluntary V involuntary N runq_ns R
+ *   storm_tid I T   (before "ready", each thread's tid)
+ *   storm_thread I tid T wall_ns W cpu_ns C blocked_ns B voluntary V involuntary N
+ *     runq_ns R begin_ns T0   (T0: CLOCK_MONOTONIC at its start; it ends at T0 + W)
  *   storm round_trips N seconds S per_second P blocked_ns B
  * --cpu same|split|none: both storm threads on one CPU (default), on two
  * CPUs, or not pinned.
@@ -487,9 +489,9 @@ struct storm_thread {
 	int index;
 	int cpu;     /* -1: not pinned */
 	int in, out; /* read end, write end */
-	pthread_barrier_t *start;
+	pthread_barrier_t *known, *start;
 	long tid;
-	uint64_t wall_ns, cpu_ns, round_trips, runq_ns;
+	uint64_t begin_ns, wall_ns, cpu_ns, round_trips, runq_ns;
 	long voluntary, involuntary;
 };
 
@@ -546,12 +548,14 @@ static void *storm_thread(void *arg)
 	pin(st->cpu);
 	st->tid = syscall(SYS_gettid);
 	fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	pthread_barrier_wait(st->known);
 	pthread_barrier_wait(st->start);
 
 	ctxprof_set_context(span, span | 0x00f0000000000000ull);
 	q0 = runq_ns(fd);
 	t0 = wall_ns();
 	c0 = thread_cpu_ns();
+	st->begin_ns = t0;
 	if (st->index)
 		storm_pong(st);
 	else
@@ -572,17 +576,18 @@ static int run_storm(const char *cpu_mode, sigset_t *wait_set)
 {
 	struct storm_thread st[2] = {{.index = 0}, {.index = 1}};
 	int p01[2], p10[2], i, cpu = sched_getcpu(), ncpu = sysconf(_SC_NPROCESSORS_ONLN), sig;
-	pthread_barrier_t start;
+	pthread_barrier_t known, start;
 	pthread_t t[2];
 	uint64_t blocked = 0;
 
 	if (pipe(p01) || pipe(p10))
 		die("pipe");
-	if (pthread_barrier_init(&start, NULL, 3))
+	if (pthread_barrier_init(&known, NULL, 3) || pthread_barrier_init(&start, NULL, 3))
 		die("pthread_barrier_init");
 	st[0].in = p10[0], st[0].out = p01[1];
 	st[1].in = p01[0], st[1].out = p10[1];
 	for (i = 0; i < 2; i++) {
+		st[i].known = &known;
 		st[i].start = &start;
 		if (!strcmp(cpu_mode, "same"))
 			st[i].cpu = cpu < 0 ? 0 : cpu;
@@ -593,6 +598,10 @@ static int run_storm(const char *cpu_mode, sigset_t *wait_set)
 		if (pthread_create(&t[i], NULL, storm_thread, &st[i]))
 			die("pthread_create");
 	}
+	/* their tids before "ready": a test traces them from there */
+	pthread_barrier_wait(&known);
+	for (i = 0; i < 2; i++)
+		printf("storm_tid %d %ld\n", i, st[i].tid);
 	printf("ready\n");
 	fflush(stdout);
 	if (wait_set)
@@ -607,10 +616,11 @@ static int run_storm(const char *cpu_mode, sigset_t *wait_set)
 
 		blocked += b;
 		printf("storm_thread %d tid %ld cpu %d wall_ns %llu cpu_ns %llu blocked_ns %llu "
-		       "voluntary %ld involuntary %ld runq_ns %llu\n",
+		       "voluntary %ld involuntary %ld runq_ns %llu begin_ns %llu\n",
 		       i, st[i].tid, st[i].cpu, (unsigned long long)st[i].wall_ns,
 		       (unsigned long long)st[i].cpu_ns, (unsigned long long)b, st[i].voluntary,
-		       st[i].involuntary, (unsigned long long)st[i].runq_ns);
+		       st[i].involuntary, (unsigned long long)st[i].runq_ns,
+		       (unsigned long long)st[i].begin_ns);
 	}
 	printf("storm round_trips %llu seconds %.3f per_second %.0f blocked_ns %llu\n",
 	       (unsigned long long)st[0].round_trips, st[0].wall_ns / 1e9,
